@@ -1,0 +1,249 @@
+//! Anthropic wire types: what the Worker sends and reads, and what the simulator serves.
+//!
+//! Field names and shapes follow the published Messages API (`POST /v1/messages`); optional
+//! fields are skipped when absent so requests stay byte-minimal.
+
+use serde::{Deserialize, Serialize};
+
+/// The API version header every request carries.
+pub const API_VERSION: &str = "2023-06-01";
+/// Header names of the Messages API.
+pub mod header {
+    pub const API_KEY: &str = "x-api-key";
+    pub const VERSION: &str = "anthropic-version";
+    pub const REQUEST_ID: &str = "request-id";
+    pub const RETRY_AFTER: &str = "retry-after";
+}
+
+/// `POST /v1/messages` request body.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MessagesRequest {
+    pub model: String,
+    pub max_tokens: u32,
+    pub messages: Vec<InputMessage>,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub system: Option<Content>,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub temperature: Option<f32>,
+}
+
+/// One turn of the conversation.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct InputMessage {
+    pub role: Role,
+    pub content: Content,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    User,
+    Assistant,
+}
+
+/// Message content: a plain string or a list of blocks.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum Content {
+    Text(String),
+    Blocks(Vec<InputBlock>),
+}
+
+/// An input content block.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum InputBlock {
+    Text {
+        text: String,
+        #[serde(skip_serializing_if = "Option::is_none", default)]
+        cache_control: Option<CacheControl>,
+    },
+    Document {
+        source: DocumentSource,
+        #[serde(skip_serializing_if = "Option::is_none", default)]
+        cache_control: Option<CacheControl>,
+    },
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CacheControl {
+    #[serde(rename = "type")]
+    pub kind: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DocumentSource {
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub media_type: String,
+    pub data: String,
+}
+
+/// The Message object the API answers.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Message {
+    pub id: String,
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub role: Role,
+    pub content: Vec<OutputBlock>,
+    pub model: String,
+    pub stop_reason: Option<StopReason>,
+    pub stop_sequence: Option<String>,
+    pub usage: Usage,
+}
+
+impl Message {
+    /// All text blocks joined: the model's answer.
+    pub fn text(&self) -> String {
+        self.content
+            .iter()
+            .map(|b| match b {
+                OutputBlock::Text { text } => text.as_str(),
+            })
+            .collect()
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum OutputBlock {
+    Text { text: String },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StopReason {
+    EndTurn,
+    MaxTokens,
+    StopSequence,
+    ToolUse,
+    PauseTurn,
+    Refusal,
+}
+
+/// Token usage of one call; cache fields are absent on old responses, hence the defaults.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Usage {
+    pub input_tokens: u32,
+    pub output_tokens: u32,
+    #[serde(default)]
+    pub cache_creation_input_tokens: u32,
+    #[serde(default)]
+    pub cache_read_input_tokens: u32,
+}
+
+/// The error types of the API and the status each comes with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorType {
+    InvalidRequestError,
+    AuthenticationError,
+    BillingError,
+    PermissionError,
+    NotFoundError,
+    RequestTooLarge,
+    RateLimitError,
+    ApiError,
+    TimeoutError,
+    OverloadedError,
+}
+
+impl ErrorType {
+    pub fn status(self) -> u16 {
+        match self {
+            ErrorType::InvalidRequestError => 400,
+            ErrorType::AuthenticationError => 401,
+            ErrorType::BillingError => 402,
+            ErrorType::PermissionError => 403,
+            ErrorType::NotFoundError => 404,
+            ErrorType::RequestTooLarge => 413,
+            ErrorType::RateLimitError => 429,
+            ErrorType::ApiError => 500,
+            ErrorType::TimeoutError => 504,
+            ErrorType::OverloadedError => 529,
+        }
+    }
+}
+
+/// `{"type":"error","error":{"type","message"},"request_id"}`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ErrorResponse {
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub error: ErrorDetail,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub request_id: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ErrorDetail {
+    #[serde(rename = "type")]
+    pub kind: ErrorType,
+    pub message: String,
+}
+
+impl ErrorResponse {
+    pub fn new(kind: ErrorType, message: impl Into<String>, request_id: Option<String>) -> Self {
+        ErrorResponse {
+            kind: "error".into(),
+            error: ErrorDetail {
+                kind,
+                message: message.into(),
+            },
+            request_id,
+        }
+    }
+}
+
+/// The `anthropic-ratelimit-*` header families: `<prefix>-limit`, `-remaining`, `-reset`.
+pub const RATE_LIMIT_FAMILIES: [&str; 3] = [
+    "anthropic-ratelimit-requests",
+    "anthropic-ratelimit-input-tokens",
+    "anthropic-ratelimit-output-tokens",
+];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_request_with_string_and_block_content_parses() {
+        let req: MessagesRequest = serde_json::from_value(json!({
+            "model": "claude-sonnet-4-5", "max_tokens": 100,
+            "system": "be brief",
+            "messages": [
+                {"role": "user", "content": "hi"},
+                {"role": "assistant", "content": [{"type": "text", "text": "hello"}]},
+            ]
+        }))
+        .unwrap();
+        assert_eq!(req.messages.len(), 2);
+        assert_eq!(req.system, Some(Content::Text("be brief".into())));
+    }
+
+    #[test]
+    fn a_message_without_cache_fields_still_parses() {
+        let m: Message = serde_json::from_value(json!({
+            "id": "msg_1", "type": "message", "role": "assistant",
+            "content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}],
+            "model": "m", "stop_reason": "end_turn", "stop_sequence": null,
+            "usage": {"input_tokens": 3, "output_tokens": 2}
+        }))
+        .unwrap();
+        assert_eq!(m.text(), "ab");
+        assert_eq!(m.usage.cache_read_input_tokens, 0);
+    }
+
+    #[test]
+    fn error_bodies_have_the_published_shape() {
+        let e = ErrorResponse::new(ErrorType::OverloadedError, "Overloaded", None);
+        assert_eq!(
+            serde_json::to_value(&e).unwrap(),
+            json!({"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}})
+        );
+        assert_eq!(ErrorType::OverloadedError.status(), 529);
+        assert_eq!(ErrorType::RequestTooLarge.status(), 413);
+    }
+}

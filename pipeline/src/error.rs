@@ -1,0 +1,93 @@
+//! The contract's error envelope: a status code and `{"error", "code", "field"?}`.
+
+use serde::{Deserialize, Serialize};
+
+/// The JSON body of every error the Worker answers. `error` is for humans, `code` for programs.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ErrorBody {
+    pub error: String,
+    pub code: String,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub field: Option<String>,
+}
+
+/// An error with its HTTP status, decided in `pipeline` and sent as-is by the Worker.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ApiError {
+    pub status: u16,
+    pub body: ErrorBody,
+}
+
+impl ApiError {
+    pub fn new(status: u16, code: &str, message: impl Into<String>, field: Option<&str>) -> Self {
+        ApiError {
+            status,
+            body: ErrorBody {
+                error: message.into(),
+                code: code.to_owned(),
+                field: field.map(str::to_owned),
+            },
+        }
+    }
+
+    pub fn bad_request(code: &str, message: impl Into<String>, field: Option<&str>) -> Self {
+        Self::new(400, code, message, field)
+    }
+
+    pub fn unauthorized(message: impl Into<String>) -> Self {
+        Self::new(401, "unauthorized", message, None)
+    }
+
+    pub fn forbidden(message: impl Into<String>) -> Self {
+        Self::new(403, "forbidden", message, None)
+    }
+
+    pub fn not_found(message: impl Into<String>) -> Self {
+        Self::new(404, "not_found", message, None)
+    }
+
+    pub fn method_not_allowed() -> Self {
+        Self::new(
+            405,
+            "method_not_allowed",
+            "this method is not allowed on this path",
+            None,
+        )
+    }
+
+    /// A failure of our own or of a platform service; the message must not leak internals.
+    pub fn internal(message: impl Into<String>) -> Self {
+        Self::new(500, "internal", message, None)
+    }
+}
+
+impl std::fmt::Display for ApiError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} {}: {}", self.status, self.body.code, self.body.error)
+    }
+}
+
+impl std::error::Error for ApiError {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_field_is_omitted_when_there_is_none() {
+        let e = ApiError::not_found("no such job");
+        let json = serde_json::to_value(&e.body).unwrap();
+        assert_eq!(
+            json,
+            serde_json::json!({"error": "no such job", "code": "not_found"})
+        );
+    }
+
+    #[test]
+    fn a_field_error_names_the_field() {
+        let e = ApiError::bad_request("invalid_mode", "mode must be sync or batch", Some("mode"));
+        let json = serde_json::to_value(&e.body).unwrap();
+        assert_eq!(json["field"], "mode");
+        assert_eq!(e.status, 400);
+    }
+}

@@ -1,0 +1,24 @@
+//! The platform-free heart of claude-pipeline.
+//!
+//! Everything here is pure: no I/O and no clock reads (time is always an argument), so the same
+//! code runs inside the Worker (wasm32), the simulator and the SPA, and is tested on the host.
+//!
+//! # Layout
+//! - [`status`]: job statuses, kinds, lanes and modes, and the status state machine.
+//! - [`identity`]: auth modes, user ids and roles, and the identity decision the Worker's one
+//!   extractor carries out.
+//! - [`timing`]: every delay of the product as configuration, the three timing profiles and backoff.
+//! - [`tokens`]: token estimation from text.
+//! - [`anthropic`]: Anthropic wire types (Messages API, error bodies, rate-limit headers).
+//! - [`clock`]: RFC 3339 timestamps for rate-limit reset headers.
+//! - [`dto`]: the JSON shapes the Worker serves and the SPA reads.
+//! - [`error`]: the contract's error envelope.
+
+pub mod anthropic;
+pub mod clock;
+pub mod dto;
+pub mod error;
+pub mod identity;
+pub mod status;
+pub mod timing;
+pub mod tokens;

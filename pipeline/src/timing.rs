@@ -1,0 +1,207 @@
+//! Time is configuration: every delay of the product is a Worker var, grouped in three profiles.
+//!
+//! - production: the values in `wrangler.toml` (checked against [`Timing::production`] by a test
+//!   in `xtask`);
+//! - demo: what `cargo xtask dev` runs, lively enough to watch batches flush and complete within a
+//!   minute;
+//! - test: what the end-to-end suites run, seconds rather than minutes, so a job reaches the DLQ in
+//!   seconds.
+
+/// Var names, as they appear in `wrangler.toml` `[vars]`.
+pub mod var {
+    pub const BACKOFF_BASE_S: &str = "BACKOFF_BASE_S";
+    pub const BACKOFF_CAP_S: &str = "BACKOFF_CAP_S";
+    pub const BULK_DELAY_S: &str = "BULK_DELAY_S";
+    pub const RECONCILE_AFTER_S: &str = "RECONCILE_AFTER_S";
+    pub const BATCH_FLUSH_SIZE: &str = "BATCH_FLUSH_SIZE";
+    pub const BATCH_FLUSH_AGE_S: &str = "BATCH_FLUSH_AGE_S";
+    pub const CALL_TIMEOUT_MS: &str = "CALL_TIMEOUT_MS";
+}
+
+/// Every tunable delay and size of the pipeline.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Timing {
+    /// First retry delay; attempt n waits `min(base·2^(n−1), cap)`.
+    pub backoff_base_s: u32,
+    pub backoff_cap_s: u32,
+    /// Delivery delay of the bulk lane.
+    pub bulk_delay_s: u32,
+    /// A row `queued` or `running` longer than this is re-enqueued by the cron reconciler.
+    pub reconcile_after_s: u32,
+    /// Bulk batch-mode jobs are flushed into one Message Batch at this many…
+    pub batch_flush_size: u32,
+    /// …or when the oldest has waited this long.
+    pub batch_flush_age_s: u32,
+    /// Timeout of one synchronous Messages API call.
+    pub call_timeout_ms: u32,
+}
+
+impl Timing {
+    pub fn production() -> Timing {
+        Timing {
+            backoff_base_s: 60,
+            backoff_cap_s: 600,
+            bulk_delay_s: 5,
+            reconcile_after_s: 900,
+            batch_flush_size: 1000,
+            batch_flush_age_s: 3600,
+            call_timeout_ms: 300_000,
+        }
+    }
+
+    pub fn demo() -> Timing {
+        Timing {
+            backoff_base_s: 5,
+            backoff_cap_s: 60,
+            bulk_delay_s: 2,
+            reconcile_after_s: 120,
+            batch_flush_size: 50,
+            batch_flush_age_s: 20,
+            call_timeout_ms: 60_000,
+        }
+    }
+
+    pub fn test() -> Timing {
+        Timing {
+            backoff_base_s: 1,
+            backoff_cap_s: 2,
+            bulk_delay_s: 1,
+            reconcile_after_s: 20,
+            batch_flush_size: 20,
+            batch_flush_age_s: 3,
+            call_timeout_ms: 5_000,
+        }
+    }
+
+    /// The profile as `(var name, value)` pairs, as written into a wrangler config.
+    pub fn to_vars(&self) -> Vec<(&'static str, String)> {
+        vec![
+            (var::BACKOFF_BASE_S, self.backoff_base_s.to_string()),
+            (var::BACKOFF_CAP_S, self.backoff_cap_s.to_string()),
+            (var::BULK_DELAY_S, self.bulk_delay_s.to_string()),
+            (var::RECONCILE_AFTER_S, self.reconcile_after_s.to_string()),
+            (var::BATCH_FLUSH_SIZE, self.batch_flush_size.to_string()),
+            (var::BATCH_FLUSH_AGE_S, self.batch_flush_age_s.to_string()),
+            (var::CALL_TIMEOUT_MS, self.call_timeout_ms.to_string()),
+        ]
+    }
+
+    /// Reads the profile from vars. A missing var takes its production value; a var that is set
+    /// but not a number is an error, so a typo in configuration is loud rather than silent.
+    pub fn from_vars(get: impl Fn(&str) -> Option<String>) -> Result<Timing, String> {
+        let defaults = Timing::production();
+        let read = |name: &str, default: u32| -> Result<u32, String> {
+            match get(name) {
+                None => Ok(default),
+                Some(v) => v
+                    .trim()
+                    .parse::<u32>()
+                    .map_err(|_| format!("var {name} must be a whole number, got {v:?}")),
+            }
+        };
+        let t = Timing {
+            backoff_base_s: read(var::BACKOFF_BASE_S, defaults.backoff_base_s)?,
+            backoff_cap_s: read(var::BACKOFF_CAP_S, defaults.backoff_cap_s)?,
+            bulk_delay_s: read(var::BULK_DELAY_S, defaults.bulk_delay_s)?,
+            reconcile_after_s: read(var::RECONCILE_AFTER_S, defaults.reconcile_after_s)?,
+            batch_flush_size: read(var::BATCH_FLUSH_SIZE, defaults.batch_flush_size)?,
+            batch_flush_age_s: read(var::BATCH_FLUSH_AGE_S, defaults.batch_flush_age_s)?,
+            call_timeout_ms: read(var::CALL_TIMEOUT_MS, defaults.call_timeout_ms)?,
+        };
+        if t.backoff_cap_s < t.backoff_base_s {
+            return Err(format!(
+                "{} ({}) must not be below {} ({})",
+                var::BACKOFF_CAP_S,
+                t.backoff_cap_s,
+                var::BACKOFF_BASE_S,
+                t.backoff_base_s
+            ));
+        }
+        if t.batch_flush_size == 0 {
+            return Err(format!("{} must be at least 1", var::BATCH_FLUSH_SIZE));
+        }
+        Ok(t)
+    }
+
+    /// Delay before delivery `attempt` (the first delivery is attempt 1) is retried:
+    /// `min(base·2^(attempt−1), cap)`, or the server's `retry-after` when that is longer.
+    pub fn backoff_s(&self, attempt: u32, retry_after_s: Option<u32>) -> u32 {
+        let exp = attempt.saturating_sub(1).min(31);
+        let ours = self
+            .backoff_base_s
+            .saturating_mul(1u32 << exp)
+            .min(self.backoff_cap_s);
+        ours.max(retry_after_s.unwrap_or(0))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn production_backoff_is_60_s_doubling_to_a_600_s_cap() {
+        let t = Timing::production();
+        let delays: Vec<u32> = (1..=6).map(|n| t.backoff_s(n, None)).collect();
+        assert_eq!(delays, [60, 120, 240, 480, 600, 600]);
+    }
+
+    #[test]
+    fn a_longer_retry_after_wins_over_our_backoff() {
+        let t = Timing::production();
+        assert_eq!(t.backoff_s(1, Some(90)), 90);
+        assert_eq!(t.backoff_s(3, Some(90)), 240);
+    }
+
+    #[test]
+    fn every_profile_survives_a_round_trip_through_vars() {
+        for t in [Timing::production(), Timing::demo(), Timing::test()] {
+            let vars = t.to_vars();
+            let back = Timing::from_vars(|name| {
+                vars.iter()
+                    .find(|(n, _)| *n == name)
+                    .map(|(_, v)| v.clone())
+            })
+            .unwrap();
+            assert_eq!(back, t);
+        }
+    }
+
+    #[test]
+    fn missing_vars_fall_back_to_production() {
+        assert_eq!(Timing::from_vars(|_| None).unwrap(), Timing::production());
+    }
+
+    #[test]
+    fn a_var_that_is_not_a_number_is_an_error_naming_it() {
+        let err = Timing::from_vars(|n| (n == var::BULK_DELAY_S).then(|| "5s".to_string()));
+        assert!(err.unwrap_err().contains("BULK_DELAY_S"));
+    }
+
+    #[test]
+    fn the_test_profile_reaches_the_dlq_within_seconds() {
+        let t = Timing::test();
+        // High lane: 5 retries after the first delivery.
+        let total: u32 = (1..=5).map(|n| t.backoff_s(n, None)).sum();
+        assert!(total <= 15, "{total}");
+    }
+
+    proptest! {
+        #[test]
+        fn backoff_is_bounded_by_the_cap_or_retry_after(
+            base in 1u32..1000, extra in 0u32..10_000, attempt in 0u32..100, ra in proptest::option::of(0u32..100_000)
+        ) {
+            let t = Timing { backoff_base_s: base, backoff_cap_s: base + extra, ..Timing::production() };
+            let d = t.backoff_s(attempt, ra);
+            prop_assert!(d <= t.backoff_cap_s.max(ra.unwrap_or(0)));
+            prop_assert!(d >= base.min(t.backoff_cap_s));
+        }
+
+        #[test]
+        fn backoff_never_shrinks_as_attempts_grow(base in 1u32..1000, extra in 0u32..10_000, attempt in 1u32..100) {
+            let t = Timing { backoff_base_s: base, backoff_cap_s: base + extra, ..Timing::production() };
+            prop_assert!(t.backoff_s(attempt + 1, None) >= t.backoff_s(attempt, None));
+        }
+    }
+}

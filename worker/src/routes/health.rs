@@ -1,0 +1,110 @@
+//! `GET /api/health`: touches D1, R2, the Durable Object and a queue, and says what it found.
+
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+use pipeline::dto::{AnthropicTarget, Check, HealthReport, QueueMessage};
+
+use crate::config::{now_ms, BUDGET, DB, QUEUE_HIGH, RESULTS};
+use crate::db;
+use crate::error::AppError;
+use crate::identity::Caller;
+use crate::routes::AppState;
+
+const PROBE_KEY: &str = "health/probe";
+
+// The Workers runtime is single-threaded and its futures are !Send; axum wants Send handlers.
+#[worker::send]
+pub async fn get(State(state): State<AppState>, Caller(caller): Caller) -> Result<Response, AppError> {
+    let env = &state.env;
+    let mut checks = Vec::with_capacity(4);
+    let mut cron_last_run_at = None;
+    let mut queue_last_consumed_at = None;
+
+    let t = now_ms();
+    let d1 = async {
+        let db = env.d1(DB)?;
+        let n: Option<f64> = db
+            .prepare("SELECT COUNT(*) AS n FROM jobs")
+            .first(Some("n"))
+            .await?;
+        cron_last_run_at = db::last_beat(&db, "cron").await?;
+        queue_last_consumed_at = db::last_beat(&db, "queue_high").await?;
+        Ok::<_, worker::Error>(format!("{} jobs stored", n.unwrap_or(0.0) as i64))
+    }
+    .await;
+    checks.push(check("d1", t, d1));
+
+    let t = now_ms();
+    let r2 = async {
+        let bucket = env.bucket(RESULTS)?;
+        let written = format!("probe at {t}");
+        bucket.put(PROBE_KEY, written.clone().into_bytes()).execute().await?;
+        let read = match bucket.get(PROBE_KEY).execute().await? {
+            Some(obj) => match obj.body() {
+                Some(body) => body.text().await?,
+                None => String::new(),
+            },
+            None => String::new(),
+        };
+        if read != written {
+            return Err(worker::Error::RustError("read back a different object".into()));
+        }
+        Ok(format!("wrote and read back {} bytes", read.len()))
+    }
+    .await;
+    checks.push(check("r2", t, r2));
+
+    let t = now_ms();
+    let budget = async {
+        let stub = env.durable_object(BUDGET)?.get_by_name("global")?;
+        let mut resp = stub.fetch_with_str("https://budget/ping").await?;
+        let v: serde_json::Value = resp.json().await?;
+        Ok(format!("TokenBudget answered: {v}"))
+    }
+    .await;
+    checks.push(check("durable_object", t, budget));
+
+    let t = now_ms();
+    let queue = async {
+        env.queue(QUEUE_HIGH)?
+            .send(QueueMessage::Ping { sent_at: t })
+            .await?;
+        Ok("sent a ping to the high lane".to_string())
+    }
+    .await;
+    checks.push(check("queue_high", t, queue));
+
+    let ok = checks.iter().all(|c| c.ok);
+    let report = HealthReport {
+        ok,
+        version: env!("CARGO_PKG_VERSION").into(),
+        auth_mode: state.config.auth_mode,
+        user_id: caller.user_id.as_str().into(),
+        role: caller.role,
+        anthropic: AnthropicTarget::describe(
+            &state.config.anthropic_base_url,
+            state.config.anthropic_key_configured,
+        ),
+        checks,
+        cron_last_run_at,
+        queue_last_consumed_at,
+        now: now_ms(),
+    };
+    let status = if ok { StatusCode::OK } else { StatusCode::SERVICE_UNAVAILABLE };
+    Ok((status, Json(report)).into_response())
+}
+
+fn check(name: &str, started: i64, result: worker::Result<String>) -> Check {
+    let (ok, detail) = match result {
+        Ok(d) => (true, d),
+        Err(e) => (false, e.to_string()),
+    };
+    Check {
+        name: name.into(),
+        ok,
+        detail,
+        latency_ms: now_ms() - started,
+    }
+}
