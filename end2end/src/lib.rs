@@ -1,0 +1,182 @@
+//! End-to-end suites against the real local stack: `wrangler dev` (workerd + Miniflare with D1,
+//! R2, Queues, the Durable Object and the cron) and `anthropic-sim`, in the test timing profile.
+//!
+//! Each suite is a test binary with its own small harness (`harness = false`): it starts **one**
+//! stack for all its tests (wrangler dev takes ≈600 MB), runs the tests in order, prints cargo's
+//! summary line, and tears the stack down whatever happened — a panic included.
+//!
+//! # Layout
+//! - [`spawn_stack`]: a fresh stack on free ports with a fresh state directory.
+//! - [`run_suite`]: the harness.
+//! - [`api`]: HTTP helpers for the API suites.
+//! - [`browser`]: Chromium through playwright-rs, with action / find / check helpers.
+
+pub mod api;
+pub mod browser;
+
+use std::future::Future;
+use std::path::PathBuf;
+use std::pin::Pin;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use xtask::paths::target_dir;
+use xtask::proc::free_port;
+use xtask::stack::{Stack, StackOptions};
+use xtask::wrangler_config::{LocalSettings, Profile};
+
+/// A running stack, shared by the tests of a suite.
+pub struct TestStack {
+    /// The Worker, e.g. `http://127.0.0.1:41234`.
+    pub base_url: String,
+    /// The simulator serving the Worker's Anthropic calls.
+    pub sim_url: String,
+    pub sim: sim::Sim,
+    /// Where this suite may write screenshots and other artifacts.
+    pub artifacts: PathBuf,
+    stack: std::sync::Mutex<Stack>,
+}
+
+impl TestStack {
+    pub fn url(&self, path: &str) -> String {
+        format!("{}{}", self.base_url, path)
+    }
+
+    /// Runs the cron now, as the dev tooling does every minute.
+    pub fn trigger_cron(&self) -> u16 {
+        let stack = self.stack.lock().unwrap_or_else(|p| p.into_inner());
+        stack.trigger_cron().expect("cron trigger")
+    }
+}
+
+/// Starts the simulator (in this process) and a fresh `wrangler dev` pointed at it.
+pub async fn spawn_stack(suite: &str) -> TestStack {
+    let (sim_addr, sim) = sim::spawn(sim::Config::default())
+        .await
+        .expect("start anthropic-sim");
+    let sim_url = format!("http://{sim_addr}");
+    let state_dir = target_dir().join("e2e").join(suite);
+    let artifacts = state_dir.join("artifacts");
+    let opts = StackOptions {
+        port: free_port().expect("free port"),
+        state_dir,
+        fresh: true,
+        settings: LocalSettings {
+            profile: Profile::Test,
+            auth_mode: "open",
+            anthropic_base_url: sim_url.clone(),
+        },
+        anthropic_api_key: "sim-test-key".into(),
+    };
+    let stack = tokio::task::spawn_blocking(move || Stack::start(opts))
+        .await
+        .expect("stack start task")
+        .unwrap_or_else(|e| panic!("the local stack did not start: {e}"));
+    std::fs::create_dir_all(&artifacts).expect("artifacts dir");
+    TestStack {
+        base_url: stack.base_url.clone(),
+        sim_url,
+        sim,
+        artifacts,
+        stack: std::sync::Mutex::new(stack),
+    }
+}
+
+/// One test: a name written as a sentence, and its body.
+pub type TestFn = fn(Arc<TestStack>) -> Pin<Box<dyn Future<Output = ()> + Send>>;
+
+/// Longest a single test may take before it counts as failed.
+const TEST_TIMEOUT: Duration = Duration::from_secs(180);
+
+/// Runs `tests` against one fresh stack and prints cargo's summary line.
+/// An optional command-line argument filters tests by substring, as libtest does.
+pub fn run_suite(suite: &str, tests: &[(&str, TestFn)]) -> ExitCode {
+    let filter = std::env::args().skip(1).find(|a| !a.starts_with('-'));
+    let selected: Vec<_> = tests
+        .iter()
+        .filter(|(name, _)| filter.as_deref().is_none_or(|f| name.contains(f)))
+        .collect();
+    println!("\nrunning {} tests (suite {suite})", selected.len());
+    let started = Instant::now();
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .expect("tokio runtime");
+    let mut failures = Vec::new();
+    if !selected.is_empty() {
+        let stack = Arc::new(rt.block_on(spawn_stack(suite)));
+        for (name, test) in &selected {
+            let t0 = Instant::now();
+            let fut = test(stack.clone());
+            let outcome = rt.block_on(async {
+                tokio::time::timeout(TEST_TIMEOUT, tokio::spawn(fut)).await
+            });
+            let failure = match outcome {
+                Ok(Ok(())) => None,
+                Ok(Err(join)) => Some(panic_message(join)),
+                Err(_) => Some(format!("timed out after {TEST_TIMEOUT:?}")),
+            };
+            let ms = t0.elapsed().as_millis();
+            match failure {
+                None => println!("test {name} ... ok ({ms} ms)"),
+                Some(msg) => {
+                    println!("test {name} ... FAILED ({ms} ms)");
+                    failures.push((name.to_string(), msg));
+                }
+            }
+        }
+        // Stops wrangler dev (and workerd) before the runtime and the simulator go away.
+        drop(stack);
+    }
+    rt.shutdown_timeout(Duration::from_secs(5));
+    if !failures.is_empty() {
+        println!("\nfailures:");
+        for (name, msg) in &failures {
+            println!("\n---- {name} ----\n{msg}");
+        }
+    }
+    let failed = failures.len();
+    println!(
+        "\ntest result: {}. {} passed; {} failed; 0 ignored; 0 measured; {} filtered out; finished in {:.2}s\n",
+        if failed == 0 { "ok" } else { "FAILED" },
+        selected.len() - failed,
+        failed,
+        tests.len() - selected.len(),
+        started.elapsed().as_secs_f64()
+    );
+    if failed == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    }
+}
+
+fn panic_message(join: tokio::task::JoinError) -> String {
+    match join.try_into_panic() {
+        Ok(payload) => payload
+            .downcast_ref::<String>()
+            .cloned()
+            .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
+            .unwrap_or_else(|| "panicked".into()),
+        Err(e) => format!("task failed: {e}"),
+    }
+}
+
+/// Polls `probe` until it returns `Some`, or panics with `what` after `timeout`.
+pub async fn eventually<T, F, Fut>(what: &str, timeout: Duration, mut probe: F) -> T
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Option<T>>,
+{
+    let deadline = Instant::now() + timeout;
+    loop {
+        if let Some(v) = probe().await {
+            return v;
+        }
+        if Instant::now() >= deadline {
+            panic!("{what}: not within {timeout:?}");
+        }
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+}

@@ -1,1 +1,277 @@
-fn main(){}
+//! `cargo xtask <command>`: the project's two commands and their helpers.
+//!
+//! - `dev [--reset] [--port 8787] [--sim-port 8788]`: build and run the whole stack locally.
+//! - `test`: everything CI runs — fmt, clippy (host and wasm32), host tests, wasm builds, the
+//!   deploy dry run, and the end-to-end suites against a real local stack.
+//! - `build`: just the two wasm artifacts.
+
+use std::io::{BufRead, BufReader};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use xtask::paths::{dev_state, node_bin, root, target_dir};
+use xtask::proc::{self, port_in_use, run, Service};
+use xtask::stack::{Stack, StackOptions};
+use xtask::wrangler_config::{LocalSettings, Profile};
+use xtask::{build, step, tools, Result};
+
+const USAGE: &str = "usage: cargo xtask <dev [--reset] [--port N] [--sim-port N] | test | build>";
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let result = match args.first().map(String::as_str) {
+        Some("dev") => dev(&args[1..]),
+        Some("test") => test(),
+        Some("build") => tools::ensure(false).and_then(|_| build_all()),
+        _ => Err(USAGE.into()),
+    };
+    if let Err(e) = result {
+        eprintln!("\x1b[1;31merror:\x1b[0m {e}");
+        std::process::exit(1);
+    }
+}
+
+fn build_all() -> Result<()> {
+    build::spa()?;
+    build::worker()?;
+    Ok(())
+}
+
+struct DevArgs {
+    reset: bool,
+    port: u16,
+    sim_port: u16,
+}
+
+fn parse_dev(args: &[String]) -> Result<DevArgs> {
+    let mut a = DevArgs {
+        reset: false,
+        port: 8787,
+        sim_port: 8788,
+    };
+    let mut it = args.iter();
+    while let Some(flag) = it.next() {
+        let mut port = || -> Result<u16> {
+            Ok(it
+                .next()
+                .ok_or(format!("{flag} needs a port"))?
+                .parse()
+                .map_err(|_| format!("{flag}: not a port"))?)
+        };
+        match flag.as_str() {
+            "--reset" => a.reset = true,
+            "--port" => a.port = port()?,
+            "--sim-port" => a.sim_port = port()?,
+            other => return Err(format!("unknown flag {other}\n{USAGE}").into()),
+        }
+    }
+    Ok(a)
+}
+
+/// Builds everything, starts the simulator (unless a real key is set) and wrangler dev, triggers
+/// the cron every minute, and stops every child cleanly on Ctrl-C.
+fn dev(args: &[String]) -> Result<()> {
+    let args = parse_dev(args)?;
+    let started = Instant::now();
+    tools::ensure(false)?;
+    for (what, port) in [("the Worker", args.port), ("the simulator", args.sim_port)] {
+        if port_in_use(port) {
+            return Err(format!(
+                "port {port} (for {what}) is in use: is another `cargo xtask dev` running? \
+                 Choose others with --port / --sim-port."
+            )
+            .into());
+        }
+    }
+    let real_key = std::env::var("ANTHROPIC_API_KEY")
+        .ok()
+        .filter(|k| !k.trim().is_empty());
+    let sim_log = dev_state().join("anthropic-sim.log");
+    if args.reset {
+        step("--reset: wiping local state (.state/dev)");
+    }
+    build_all()?;
+    let mut sim = None;
+    let base_url = match &real_key {
+        Some(_) => {
+            step("ANTHROPIC_API_KEY is set: the Worker calls the real Anthropic API");
+            "https://api.anthropic.com".to_string()
+        }
+        None => {
+            step("building anthropic-sim");
+            run(
+                Command::new("cargo")
+                    .args(["build", "-p", "sim", "--bin", "anthropic-sim"])
+                    .current_dir(root()),
+                "cargo build -p sim",
+            )?;
+            if args.reset {
+                let _ = std::fs::remove_dir_all(dev_state());
+            }
+            std::fs::create_dir_all(dev_state())?;
+            let bin = target_dir().join("debug").join("anthropic-sim");
+            sim = Some(Service::spawn(
+                "anthropic-sim",
+                Command::new(bin).args(["--port", &args.sim_port.to_string()]),
+                &sim_log,
+            )?);
+            format!("http://127.0.0.1:{}", args.sim_port)
+        }
+    };
+    proc::catch_interrupts();
+    let mut stack = Stack::start(StackOptions {
+        port: args.port,
+        state_dir: dev_state(),
+        fresh: args.reset && real_key.is_some(),
+        settings: LocalSettings {
+            profile: Profile::Demo,
+            auth_mode: "open",
+            anthropic_base_url: base_url.clone(),
+        },
+        anthropic_api_key: real_key.unwrap_or_else(|| "sim-local-key".into()),
+    })?;
+    let _ = stack.trigger_cron();
+    println!();
+    println!("  claude-pipeline is running ({:.0} s to start)", started.elapsed().as_secs_f64());
+    println!("  SPA and API   {}/", stack.base_url);
+    println!("  health        {}/api/health", stack.base_url);
+    println!("  Anthropic     {base_url}{}", if sim.is_some() { "  (anthropic-sim)" } else { "" });
+    println!("  cron          {}/__scheduled?cron=*+*+*+*+*  (triggered every minute)", stack.base_url);
+    println!("  state         {}", stack.state_dir.display());
+    println!("  logs          {}", stack.state_dir.join("wrangler.log").display());
+    if sim.is_some() {
+        println!("                {}", sim_log.display());
+    }
+    println!("  Ctrl-C stops everything.");
+    println!();
+    let mut next_cron = Instant::now() + Duration::from_secs(60);
+    while !proc::interrupted() {
+        std::thread::sleep(Duration::from_millis(200));
+        if let Some(status) = stack.exited() {
+            return Err(format!("wrangler dev exited ({status}):\n{}", stack.log_tail(30)).into());
+        }
+        if let Some(s) = sim.as_mut() {
+            if let Some(status) = s.exited() {
+                return Err(format!("anthropic-sim exited ({status}):\n{}", s.log_tail(20)).into());
+            }
+        }
+        if Instant::now() >= next_cron {
+            next_cron += Duration::from_secs(60);
+            match stack.trigger_cron() {
+                Ok(200) => {}
+                Ok(code) => eprintln!("cron trigger answered {code}"),
+                Err(e) => eprintln!("cron trigger failed: {e}"),
+            }
+        }
+    }
+    step("stopping wrangler dev and anthropic-sim");
+    stack.stop();
+    drop(sim);
+    step("stopped");
+    Ok(())
+}
+
+/// Everything CI runs. Ends with the test runners' summary lines and a total.
+fn test() -> Result<()> {
+    let started = Instant::now();
+    tools::ensure(true)?;
+    step("cargo fmt --check");
+    run(
+        Command::new("cargo").args(["fmt", "--all", "--", "--check"]).current_dir(root()),
+        "cargo fmt --check (run `cargo fmt --all`)",
+    )?;
+    step("clippy, host crates (-D warnings)");
+    run(
+        Command::new("cargo")
+            .args(["clippy", "--all-targets", "--", "-D", "warnings"])
+            .current_dir(root()),
+        "clippy (host)",
+    )?;
+    step("clippy, wasm32 crates (-D warnings)");
+    run(
+        Command::new("cargo")
+            .args(["clippy", "-p", "worker-app", "-p", "app", "-p", "frontend"])
+            .args(["--target", "wasm32-unknown-unknown", "--", "-D", "warnings"])
+            .current_dir(root()),
+        "clippy (wasm32)",
+    )?;
+    build_all()?;
+    deploy_dry_run()?;
+    step("host tests and end-to-end suites (cargo test)");
+    let summary = cargo_test()?;
+    step(&format!("done in {:.0} s", started.elapsed().as_secs_f64()));
+    println!("{summary}");
+    Ok(())
+}
+
+/// `wrangler deploy --dry-run`: validates the bundle and bindings without an account.
+fn deploy_dry_run() -> Result<()> {
+    step("wrangler deploy --dry-run");
+    let out_dir = target_dir().join("deploy-dry-run");
+    let out = Command::new(node_bin("wrangler"))
+        .args(["deploy", "--dry-run", "--outdir"])
+        .arg(&out_dir)
+        .current_dir(root())
+        .env("WRANGLER_SEND_METRICS", "false")
+        .env("CLOUDFLARE_CF_FETCH_ENABLED", "false")
+        .env("WRANGLER_HIDE_BANNER", "true")
+        .env("CI", "true")
+        .stdin(Stdio::null())
+        .output()?;
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    if !out.status.success() {
+        return Err(format!("wrangler deploy --dry-run failed:\n{text}").into());
+    }
+    if let Some(line) = text.lines().find(|l| l.contains("Total Upload")) {
+        step(&format!("dry run ok — {}", line.trim()));
+    }
+    Ok(())
+}
+
+/// Runs `cargo test` (the default members: pipeline, sim, xtask, end2end), echoing its output,
+/// and returns a summary: every `test result:` line and the totals.
+fn cargo_test() -> Result<String> {
+    let mut child = Command::new("cargo")
+        .arg("test")
+        .current_dir(root())
+        .stdout(Stdio::piped())
+        .spawn()?;
+    let stdout = child.stdout.take().ok_or("no stdout")?;
+    let mut results = Vec::new();
+    for line in BufReader::new(stdout).lines() {
+        let line = line?;
+        println!("{line}");
+        if line.starts_with("test result:") {
+            results.push(line);
+        }
+    }
+    let status = child.wait()?;
+    let count = |word: &str| -> u64 {
+        results
+            .iter()
+            .filter_map(|l| {
+                let before = l.split(&format!(" {word}")).next()?;
+                before.rsplit(' ').next()?.parse::<u64>().ok()
+            })
+            .sum()
+    };
+    let (passed, failed) = (count("passed"), count("failed"));
+    let mut summary = String::from("\ntest summary:\n");
+    for r in &results {
+        summary.push_str(&format!("  {r}\n"));
+    }
+    summary.push_str(&format!("{passed} passed, {failed} failed"));
+    if !status.success() || failed > 0 {
+        println!("{summary}");
+        return Err(format!("cargo test failed ({status})").into());
+    }
+    if passed == 0 {
+        return Err("cargo test ran no test at all".into());
+    }
+    Ok(summary)
+}
+

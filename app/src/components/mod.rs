@@ -1,0 +1,3 @@
+pub mod layout;
+pub mod status_badge;
+pub mod coming;

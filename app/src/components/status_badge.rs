@@ -1,0 +1,20 @@
+use leptos::prelude::*;
+use pipeline::dto::HealthReport;
+
+use crate::api::ApiError;
+
+/// A one-word summary of what the Worker reports about its bindings.
+#[component]
+pub fn StatusBadge(health: LocalResource<Result<HealthReport, ApiError>>) -> impl IntoView {
+    let label = move || match health.get() {
+        None => ("checking…", "status pending"),
+        Some(Ok(h)) if h.ok => ("all systems ok", "status ok"),
+        Some(Ok(_)) => ("degraded", "status bad"),
+        Some(Err(_)) => ("worker unreachable", "status bad"),
+    };
+    view! {
+        <a href="/ui/dashboard" class=move || label().1 data-testid="status-badge">
+            {move || label().0}
+        </a>
+    }
+}

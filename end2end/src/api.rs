@@ -1,0 +1,46 @@
+//! HTTP helpers for the API suites.
+
+use serde_json::Value;
+
+/// A client for the Worker, with the identity header of open mode.
+pub fn client() -> reqwest::Client {
+    reqwest::Client::builder()
+        .timeout(std::time::Duration::from_secs(60))
+        .build()
+        .expect("http client")
+}
+
+/// `GET url` → (status, JSON body). Panics if the body is not JSON: every API answer is.
+pub async fn get_json(url: &str) -> (u16, Value) {
+    let resp = client().get(url).send().await.expect("GET");
+    read(resp).await
+}
+
+/// Any request → (status, JSON body).
+pub async fn send_json(req: reqwest::RequestBuilder) -> (u16, Value) {
+    read(req.send().await.expect("request")).await
+}
+
+async fn read(resp: reqwest::Response) -> (u16, Value) {
+    let status = resp.status().as_u16();
+    let ctype = resp
+        .headers()
+        .get("content-type")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default()
+        .to_owned();
+    let text = resp.text().await.expect("body");
+    let json = serde_json::from_str(&text)
+        .unwrap_or_else(|e| panic!("{status} answer is not JSON ({ctype}): {e}: {text}"));
+    (status, json)
+}
+
+/// Asserts the contract's error envelope: status, `code`, and a human message.
+pub fn assert_error(status: u16, body: &Value, want_status: u16, want_code: &str) {
+    assert_eq!(status, want_status, "{body}");
+    assert_eq!(body["code"], want_code, "{body}");
+    assert!(
+        body["error"].as_str().is_some_and(|m| !m.is_empty()),
+        "error message missing: {body}"
+    );
+}

@@ -1,0 +1,214 @@
+//! Builds the two wasm artifacts — the SPA into `dist/` and the Worker into `worker/build/` —
+//! and skips either when none of its inputs changed since the last build (a content
+//! fingerprint, not mtimes, so a fresh checkout of the same tree is still a cache hit).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Instant;
+
+use crate::paths::{cargo_bin, dist, node_bin, root, target_dir, worker_build};
+use crate::proc::run;
+use crate::{step, Result};
+
+const WASM: &str = "wasm32-unknown-unknown";
+
+/// Inputs shared by both artifacts.
+const SHARED_INPUTS: &[&str] = &["pipeline", "Cargo.lock", "Cargo.toml", ".cargo/config.toml"];
+
+/// Builds the SPA unless it is up to date. Returns whether it was rebuilt.
+pub fn spa() -> Result<bool> {
+    let inputs = [SHARED_INPUTS, &["app", "frontend", "style"]].concat();
+    let stamp = target_dir().join("xtask-spa.stamp");
+    let fp = fingerprint(&inputs)?;
+    if dist().join("index.html").exists() && read(&stamp) == Some(fp.clone()) {
+        step("SPA is up to date (dist/)");
+        return Ok(false);
+    }
+    let started = Instant::now();
+    step("building the SPA (frontend → wasm32, release)");
+    run(
+        Command::new("cargo")
+            .args(["build", "-p", "frontend", "--target", WASM, "--release"])
+            .current_dir(root()),
+        "cargo build -p frontend",
+    )?;
+    let wasm = target_dir().join(WASM).join("release").join("frontend.wasm");
+    let pkg = target_dir().join("spa-pkg");
+    let _ = std::fs::remove_dir_all(&pkg);
+    step("wasm-bindgen (--target web)");
+    run(
+        Command::new(cargo_bin("wasm-bindgen"))
+            .args(["--target", "web", "--no-typescript", "--out-name", "app", "--out-dir"])
+            .arg(&pkg)
+            .arg(&wasm),
+        "wasm-bindgen",
+    )?;
+    step("wasm-opt -Oz (binaryen from npm)");
+    let bg = pkg.join("app_bg.wasm");
+    run(
+        Command::new(node_bin("wasm-opt"))
+            .arg("-Oz")
+            .arg(&bg)
+            .arg("-o")
+            .arg(&bg),
+        "wasm-opt",
+    )?;
+    assemble_dist(&pkg)?;
+    std::fs::write(&stamp, fp)?;
+    step(&format!(
+        "SPA built in {:.0} s: {}",
+        started.elapsed().as_secs_f64(),
+        sizes(&dist())?
+    ));
+    Ok(true)
+}
+
+/// Content-hashed file names, so browsers may cache them forever; index.html points at them.
+fn assemble_dist(pkg: &Path) -> Result<()> {
+    let out = dist();
+    let _ = std::fs::remove_dir_all(&out);
+    std::fs::create_dir_all(&out)?;
+    let copy = |src: PathBuf, stem: &str, ext: &str| -> Result<String> {
+        let bytes = std::fs::read(&src).map_err(|e| format!("reading {src:?}: {e}"))?;
+        let name = format!("{stem}-{:016x}.{ext}", fnv(&bytes));
+        std::fs::write(out.join(&name), bytes)?;
+        Ok(name)
+    };
+    let wasm = copy(pkg.join("app_bg.wasm"), "app_bg", "wasm")?;
+    let js = copy(pkg.join("app.js"), "app", "js")?;
+    let css = copy(root().join("style").join("main.css"), "style", "css")?;
+    let html = std::fs::read_to_string(root().join("frontend").join("static").join("index.html"))?
+        .replace("__JS__", &js)
+        .replace("__WASM__", &wasm)
+        .replace("__STYLE__", &css);
+    std::fs::write(out.join("index.html"), html)?;
+    Ok(())
+}
+
+/// Builds the Worker with worker-build unless it is up to date. Returns whether it was rebuilt.
+pub fn worker() -> Result<bool> {
+    let inputs = [SHARED_INPUTS, &["worker/src", "worker/Cargo.toml"]].concat();
+    let stamp = target_dir().join("xtask-worker.stamp");
+    let fp = fingerprint(&inputs)?;
+    let shim = worker_build().join("worker").join("shim.mjs");
+    if shim.exists() && read(&stamp) == Some(fp.clone()) {
+        step("Worker is up to date (worker/build/)");
+        return Ok(false);
+    }
+    let started = Instant::now();
+    step("building the Worker (worker-build --release)");
+    run(
+        Command::new(cargo_bin("worker-build"))
+            .arg("--release")
+            .current_dir(root().join("worker"))
+            // Point worker-build at local tools: it would download them from GitHub otherwise.
+            .env("WASM_BINDGEN_BIN", cargo_bin("wasm-bindgen"))
+            .env("WASM_OPT_BIN", node_bin("wasm-opt"))
+            .env(
+                "ESBUILD_BIN",
+                root().join("node_modules/@esbuild/linux-x64/bin/esbuild"),
+            ),
+        "worker-build",
+    )?;
+    std::fs::write(&stamp, fp)?;
+    step(&format!(
+        "Worker built in {:.0} s: {}",
+        started.elapsed().as_secs_f64(),
+        sizes(&worker_build())?
+    ));
+    Ok(true)
+}
+
+/// `name raw/gzip` of every .wasm under `dir`.
+pub fn sizes(dir: &Path) -> Result<String> {
+    let mut parts = Vec::new();
+    for path in files(dir)? {
+        if path.extension().is_some_and(|e| e == "wasm") {
+            let bytes = std::fs::read(&path)?;
+            parts.push(format!(
+                "{} {} KB raw / {} KB gzip",
+                path.file_name().unwrap_or_default().to_string_lossy(),
+                bytes.len() / 1024,
+                gzip_len(&bytes)? / 1024
+            ));
+        }
+    }
+    Ok(parts.join(", "))
+}
+
+pub fn gzip_len(bytes: &[u8]) -> Result<usize> {
+    use std::io::Write;
+    let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+    enc.write_all(bytes)?;
+    Ok(enc.finish()?.len())
+}
+
+/// A fingerprint of the contents of `inputs` (files or directories, relative to the root).
+fn fingerprint(inputs: &[&str]) -> Result<String> {
+    let mut all = Vec::new();
+    for input in inputs {
+        let p = root().join(input);
+        if p.is_dir() {
+            all.extend(files(&p)?);
+        } else if p.exists() {
+            all.push(p);
+        }
+    }
+    all.sort();
+    let mut acc = Vec::new();
+    for f in all {
+        acc.extend_from_slice(f.strip_prefix(root()).unwrap_or(&f).to_string_lossy().as_bytes());
+        acc.extend_from_slice(&fnv(&std::fs::read(&f)?).to_le_bytes());
+    }
+    Ok(format!("{:016x}", fnv(&acc)))
+}
+
+/// Every file under `dir`, skipping build output.
+fn files(dir: &Path) -> Result<Vec<PathBuf>> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for entry in std::fs::read_dir(&d).map_err(|e| format!("reading {d:?}: {e}"))? {
+            let path = entry?.path();
+            let name = path.file_name().unwrap_or_default();
+            if name == "target" || name == "build" || name == "node_modules" {
+                continue;
+            }
+            if path.is_dir() {
+                stack.push(path);
+            } else {
+                out.push(path);
+            }
+        }
+    }
+    Ok(out)
+}
+
+fn read(p: &Path) -> Option<String> {
+    std::fs::read_to_string(p).ok()
+}
+
+/// FNV-1a, 64 bit: a content hash for cache keys and file names, not for security.
+pub fn fnv(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+        (h ^ *b as u64).wrapping_mul(0x0100_0000_01b3)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_fingerprint_changes_with_content_and_is_stable_otherwise() {
+        let a = fingerprint(&["migrations"]).unwrap();
+        assert_eq!(a, fingerprint(&["migrations"]).unwrap());
+        assert_ne!(a, fingerprint(&["migrations", "wrangler.toml"]).unwrap());
+    }
+
+    #[test]
+    fn fnv_matches_its_published_test_vector() {
+        assert_eq!(fnv(b""), 0xcbf29ce484222325);
+        assert_eq!(fnv(b"a"), 0xaf63dc4c8601ec8c);
+    }
+}

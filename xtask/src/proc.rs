@@ -1,0 +1,129 @@
+//! Running commands and supervising long-lived children (the simulator, `wrangler dev`).
+//!
+//! Children get their own process group, so stopping one also stops what it spawned (wrangler
+//! starts workerd); Ctrl-C is caught by us, not delivered to them, so we can stop them in order.
+
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use crate::Result;
+
+/// Runs a command to completion, inheriting the terminal; fails with `what` if it fails.
+pub fn run(cmd: &mut Command, what: &str) -> Result<()> {
+    let status = cmd
+        .status()
+        .map_err(|e| format!("{what}: cannot start {:?}: {e}", cmd.get_program()))?;
+    if !status.success() {
+        return Err(format!("{what} failed ({status})").into());
+    }
+    Ok(())
+}
+
+/// Runs a command and returns its stdout, or `None` if it cannot start or fails.
+pub fn output(cmd: &mut Command) -> Option<String> {
+    let out = cmd.stderr(Stdio::null()).output().ok()?;
+    out.status
+        .success()
+        .then(|| String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+/// A supervised child process whose output goes to a log file. Stopped (with its whole process
+/// group) when dropped, so a failing test or a panic never leaves it behind.
+pub struct Service {
+    pub name: String,
+    pub log: PathBuf,
+    child: Option<Child>,
+}
+
+impl Service {
+    pub fn spawn(name: &str, cmd: &mut Command, log: &Path) -> Result<Service> {
+        use std::os::unix::process::CommandExt;
+        let out = File::create(log).map_err(|e| format!("{name}: cannot create {log:?}: {e}"))?;
+        let err = out.try_clone()?;
+        let child = cmd
+            .stdin(Stdio::null())
+            .stdout(out)
+            .stderr(err)
+            .process_group(0)
+            .spawn()
+            .map_err(|e| format!("{name}: cannot start {:?}: {e}", cmd.get_program()))?;
+        Ok(Service {
+            name: name.to_owned(),
+            log: log.to_owned(),
+            child: Some(child),
+        })
+    }
+
+    /// `Some(status)` once the process has exited.
+    pub fn exited(&mut self) -> Option<std::process::ExitStatus> {
+        self.child.as_mut().and_then(|c| c.try_wait().ok().flatten())
+    }
+
+    /// The last `n` lines of its log, for error messages.
+    pub fn log_tail(&self, n: usize) -> String {
+        let text = std::fs::read_to_string(&self.log).unwrap_or_default();
+        let lines: Vec<&str> = text.lines().collect();
+        lines[lines.len().saturating_sub(n)..].join("\n")
+    }
+
+    /// SIGTERM to the process group, then SIGKILL after a grace period.
+    pub fn stop(&mut self) {
+        let Some(mut child) = self.child.take() else {
+            return;
+        };
+        let pgid = child.id() as i32;
+        // SAFETY: kill(2) with a negative pid signals the process group we created.
+        unsafe { libc::kill(-pgid, libc::SIGTERM) };
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while Instant::now() < deadline {
+            if let Ok(Some(_)) = child.try_wait() {
+                // The leader is gone; make sure no grandchild (workerd) lingers.
+                unsafe { libc::kill(-pgid, libc::SIGKILL) };
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        unsafe { libc::kill(-pgid, libc::SIGKILL) };
+        let _ = child.wait();
+    }
+}
+
+impl Drop for Service {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+
+extern "C" fn on_signal(_: libc::c_int) {
+    INTERRUPTED.store(true, Ordering::SeqCst);
+}
+
+/// Catches SIGINT and SIGTERM from now on; poll [`interrupted`] to stop cleanly.
+pub fn catch_interrupts() {
+    // SAFETY: the handler only stores to an atomic, which is async-signal-safe.
+    unsafe {
+        libc::signal(libc::SIGINT, on_signal as *const () as libc::sighandler_t);
+        libc::signal(libc::SIGTERM, on_signal as *const () as libc::sighandler_t);
+    }
+}
+
+pub fn interrupted() -> bool {
+    INTERRUPTED.load(Ordering::SeqCst)
+}
+
+/// A free TCP port on 127.0.0.1 (bound and released; good enough for local tooling).
+pub fn free_port() -> Result<u16> {
+    Ok(std::net::TcpListener::bind("127.0.0.1:0")?
+        .local_addr()?
+        .port())
+}
+
+/// Whether something already listens on 127.0.0.1:`port`.
+pub fn port_in_use(port: u16) -> bool {
+    std::net::TcpListener::bind(("127.0.0.1", port)).is_err()
+}

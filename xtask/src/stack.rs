@@ -1,0 +1,153 @@
+//! A local stack: `wrangler dev` (workerd + Miniflare: D1, R2, Queues, Durable Objects, state on
+//! disk) on its own port and state directory, with migrations applied, pointed at a simulator.
+//! Dropping the [`Stack`] stops wrangler and everything it started.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use crate::paths::{dist, node_bin, root, worker_build};
+use crate::proc::{free_port, run, Service};
+use crate::wrangler_config::{self, LocalSettings};
+use crate::{http, step, Result};
+
+/// How to start a stack.
+#[derive(Debug, Clone)]
+pub struct StackOptions {
+    pub port: u16,
+    pub state_dir: PathBuf,
+    /// Wipe the state directory first.
+    pub fresh: bool,
+    pub settings: LocalSettings,
+    /// The secret the Worker sends as `x-api-key` (a real key, or any string for the simulator).
+    pub anthropic_api_key: String,
+}
+
+/// A running `wrangler dev`.
+pub struct Stack {
+    pub port: u16,
+    pub base_url: String,
+    pub state_dir: PathBuf,
+    pub config: PathBuf,
+    wrangler: Service,
+}
+
+/// Quiet, offline wrangler.
+fn wrangler(config: &Path) -> Command {
+    let mut cmd = Command::new(node_bin("wrangler"));
+    cmd.current_dir(root())
+        .env("WRANGLER_SEND_METRICS", "false")
+        .env("CLOUDFLARE_CF_FETCH_ENABLED", "false")
+        .env("WRANGLER_HIDE_BANNER", "true")
+        .env("CI", "true")
+        .env("NO_COLOR", "1")
+        .arg("--config")
+        .arg(config);
+    cmd
+}
+
+impl Stack {
+    pub fn start(opts: StackOptions) -> Result<Stack> {
+        for (what, path) in [
+            ("the SPA", dist().join("index.html")),
+            ("the Worker", worker_build().join("worker").join("shim.mjs")),
+        ] {
+            if !path.exists() {
+                return Err(format!("{what} is not built ({path:?}): run `cargo xtask dev` or `cargo xtask test`").into());
+            }
+        }
+        if opts.fresh {
+            let _ = std::fs::remove_dir_all(&opts.state_dir);
+        }
+        std::fs::create_dir_all(&opts.state_dir)?;
+        let config = opts.state_dir.join("wrangler.toml");
+        std::fs::write(&config, wrangler_config::local(&opts.settings)?)?;
+        // Secrets for wrangler dev come from .dev.vars beside the config; never committed.
+        std::fs::write(
+            opts.state_dir.join(".dev.vars"),
+            format!("ANTHROPIC_API_KEY={}\n", opts.anthropic_api_key),
+        )?;
+        let persist = opts.state_dir.join("wrangler-state");
+
+        step("applying D1 migrations (local)");
+        run(
+            wrangler(&config)
+                .args(["d1", "migrations", "apply", "DB", "--local", "--persist-to"])
+                .arg(&persist)
+                .stdout(std::process::Stdio::null()),
+            "wrangler d1 migrations apply",
+        )?;
+
+        step(&format!("starting wrangler dev on 127.0.0.1:{}", opts.port));
+        let mut cmd = wrangler(&config);
+        cmd.arg("dev")
+            .args(["--ip", "127.0.0.1", "--port", &opts.port.to_string()])
+            .args(["--inspector-port", &free_port()?.to_string()])
+            .arg("--persist-to")
+            .arg(&persist)
+            .args(["--test-scheduled", "--show-interactive-dev-session=false"]);
+        let wrangler = Service::spawn("wrangler dev", &mut cmd, &opts.state_dir.join("wrangler.log"))?;
+        let mut stack = Stack {
+            port: opts.port,
+            base_url: format!("http://127.0.0.1:{}", opts.port),
+            state_dir: opts.state_dir,
+            config,
+            wrangler,
+        };
+        stack.wait_ready(Duration::from_secs(120))?;
+        Ok(stack)
+    }
+
+    /// Waits until the Worker answers `/api/health` (with any status: a degraded report is still
+    /// an answer), or fails with the end of wrangler's log.
+    fn wait_ready(&mut self, timeout: Duration) -> Result<()> {
+        let started = Instant::now();
+        while started.elapsed() < timeout {
+            if let Some(status) = self.wrangler.exited() {
+                return Err(format!(
+                    "wrangler dev exited ({status}) before it was ready:\n{}",
+                    self.wrangler.log_tail(30)
+                )
+                .into());
+            }
+            if let Ok((code, _)) = http::get(self.port, "/api/health", Duration::from_secs(10)) {
+                if code == 200 || code == 503 {
+                    step(&format!(
+                        "wrangler dev ready in {:.1} s",
+                        started.elapsed().as_secs_f64()
+                    ));
+                    return Ok(());
+                }
+            }
+            std::thread::sleep(Duration::from_millis(250));
+        }
+        Err(format!(
+            "wrangler dev did not answer within {timeout:?}:\n{}",
+            self.wrangler.log_tail(30)
+        )
+        .into())
+    }
+
+    /// Runs the cron now (`wrangler dev` never fires crons by itself).
+    pub fn trigger_cron(&self) -> Result<u16> {
+        let (code, _) = http::get(
+            self.port,
+            "/__scheduled?cron=*+*+*+*+*",
+            Duration::from_secs(30),
+        )?;
+        Ok(code)
+    }
+
+    /// `Some(status)` if wrangler has exited.
+    pub fn exited(&mut self) -> Option<std::process::ExitStatus> {
+        self.wrangler.exited()
+    }
+
+    pub fn log_tail(&self, n: usize) -> String {
+        self.wrangler.log_tail(n)
+    }
+
+    pub fn stop(&mut self) {
+        self.wrangler.stop();
+    }
+}

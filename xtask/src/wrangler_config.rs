@@ -1,0 +1,168 @@
+//! Local wrangler configs, generated from the production `wrangler.toml`: same bindings, with
+//! absolute paths (the config lives in a state directory), open or keys auth, the simulator's URL
+//! and a timing profile. Local and production differ only in configuration.
+
+use pipeline::timing::Timing;
+use toml::{Table, Value};
+
+use crate::paths::root;
+use crate::Result;
+
+/// Which timing profile of the contract a local stack runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Profile {
+    /// `cargo xtask dev`: lively, batches flushed and polled within a minute.
+    Demo,
+    /// The end-to-end suites: seconds, not minutes.
+    Test,
+}
+
+impl Profile {
+    pub fn timing(self) -> Timing {
+        match self {
+            Profile::Demo => Timing::demo(),
+            Profile::Test => Timing::test(),
+        }
+    }
+
+    /// `max_batch_timeout` of the high and bulk consumers (the DLQ keeps its own).
+    fn batch_timeouts_s(self) -> (i64, i64) {
+        match self {
+            Profile::Demo => (1, 5),
+            Profile::Test => (1, 1),
+        }
+    }
+}
+
+/// What differs between a local stack and production.
+#[derive(Debug, Clone)]
+pub struct LocalSettings {
+    pub profile: Profile,
+    pub auth_mode: &'static str,
+    pub anthropic_base_url: String,
+}
+
+/// Reads the production config.
+pub fn production() -> Result<Table> {
+    let path = root().join("wrangler.toml");
+    let text = std::fs::read_to_string(&path).map_err(|e| format!("reading {path:?}: {e}"))?;
+    Ok(text.parse::<Table>().map_err(|e| format!("{path:?}: {e}"))?)
+}
+
+/// The production config rewritten for a local stack.
+pub fn local(settings: &LocalSettings) -> Result<String> {
+    let mut t = production()?;
+    let abs = |p: &Value| -> Value {
+        Value::String(root().join(p.as_str().unwrap_or_default()).to_string_lossy().into())
+    };
+    if let Some(main) = t.get("main") {
+        let v = abs(main);
+        t.insert("main".into(), v);
+    }
+    if let Some(Value::Table(assets)) = t.get_mut("assets") {
+        if let Some(dir) = assets.get("directory") {
+            let v = abs(dir);
+            assets.insert("directory".into(), v);
+        }
+    }
+    if let Some(Value::Array(dbs)) = t.get_mut("d1_databases") {
+        for db in dbs.iter_mut().filter_map(Value::as_table_mut) {
+            if let Some(dir) = db.get("migrations_dir") {
+                let v = abs(dir);
+                db.insert("migrations_dir".into(), v);
+            }
+        }
+    }
+    let vars = t
+        .entry("vars")
+        .or_insert_with(|| Value::Table(Table::new()))
+        .as_table_mut()
+        .ok_or("[vars] must be a table")?;
+    vars.insert("AUTH_MODE".into(), settings.auth_mode.into());
+    vars.insert(
+        "ANTHROPIC_BASE_URL".into(),
+        settings.anthropic_base_url.clone().into(),
+    );
+    for (name, value) in settings.profile.timing().to_vars() {
+        vars.insert(name.into(), value.into());
+    }
+    let (high, bulk) = settings.profile.batch_timeouts_s();
+    if let Some(Value::Table(queues)) = t.get_mut("queues") {
+        if let Some(Value::Array(consumers)) = queues.get_mut("consumers") {
+            for c in consumers.iter_mut().filter_map(Value::as_table_mut) {
+                let name = c.get("queue").and_then(Value::as_str).unwrap_or_default();
+                let timeout = if name.ends_with("-high") {
+                    high
+                } else if name.ends_with("-bulk") {
+                    bulk
+                } else {
+                    continue;
+                };
+                c.insert("max_batch_timeout".into(), Value::Integer(timeout));
+            }
+        }
+    }
+    Ok(toml::to_string(&t)?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn settings() -> LocalSettings {
+        LocalSettings {
+            profile: Profile::Test,
+            auth_mode: "open",
+            anthropic_base_url: "http://127.0.0.1:9999".into(),
+        }
+    }
+
+    #[test]
+    fn wrangler_toml_vars_are_the_production_timing_profile() {
+        let t = production().unwrap();
+        let vars = t["vars"].as_table().unwrap();
+        let from_toml = Timing::from_vars(|n| vars.get(n).and_then(|v| v.as_str()).map(String::from)).unwrap();
+        assert_eq!(from_toml, Timing::production());
+        for (name, _) in Timing::production().to_vars() {
+            assert!(vars.contains_key(name), "wrangler.toml lacks {name}");
+        }
+    }
+
+    #[test]
+    fn production_defaults_to_keys_mode() {
+        let t = production().unwrap();
+        assert_eq!(t["vars"]["AUTH_MODE"].as_str(), Some("keys"));
+    }
+
+    #[test]
+    fn the_local_config_keeps_every_binding_and_overrides_only_configuration() {
+        let local: Table = local(&settings()).unwrap().parse().unwrap();
+        let prod = production().unwrap();
+        for key in ["r2_buckets", "durable_objects", "migrations", "triggers"] {
+            assert_eq!(local[key], prod[key], "{key} differs");
+        }
+        assert_eq!(local["d1_databases"][0]["binding"].as_str(), Some("DB"));
+        assert!(local["d1_databases"][0]["migrations_dir"].as_str().unwrap().ends_with("/migrations"));
+        assert_eq!(local["vars"]["AUTH_MODE"].as_str(), Some("open"));
+        assert_eq!(local["vars"]["ANTHROPIC_BASE_URL"].as_str(), Some("http://127.0.0.1:9999"));
+        assert_eq!(local["vars"]["BACKOFF_BASE_S"].as_str(), Some("1"));
+        assert!(local["main"].as_str().unwrap().starts_with('/'));
+        let consumers = local["queues"]["consumers"].as_array().unwrap();
+        assert_eq!(consumers.len(), 3);
+        assert_eq!(consumers[0]["max_retries"], prod["queues"]["consumers"][0]["max_retries"]);
+    }
+
+    #[test]
+    fn every_worker_path_of_the_contract_runs_the_worker_first() {
+        let t = production().unwrap();
+        let list: Vec<&str> = t["assets"]["run_worker_first"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|v| v.as_str())
+            .collect();
+        for p in ["/feedback", "/jobs", "/jobs/*", "/batches", "/batches/*", "/api/*", "/__scheduled"] {
+            assert!(list.contains(&p), "{p} missing from run_worker_first");
+        }
+    }
+}
