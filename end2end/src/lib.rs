@@ -109,9 +109,8 @@ pub fn run_suite(suite: &str, tests: &[(&str, TestFn)]) -> ExitCode {
         for (name, test) in &selected {
             let t0 = Instant::now();
             let fut = test(stack.clone());
-            let outcome = rt.block_on(async {
-                tokio::time::timeout(TEST_TIMEOUT, tokio::spawn(fut)).await
-            });
+            let outcome =
+                rt.block_on(async { tokio::time::timeout(TEST_TIMEOUT, tokio::spawn(fut)).await });
             let failure = match outcome {
                 Ok(Ok(())) => None,
                 Ok(Err(join)) => Some(panic_message(join)),

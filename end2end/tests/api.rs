@@ -10,16 +10,37 @@ use serde_json::Value;
 
 fn main() -> ExitCode {
     let tests: &[(&str, TestFn)] = &[
-        ("health_touches_every_binding_and_reports_them_ok", |s| Box::pin(health_touches_every_binding_and_reports_them_ok(s))),
-        ("the_high_lane_consumer_handles_the_health_ping", |s| Box::pin(the_high_lane_consumer_handles_the_health_ping(s))),
-        ("the_cron_trigger_runs_the_scheduled_handler", |s| Box::pin(the_cron_trigger_runs_the_scheduled_handler(s))),
-        ("the_durable_object_keeps_its_state_between_requests", |s| Box::pin(the_durable_object_keeps_its_state_between_requests(s))),
-        ("open_mode_lets_x_user_id_name_the_caller", |s| Box::pin(open_mode_lets_x_user_id_name_the_caller(s))),
-        ("a_malformed_x_user_id_is_a_400_naming_the_header", |s| Box::pin(a_malformed_x_user_id_is_a_400_naming_the_header(s))),
-        ("an_unknown_bearer_key_is_a_401_even_in_open_mode", |s| Box::pin(an_unknown_bearer_key_is_a_401_even_in_open_mode(s))),
-        ("unknown_api_paths_are_a_json_404", |s| Box::pin(unknown_api_paths_are_a_json_404(s))),
-        ("a_wrong_method_is_a_json_405", |s| Box::pin(a_wrong_method_is_a_json_405(s))),
-        ("the_spa_and_its_assets_are_served_with_deep_link_fallback", |s| Box::pin(the_spa_and_its_assets_are_served_with_deep_link_fallback(s))),
+        ("health_touches_every_binding_and_reports_them_ok", |s| {
+            Box::pin(health_touches_every_binding_and_reports_them_ok(s))
+        }),
+        ("the_high_lane_consumer_handles_the_health_ping", |s| {
+            Box::pin(the_high_lane_consumer_handles_the_health_ping(s))
+        }),
+        ("the_cron_trigger_runs_the_scheduled_handler", |s| {
+            Box::pin(the_cron_trigger_runs_the_scheduled_handler(s))
+        }),
+        ("the_durable_object_keeps_its_state_between_requests", |s| {
+            Box::pin(the_durable_object_keeps_its_state_between_requests(s))
+        }),
+        ("open_mode_lets_x_user_id_name_the_caller", |s| {
+            Box::pin(open_mode_lets_x_user_id_name_the_caller(s))
+        }),
+        ("a_malformed_x_user_id_is_a_400_naming_the_header", |s| {
+            Box::pin(a_malformed_x_user_id_is_a_400_naming_the_header(s))
+        }),
+        ("an_unknown_bearer_key_is_a_401_even_in_open_mode", |s| {
+            Box::pin(an_unknown_bearer_key_is_a_401_even_in_open_mode(s))
+        }),
+        ("unknown_api_paths_are_a_json_404", |s| {
+            Box::pin(unknown_api_paths_are_a_json_404(s))
+        }),
+        ("a_wrong_method_is_a_json_405", |s| {
+            Box::pin(a_wrong_method_is_a_json_405(s))
+        }),
+        (
+            "the_spa_and_its_assets_are_served_with_deep_link_fallback",
+            |s| Box::pin(the_spa_and_its_assets_are_served_with_deep_link_fallback(s)),
+        ),
     ];
     run_suite("api", tests)
 }
@@ -38,8 +59,14 @@ async fn health_touches_every_binding_and_reports_them_ok(s: Arc<TestStack>) {
     for name in ["d1", "r2", "durable_object", "queue_high"] {
         assert_eq!(check(&h, name)["ok"], true, "{name}: {h}");
     }
-    assert!(check(&h, "d1")["detail"].as_str().unwrap().contains("jobs stored"));
-    assert!(check(&h, "r2")["detail"].as_str().unwrap().contains("read back"));
+    assert!(check(&h, "d1")["detail"]
+        .as_str()
+        .unwrap()
+        .contains("jobs stored"));
+    assert!(check(&h, "r2")["detail"]
+        .as_str()
+        .unwrap()
+        .contains("read back"));
     assert_eq!(h["auth_mode"], "open");
     assert_eq!(h["anthropic"]["kind"], "simulator");
     assert_eq!(h["anthropic"]["base_url"], s.sim_url.as_str());
@@ -51,7 +78,9 @@ async fn the_high_lane_consumer_handles_the_health_ping(s: Arc<TestStack>) {
     let sent = h["now"].as_i64().unwrap();
     let consumed = eventually("the ping is consumed", Duration::from_secs(30), || async {
         let (_, h) = get_json(&s.url("/api/health")).await;
-        h["queue_last_consumed_at"].as_i64().filter(|t| *t >= sent - 5_000)
+        h["queue_last_consumed_at"]
+            .as_i64()
+            .filter(|t| *t >= sent - 5_000)
     })
     .await;
     assert!(consumed > 0);
@@ -74,9 +103,14 @@ async fn the_cron_trigger_runs_the_scheduled_handler(s: Arc<TestStack>) {
 
 async fn the_durable_object_keeps_its_state_between_requests(s: Arc<TestStack>) {
     let pings = |h: &Value| -> u64 {
-        let detail = check(h, "durable_object")["detail"].as_str().unwrap().to_owned();
+        let detail = check(h, "durable_object")["detail"]
+            .as_str()
+            .unwrap()
+            .to_owned();
         let json = detail.split_once(": ").map(|(_, j)| j).unwrap_or_default();
-        serde_json::from_str::<Value>(json).unwrap()["pings"].as_u64().unwrap()
+        serde_json::from_str::<Value>(json).unwrap()["pings"]
+            .as_u64()
+            .unwrap()
     };
     let (_, a) = get_json(&s.url("/api/health")).await;
     let (_, b) = get_json(&s.url("/api/health")).await;
@@ -84,8 +118,12 @@ async fn the_durable_object_keeps_its_state_between_requests(s: Arc<TestStack>) 
 }
 
 async fn open_mode_lets_x_user_id_name_the_caller(s: Arc<TestStack>) {
-    let (status, h) =
-        send_json(client().get(s.url("/api/health")).header("x-user-id", "alice")).await;
+    let (status, h) = send_json(
+        client()
+            .get(s.url("/api/health"))
+            .header("x-user-id", "alice"),
+    )
+    .await;
     assert_eq!(status, 200);
     assert_eq!(h["user_id"], "alice");
     let (_, anon) = get_json(&s.url("/api/health")).await;
@@ -93,8 +131,12 @@ async fn open_mode_lets_x_user_id_name_the_caller(s: Arc<TestStack>) {
 }
 
 async fn a_malformed_x_user_id_is_a_400_naming_the_header(s: Arc<TestStack>) {
-    let (status, body) =
-        send_json(client().get(s.url("/api/health")).header("x-user-id", "../root")).await;
+    let (status, body) = send_json(
+        client()
+            .get(s.url("/api/health"))
+            .header("x-user-id", "../root"),
+    )
+    .await;
     assert_error(status, &body, 400, "invalid_user_id");
     assert_eq!(body["field"], "x-user-id");
 }
@@ -129,10 +171,18 @@ async fn the_spa_and_its_assets_are_served_with_deep_link_fallback(s: Arc<TestSt
     for deep in ["/ui/jobs", "/ui/jobs/some-id", "/ui/dead-letters"] {
         let resp = client().get(s.url(deep)).send().await.unwrap();
         assert_eq!(resp.status().as_u16(), 200, "{deep}");
-        assert_eq!(resp.text().await.unwrap(), html, "{deep} should serve index.html");
+        assert_eq!(
+            resp.text().await.unwrap(),
+            html,
+            "{deep} should serve index.html"
+        );
     }
     // Every hashed asset index.html names is served with its type.
-    for (ext, ctype) in [(".js", "javascript"), (".wasm", "application/wasm"), (".css", "text/css")] {
+    for (ext, ctype) in [
+        (".js", "javascript"),
+        (".wasm", "application/wasm"),
+        (".css", "text/css"),
+    ] {
         let name = html
             .split('"')
             .find(|p| p.starts_with('/') && p.ends_with(ext))

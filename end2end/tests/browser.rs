@@ -8,9 +8,16 @@ use end2end::{run_suite, TestFn, TestStack};
 
 fn main() -> ExitCode {
     let tests: &[(&str, TestFn)] = &[
-        ("the_spa_shows_the_health_the_worker_reports", |s| Box::pin(the_spa_shows_the_health_the_worker_reports(s))),
-        ("navigation_reaches_every_page_of_the_layout", |s| Box::pin(navigation_reaches_every_page_of_the_layout(s))),
-        ("a_deep_link_loads_its_page_and_an_unknown_one_says_not_found", |s| Box::pin(a_deep_link_loads_its_page_and_an_unknown_one_says_not_found(s))),
+        ("the_spa_shows_the_health_the_worker_reports", |s| {
+            Box::pin(the_spa_shows_the_health_the_worker_reports(s))
+        }),
+        ("navigation_reaches_every_page_of_the_layout", |s| {
+            Box::pin(navigation_reaches_every_page_of_the_layout(s))
+        }),
+        (
+            "a_deep_link_loads_its_page_and_an_unknown_one_says_not_found",
+            |s| Box::pin(a_deep_link_loads_its_page_and_an_unknown_one_says_not_found(s)),
+        ),
     ];
     run_suite("browser", tests)
 }
@@ -29,7 +36,12 @@ async fn the_spa_shows_the_health_the_worker_reports(s: Arc<TestStack>) {
     for binding in ["d1", "r2", "durable_object", "queue_high"] {
         check_text(&page, &format!("check-{binding}"), "ok").await;
     }
-    check_text(&page, "anthropic-target", &format!("simulator at {}", s.sim_url)).await;
+    check_text(
+        &page,
+        "anthropic-target",
+        &format!("simulator at {}", s.sim_url),
+    )
+    .await;
     check_text(&page, "whoami", "anonymous (admin)").await;
     screenshot(&page, &s, "dashboard").await;
     browser.close().await;

@@ -182,7 +182,9 @@ mod tests {
     #[test]
     fn the_migration_check_constraint_lists_exactly_the_statuses() {
         let sql = include_str!("../../migrations/0001_init.sql");
-        let start = sql.find("CHECK (status IN (").expect("status CHECK in 0001");
+        let start = sql
+            .find("CHECK (status IN (")
+            .expect("status CHECK in 0001");
         let rest = &sql[start + "CHECK (status IN (".len()..];
         let list = &rest[..rest.find(')').unwrap()];
         let mut in_sql: Vec<&str> = list
@@ -197,7 +199,10 @@ mod tests {
 
     #[test]
     fn terminal_statuses_are_the_five_of_the_contract_and_enqueue_failed() {
-        let terminal: Vec<_> = Status::ALL.into_iter().filter(|s| s.is_terminal()).collect();
+        let terminal: Vec<_> = Status::ALL
+            .into_iter()
+            .filter(|s| s.is_terminal())
+            .collect();
         assert_eq!(terminal.len(), 6);
         assert!(!Status::Queued.is_terminal());
         assert!(!Status::Running.is_terminal());

@@ -55,7 +55,8 @@ impl Config {
     }
 }
 
-pub const USAGE: &str = "usage: anthropic-sim [--port 8788] [--api-key KEY] [--rpm N] [--itpm N] [--otpm N]";
+pub const USAGE: &str =
+    "usage: anthropic-sim [--port 8788] [--api-key KEY] [--rpm N] [--itpm N] [--otpm N]";
 
 #[cfg(test)]
 mod tests {

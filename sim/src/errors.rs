@@ -19,7 +19,7 @@ pub fn new_id(prefix: &str) -> String {
     let mut out = format!("{prefix}_01");
     for _ in 0..22 {
         out.push(BASE62[(x % 62) as usize] as char);
-        x = x / 62 ^ x.rotate_left(29).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        x = (x / 62) ^ x.rotate_left(29).wrapping_mul(0xBF58_476D_1CE4_E5B9);
     }
     out
 }

@@ -184,7 +184,11 @@ pub fn validate(v: &Value) -> Result<Parsed, SimError> {
                     "messages.{i}.role: Input should be 'user' or 'assistant', got '{other}'"
                 )))
             }
-            None => return Err(SimError::invalid(format!("messages.{i}.role: Field required"))),
+            None => {
+                return Err(SimError::invalid(format!(
+                    "messages.{i}.role: Field required"
+                )))
+            }
         };
         if i == 0 && role != Role::User {
             return Err(SimError::invalid(
@@ -193,7 +197,11 @@ pub fn validate(v: &Value) -> Result<Parsed, SimError> {
         }
         if let Some((prev, _)) = turns.last() {
             if *prev == role {
-                let name = if role == Role::User { "user" } else { "assistant" };
+                let name = if role == Role::User {
+                    "user"
+                } else {
+                    "assistant"
+                };
                 return Err(SimError::invalid(format!(
                     "messages: roles must alternate between \"user\" and \"assistant\", but found multiple \"{name}\" roles in a row"
                 )));
@@ -357,8 +365,10 @@ mod tests {
                         {"type": "text", "text": "summarize"}]}]}))
         .unwrap();
         assert_eq!(ok.document_bytes, 6);
-        let bad = err(json!({"model": "claude-x", "max_tokens": 1, "messages": [{"role": "user",
-            "content": [{"type": "document", "source": {"type": "base64", "media_type": "image/png", "data": "x"}}]}]}));
+        let bad = err(
+            json!({"model": "claude-x", "max_tokens": 1, "messages": [{"role": "user",
+            "content": [{"type": "document", "source": {"type": "base64", "media_type": "image/png", "data": "x"}}]}]}),
+        );
         assert_eq!(bad.0, 400);
     }
 

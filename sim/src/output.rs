@@ -85,7 +85,10 @@ mod tests {
 
     #[test]
     fn the_same_request_gets_the_same_answer() {
-        assert_eq!(answer(&req("hello there", 100)), answer(&req("hello there", 100)));
+        assert_eq!(
+            answer(&req("hello there", 100)),
+            answer(&req("hello there", 100))
+        );
     }
 
     #[test]

@@ -78,11 +78,7 @@ impl Limits {
             b.refill(now_ms);
             // A request larger than the whole bucket can never fit; it waits a full minute, as
             // the real API's retry-after does, and is refused again.
-            wait = wait.max(if n > b.capacity {
-                60_000
-            } else {
-                b.wait_ms(n)
-            });
+            wait = wait.max(if n > b.capacity { 60_000 } else { b.wait_ms(n) });
         }
         if wait > 0 {
             return Err(wait);

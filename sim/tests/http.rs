@@ -7,7 +7,11 @@ async fn start(config: sim::Config) -> String {
     format!("http://{addr}")
 }
 
-async fn post(base: &str, key: Option<&str>, body: Value) -> (u16, reqwest::header::HeaderMap, Value) {
+async fn post(
+    base: &str,
+    key: Option<&str>,
+    body: Value,
+) -> (u16, reqwest::header::HeaderMap, Value) {
     let mut req = reqwest::Client::new()
         .post(format!("{base}/v1/messages"))
         .header("anthropic-version", "2023-06-01")
@@ -67,7 +71,11 @@ async fn an_invalid_body_is_a_400_invalid_request_error() {
 
 #[tokio::test]
 async fn exceeding_requests_per_minute_is_a_429_with_retry_after() {
-    let base = start(sim::Config { rpm: 2, ..sim::Config::default() }).await;
+    let base = start(sim::Config {
+        rpm: 2,
+        ..sim::Config::default()
+    })
+    .await;
     assert_eq!(post(&base, Some("k"), hello()).await.0, 200);
     assert_eq!(post(&base, Some("k"), hello()).await.0, 200);
     let (status, headers, body) = post(&base, Some("k"), hello()).await;
@@ -82,7 +90,12 @@ async fn billing_stats_count_only_successful_answers() {
     let base = start(sim::Config::default()).await;
     post(&base, Some("k"), hello()).await;
     post(&base, None, hello()).await;
-    let stats: Value = reqwest::get(format!("{base}/_sim/stats")).await.unwrap().json().await.unwrap();
+    let stats: Value = reqwest::get(format!("{base}/_sim/stats"))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
     assert_eq!(stats["messages"], 1);
     assert_eq!(stats["errors"]["401"], 1);
 }

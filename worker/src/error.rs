@@ -10,7 +10,8 @@ pub struct AppError(pub ApiError);
 
 impl IntoResponse for AppError {
     fn into_response(self) -> Response {
-        let status = StatusCode::from_u16(self.0.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+        let status =
+            StatusCode::from_u16(self.0.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
         (status, axum::Json(self.0.body)).into_response()
     }
 }
@@ -25,6 +26,8 @@ impl From<ApiError> for AppError {
 impl From<worker::Error> for AppError {
     fn from(e: worker::Error) -> Self {
         worker::console_error!("platform error: {e}");
-        AppError(ApiError::internal("an internal error occurred; it has been logged"))
+        AppError(ApiError::internal(
+            "an internal error occurred; it has been logged",
+        ))
     }
 }

@@ -25,10 +25,11 @@ impl FromRequestParts<AppState> for Caller {
     ) -> impl Future<Output = Result<Self, Self::Rejection>> + Send {
         // A header that is not visible ASCII cannot be a key or a user id: treat it as malformed.
         let header = |name: &str| {
-            parts
-                .headers
-                .get(name)
-                .map(|v| v.to_str().map(str::to_owned).unwrap_or_else(|_| "\u{0}".into()))
+            parts.headers.get(name).map(|v| {
+                v.to_str()
+                    .map(str::to_owned)
+                    .unwrap_or_else(|_| "\u{0}".into())
+            })
         };
         let authorization = header("authorization");
         let x_user_id = header("x-user-id");

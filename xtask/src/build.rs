@@ -32,13 +32,23 @@ pub fn spa() -> Result<bool> {
             .current_dir(root()),
         "cargo build -p frontend",
     )?;
-    let wasm = target_dir().join(WASM).join("release").join("frontend.wasm");
+    let wasm = target_dir()
+        .join(WASM)
+        .join("release")
+        .join("frontend.wasm");
     let pkg = target_dir().join("spa-pkg");
     let _ = std::fs::remove_dir_all(&pkg);
     step("wasm-bindgen (--target web)");
     run(
         Command::new(cargo_bin("wasm-bindgen"))
-            .args(["--target", "web", "--no-typescript", "--out-name", "app", "--out-dir"])
+            .args([
+                "--target",
+                "web",
+                "--no-typescript",
+                "--out-name",
+                "app",
+                "--out-dir",
+            ])
             .arg(&pkg)
             .arg(&wasm),
         "wasm-bindgen",
@@ -157,7 +167,12 @@ fn fingerprint(inputs: &[&str]) -> Result<String> {
     all.sort();
     let mut acc = Vec::new();
     for f in all {
-        acc.extend_from_slice(f.strip_prefix(root()).unwrap_or(&f).to_string_lossy().as_bytes());
+        acc.extend_from_slice(
+            f.strip_prefix(root())
+                .unwrap_or(&f)
+                .to_string_lossy()
+                .as_bytes(),
+        );
         acc.extend_from_slice(&fnv(&std::fs::read(&f)?).to_le_bytes());
     }
     Ok(format!("{:016x}", fnv(&acc)))

@@ -132,13 +132,29 @@ fn dev(args: &[String]) -> Result<()> {
     })?;
     let _ = stack.trigger_cron();
     println!();
-    println!("  claude-pipeline is running ({:.0} s to start)", started.elapsed().as_secs_f64());
+    println!(
+        "  claude-pipeline is running ({:.0} s to start)",
+        started.elapsed().as_secs_f64()
+    );
     println!("  SPA and API   {}/", stack.base_url);
     println!("  health        {}/api/health", stack.base_url);
-    println!("  Anthropic     {base_url}{}", if sim.is_some() { "  (anthropic-sim)" } else { "" });
-    println!("  cron          {}/__scheduled?cron=*+*+*+*+*  (triggered every minute)", stack.base_url);
+    println!(
+        "  Anthropic     {base_url}{}",
+        if sim.is_some() {
+            "  (anthropic-sim)"
+        } else {
+            ""
+        }
+    );
+    println!(
+        "  cron          {}/__scheduled?cron=*+*+*+*+*  (triggered every minute)",
+        stack.base_url
+    );
     println!("  state         {}", stack.state_dir.display());
-    println!("  logs          {}", stack.state_dir.join("wrangler.log").display());
+    println!(
+        "  logs          {}",
+        stack.state_dir.join("wrangler.log").display()
+    );
     if sim.is_some() {
         println!("                {}", sim_log.display());
     }
@@ -177,7 +193,9 @@ fn test() -> Result<()> {
     tools::ensure(true)?;
     step("cargo fmt --check");
     run(
-        Command::new("cargo").args(["fmt", "--all", "--", "--check"]).current_dir(root()),
+        Command::new("cargo")
+            .args(["fmt", "--all", "--", "--check"])
+            .current_dir(root()),
         "cargo fmt --check (run `cargo fmt --all`)",
     )?;
     step("clippy, host crates (-D warnings)");
@@ -274,4 +292,3 @@ fn cargo_test() -> Result<String> {
     }
     Ok(summary)
 }
-

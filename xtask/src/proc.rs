@@ -59,7 +59,9 @@ impl Service {
 
     /// `Some(status)` once the process has exited.
     pub fn exited(&mut self) -> Option<std::process::ExitStatus> {
-        self.child.as_mut().and_then(|c| c.try_wait().ok().flatten())
+        self.child
+            .as_mut()
+            .and_then(|c| c.try_wait().ok().flatten())
     }
 
     /// The last `n` lines of its log, for error messages.

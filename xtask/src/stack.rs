@@ -53,7 +53,10 @@ impl Stack {
             ("the Worker", worker_build().join("worker").join("shim.mjs")),
         ] {
             if !path.exists() {
-                return Err(format!("{what} is not built ({path:?}): run `cargo xtask dev` or `cargo xtask test`").into());
+                return Err(format!(
+                    "{what} is not built ({path:?}): run `cargo xtask dev` or `cargo xtask test`"
+                )
+                .into());
             }
         }
         if opts.fresh {
@@ -86,7 +89,11 @@ impl Stack {
             .arg("--persist-to")
             .arg(&persist)
             .args(["--test-scheduled", "--show-interactive-dev-session=false"]);
-        let wrangler = Service::spawn("wrangler dev", &mut cmd, &opts.state_dir.join("wrangler.log"))?;
+        let wrangler = Service::spawn(
+            "wrangler dev",
+            &mut cmd,
+            &opts.state_dir.join("wrangler.log"),
+        )?;
         let mut stack = Stack {
             port: opts.port,
             base_url: format!("http://127.0.0.1:{}", opts.port),

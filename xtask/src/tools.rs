@@ -15,7 +15,12 @@ pub const WORKER_BUILD_VERSION: &str = "0.8.7";
 /// Everything `dev` needs; `browser` adds Chromium for the test suites.
 pub fn ensure(browser: bool) -> Result<()> {
     wasm_target()?;
-    cargo_tool("wasm-bindgen", "wasm-bindgen-cli", WASM_BINDGEN_VERSION, false)?;
+    cargo_tool(
+        "wasm-bindgen",
+        "wasm-bindgen-cli",
+        WASM_BINDGEN_VERSION,
+        false,
+    )?;
     cargo_tool("worker-build", "worker-build", WORKER_BUILD_VERSION, true)?;
     npm_packages()?;
     if browser {
@@ -25,9 +30,12 @@ pub fn ensure(browser: bool) -> Result<()> {
 }
 
 fn wasm_target() -> Result<()> {
-    let installed = output(Command::new("rustup").args(["target", "list", "--installed"]))
-        .unwrap_or_default();
-    if installed.lines().any(|l| l.trim() == "wasm32-unknown-unknown") {
+    let installed =
+        output(Command::new("rustup").args(["target", "list", "--installed"])).unwrap_or_default();
+    if installed
+        .lines()
+        .any(|l| l.trim() == "wasm32-unknown-unknown")
+    {
         return Ok(());
     }
     step("installing the wasm32-unknown-unknown target (rustup)");

@@ -46,14 +46,21 @@ pub struct LocalSettings {
 pub fn production() -> Result<Table> {
     let path = root().join("wrangler.toml");
     let text = std::fs::read_to_string(&path).map_err(|e| format!("reading {path:?}: {e}"))?;
-    Ok(text.parse::<Table>().map_err(|e| format!("{path:?}: {e}"))?)
+    Ok(text
+        .parse::<Table>()
+        .map_err(|e| format!("{path:?}: {e}"))?)
 }
 
 /// The production config rewritten for a local stack.
 pub fn local(settings: &LocalSettings) -> Result<String> {
     let mut t = production()?;
     let abs = |p: &Value| -> Value {
-        Value::String(root().join(p.as_str().unwrap_or_default()).to_string_lossy().into())
+        Value::String(
+            root()
+                .join(p.as_str().unwrap_or_default())
+                .to_string_lossy()
+                .into(),
+        )
     };
     if let Some(main) = t.get("main") {
         let v = abs(main);
@@ -121,7 +128,8 @@ mod tests {
     fn wrangler_toml_vars_are_the_production_timing_profile() {
         let t = production().unwrap();
         let vars = t["vars"].as_table().unwrap();
-        let from_toml = Timing::from_vars(|n| vars.get(n).and_then(|v| v.as_str()).map(String::from)).unwrap();
+        let from_toml =
+            Timing::from_vars(|n| vars.get(n).and_then(|v| v.as_str()).map(String::from)).unwrap();
         assert_eq!(from_toml, Timing::production());
         for (name, _) in Timing::production().to_vars() {
             assert!(vars.contains_key(name), "wrangler.toml lacks {name}");
@@ -142,14 +150,23 @@ mod tests {
             assert_eq!(local[key], prod[key], "{key} differs");
         }
         assert_eq!(local["d1_databases"][0]["binding"].as_str(), Some("DB"));
-        assert!(local["d1_databases"][0]["migrations_dir"].as_str().unwrap().ends_with("/migrations"));
+        assert!(local["d1_databases"][0]["migrations_dir"]
+            .as_str()
+            .unwrap()
+            .ends_with("/migrations"));
         assert_eq!(local["vars"]["AUTH_MODE"].as_str(), Some("open"));
-        assert_eq!(local["vars"]["ANTHROPIC_BASE_URL"].as_str(), Some("http://127.0.0.1:9999"));
+        assert_eq!(
+            local["vars"]["ANTHROPIC_BASE_URL"].as_str(),
+            Some("http://127.0.0.1:9999")
+        );
         assert_eq!(local["vars"]["BACKOFF_BASE_S"].as_str(), Some("1"));
         assert!(local["main"].as_str().unwrap().starts_with('/'));
         let consumers = local["queues"]["consumers"].as_array().unwrap();
         assert_eq!(consumers.len(), 3);
-        assert_eq!(consumers[0]["max_retries"], prod["queues"]["consumers"][0]["max_retries"]);
+        assert_eq!(
+            consumers[0]["max_retries"],
+            prod["queues"]["consumers"][0]["max_retries"]
+        );
     }
 
     #[test]
@@ -161,7 +178,15 @@ mod tests {
             .iter()
             .filter_map(|v| v.as_str())
             .collect();
-        for p in ["/feedback", "/jobs", "/jobs/*", "/batches", "/batches/*", "/api/*", "/__scheduled"] {
+        for p in [
+            "/feedback",
+            "/jobs",
+            "/jobs/*",
+            "/batches",
+            "/batches/*",
+            "/api/*",
+            "/__scheduled",
+        ] {
             assert!(list.contains(&p), "{p} missing from run_worker_first");
         }
     }

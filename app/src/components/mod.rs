@@ -1,3 +1,3 @@
+pub mod coming;
 pub mod layout;
 pub mod status_badge;
-pub mod coming;

@@ -16,7 +16,10 @@ const PROBE_KEY: &str = "health/probe";
 
 // The Workers runtime is single-threaded and its futures are !Send; axum wants Send handlers.
 #[worker::send]
-pub async fn get(State(state): State<AppState>, Caller(caller): Caller) -> Result<Response, AppError> {
+pub async fn get(
+    State(state): State<AppState>,
+    Caller(caller): Caller,
+) -> Result<Response, AppError> {
     let env = &state.env;
     let mut checks = Vec::with_capacity(4);
     let mut cron_last_run_at = None;
@@ -40,7 +43,10 @@ pub async fn get(State(state): State<AppState>, Caller(caller): Caller) -> Resul
     let r2 = async {
         let bucket = env.bucket(RESULTS)?;
         let written = format!("probe at {t}");
-        bucket.put(PROBE_KEY, written.clone().into_bytes()).execute().await?;
+        bucket
+            .put(PROBE_KEY, written.clone().into_bytes())
+            .execute()
+            .await?;
         let read = match bucket.get(PROBE_KEY).execute().await? {
             Some(obj) => match obj.body() {
                 Some(body) => body.text().await?,
@@ -49,7 +55,9 @@ pub async fn get(State(state): State<AppState>, Caller(caller): Caller) -> Resul
             None => String::new(),
         };
         if read != written {
-            return Err(worker::Error::RustError("read back a different object".into()));
+            return Err(worker::Error::RustError(
+                "read back a different object".into(),
+            ));
         }
         Ok(format!("wrote and read back {} bytes", read.len()))
     }
@@ -92,7 +100,11 @@ pub async fn get(State(state): State<AppState>, Caller(caller): Caller) -> Resul
         queue_last_consumed_at,
         now: now_ms(),
     };
-    let status = if ok { StatusCode::OK } else { StatusCode::SERVICE_UNAVAILABLE };
+    let status = if ok {
+        StatusCode::OK
+    } else {
+        StatusCode::SERVICE_UNAVAILABLE
+    };
     Ok((status, Json(report)).into_response())
 }
 
