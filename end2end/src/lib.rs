@@ -50,10 +50,11 @@ impl TestStack {
     }
 }
 
-/// Starts the simulator (in this process) and a fresh `wrangler dev` pointed at it.
-pub async fn spawn_stack(suite: &str) -> TestStack {
-    let (sim_addr, sim) = sim::spawn(sim::Config::default())
-        .await
+/// Starts the simulator (in this process, on `rt`) and a fresh `wrangler dev` pointed at it.
+/// Call it from the thread that outlives the suite: wrangler is tied to it (see `xtask::proc`).
+pub fn spawn_stack(suite: &str, rt: &tokio::runtime::Runtime) -> TestStack {
+    let (sim_addr, sim) = rt
+        .block_on(sim::spawn(sim::Config::default()))
         .expect("start anthropic-sim");
     let sim_url = format!("http://{sim_addr}");
     let state_dir = target_dir().join("e2e").join(suite);
@@ -69,10 +70,7 @@ pub async fn spawn_stack(suite: &str) -> TestStack {
         },
         anthropic_api_key: "sim-test-key".into(),
     };
-    let stack = tokio::task::spawn_blocking(move || Stack::start(opts))
-        .await
-        .expect("stack start task")
-        .unwrap_or_else(|e| panic!("the local stack did not start: {e}"));
+    let stack = Stack::start(opts).unwrap_or_else(|e| panic!("the local stack did not start: {e}"));
     std::fs::create_dir_all(&artifacts).expect("artifacts dir");
     TestStack {
         base_url: stack.base_url.clone(),
@@ -105,7 +103,7 @@ pub fn run_suite(suite: &str, tests: &[(&str, TestFn)]) -> ExitCode {
         .expect("tokio runtime");
     let mut failures = Vec::new();
     if !selected.is_empty() {
-        let stack = Arc::new(rt.block_on(spawn_stack(suite)));
+        let stack = Arc::new(spawn_stack(suite, &rt));
         for (name, test) in &selected {
             let t0 = Instant::now();
             let fut = test(stack.clone());

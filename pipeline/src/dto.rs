@@ -19,8 +19,10 @@ pub struct HealthReport {
     pub checks: Vec<Check>,
     /// Last cron run (epoch ms), from its D1 heartbeat.
     pub cron_last_run_at: Option<i64>,
-    /// Last health ping handled by the high-lane consumer (epoch ms).
+    /// Last health ping handled by the high-lane consumer (epoch ms)…
     pub queue_last_consumed_at: Option<i64>,
+    /// …and when that ping was sent.
+    pub queue_last_ping_sent_at: Option<i64>,
     pub now: i64,
 }
 

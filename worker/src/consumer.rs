@@ -31,7 +31,9 @@ pub async fn handle_batch(batch: MessageBatch<serde_json::Value>, env: &Env) {
     for msg in messages {
         match serde_json::from_value::<QueueMessage>(msg.body().clone()) {
             Ok(QueueMessage::Ping { sent_at }) => {
-                let detail = format!("ping sent at {sent_at}");
+                // The detail is the ping's send time: health reports it, so a caller can tell
+                // that *its* ping went through the queue, not an earlier one.
+                let detail = sent_at.to_string();
                 match async { db::beat(&env.d1(DB)?, beat, now_ms(), &detail).await }.await {
                     Ok(()) => msg.ack(),
                     Err(e) => {

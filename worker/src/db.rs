@@ -15,12 +15,17 @@ pub async fn beat(db: &D1Database, name: &str, at: i64, detail: &str) -> worker:
     Ok(())
 }
 
+/// A background path's last heartbeat: when it ran and what it noted.
+#[derive(Debug, serde::Deserialize)]
+pub struct Beat {
+    pub at: f64,
+    pub detail: Option<String>,
+}
+
 /// When a background path last ran, if ever.
-pub async fn last_beat(db: &D1Database, name: &str) -> worker::Result<Option<i64>> {
-    let at: Option<f64> = db
-        .prepare("SELECT at FROM heartbeats WHERE name = ?1")
+pub async fn last_beat(db: &D1Database, name: &str) -> worker::Result<Option<Beat>> {
+    db.prepare("SELECT at, detail FROM heartbeats WHERE name = ?1")
         .bind(&[name.into()])?
-        .first(Some("at"))
-        .await?;
-    Ok(at.map(|v| v as i64))
+        .first(None)
+        .await
 }

@@ -86,11 +86,13 @@ fn dev(args: &[String]) -> Result<()> {
     let real_key = std::env::var("ANTHROPIC_API_KEY")
         .ok()
         .filter(|k| !k.trim().is_empty());
-    let sim_log = dev_state().join("anthropic-sim.log");
+    build_all()?;
     if args.reset {
         step("--reset: wiping local state (.state/dev)");
+        let _ = std::fs::remove_dir_all(dev_state());
     }
-    build_all()?;
+    std::fs::create_dir_all(dev_state())?;
+    let sim_log = dev_state().join("anthropic-sim.log");
     let mut sim = None;
     let base_url = match &real_key {
         Some(_) => {
@@ -105,10 +107,6 @@ fn dev(args: &[String]) -> Result<()> {
                     .current_dir(root()),
                 "cargo build -p sim",
             )?;
-            if args.reset {
-                let _ = std::fs::remove_dir_all(dev_state());
-            }
-            std::fs::create_dir_all(dev_state())?;
             let bin = target_dir().join("debug").join("anthropic-sim");
             sim = Some(Service::spawn(
                 "anthropic-sim",
@@ -122,7 +120,7 @@ fn dev(args: &[String]) -> Result<()> {
     let mut stack = Stack::start(StackOptions {
         port: args.port,
         state_dir: dev_state(),
-        fresh: args.reset && real_key.is_some(),
+        fresh: false,
         settings: LocalSettings {
             profile: Profile::Demo,
             auth_mode: "open",
@@ -251,27 +249,36 @@ fn deploy_dry_run() -> Result<()> {
 }
 
 /// Runs `cargo test` (the default members: pipeline, sim, xtask, end2end), echoing its output,
-/// and returns a summary: every `test result:` line and the totals.
+/// and returns a summary: each test binary's `test result:` line and the totals.
 fn cargo_test() -> Result<String> {
-    let mut child = Command::new("cargo")
-        .arg("test")
+    // stderr merged into stdout, so each result line can be labelled with the binary that
+    // cargo announced ("Running …" / "Doc-tests …") just before it.
+    let mut child = Command::new("sh")
+        .args(["-c", "exec cargo test --color always 2>&1"])
         .current_dir(root())
         .stdout(Stdio::piped())
         .spawn()?;
     let stdout = child.stdout.take().ok_or("no stdout")?;
     let mut results = Vec::new();
+    let mut current = String::new();
     for line in BufReader::new(stdout).lines() {
         let line = line?;
         println!("{line}");
-        if line.starts_with("test result:") {
-            results.push(line);
+        let plain = strip_ansi(&line);
+        let trimmed = plain.trim_start();
+        if let Some(what) = trimmed.strip_prefix("Running ") {
+            current = label(what);
+        } else if let Some(krate) = trimmed.strip_prefix("Doc-tests ") {
+            current = format!("{krate} doc-tests");
+        } else if trimmed.starts_with("test result:") {
+            results.push((current.clone(), trimmed.to_string()));
         }
     }
     let status = child.wait()?;
     let count = |word: &str| -> u64 {
         results
             .iter()
-            .filter_map(|l| {
+            .filter_map(|(_, l)| {
                 let before = l.split(&format!(" {word}")).next()?;
                 before.rsplit(' ').next()?.parse::<u64>().ok()
             })
@@ -279,8 +286,11 @@ fn cargo_test() -> Result<String> {
     };
     let (passed, failed) = (count("passed"), count("failed"));
     let mut summary = String::from("\ntest summary:\n");
-    for r in &results {
-        summary.push_str(&format!("  {r}\n"));
+    for (binary, r) in &results {
+        // Binaries without tests (doc-tests of crates without examples, bins) are not listed.
+        if !r.contains(" 0 passed; 0 failed;") {
+            summary.push_str(&format!("  {binary:<40} {r}\n"));
+        }
     }
     summary.push_str(&format!("{passed} passed, {failed} failed"));
     if !status.success() || failed > 0 {
@@ -291,4 +301,34 @@ fn cargo_test() -> Result<String> {
         return Err("cargo test ran no test at all".into());
     }
     Ok(summary)
+}
+
+/// `unittests src/lib.rs (target/debug/deps/pipeline-0123abcd)` → `pipeline unittests src/lib.rs`.
+fn label(running: &str) -> String {
+    let (what, path) = running.split_once(" (").unwrap_or((running, ""));
+    let file = path
+        .trim_end_matches(')')
+        .rsplit('/')
+        .next()
+        .unwrap_or_default();
+    let krate = file.rsplit_once('-').map_or(file, |(name, _hash)| name);
+    format!("{krate} {what}").trim().to_string()
+}
+
+/// Drops ANSI colour sequences (cargo colours its status words).
+fn strip_ansi(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut chars = s.chars();
+    while let Some(c) = chars.next() {
+        if c == '\x1b' {
+            for c in chars.by_ref() {
+                if c.is_ascii_alphabetic() {
+                    break;
+                }
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
 }

@@ -31,7 +31,8 @@ pub fn output(cmd: &mut Command) -> Option<String> {
 }
 
 /// A supervised child process whose output goes to a log file. Stopped (with its whole process
-/// group) when dropped, so a failing test or a panic never leaves it behind.
+/// group) when dropped, so a failing test or a panic never leaves it behind; and sent SIGTERM by
+/// the kernel if the spawning thread dies first.
 pub struct Service {
     pub name: String,
     pub log: PathBuf,
@@ -43,6 +44,15 @@ impl Service {
         use std::os::unix::process::CommandExt;
         let out = File::create(log).map_err(|e| format!("{name}: cannot create {log:?}: {e}"))?;
         let err = out.try_clone()?;
+        // SAFETY: prctl is async-signal-safe; it only sets an attribute of the new process.
+        // If we die without running Drop (SIGKILL, Ctrl-C in a test binary), the child still
+        // gets SIGTERM — it must be spawned from a thread that lives as long as it should.
+        unsafe {
+            cmd.pre_exec(|| {
+                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM);
+                Ok(())
+            });
+        }
         let child = cmd
             .stdin(Stdio::null())
             .stdout(out)

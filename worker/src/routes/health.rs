@@ -24,6 +24,7 @@ pub async fn get(
     let mut checks = Vec::with_capacity(4);
     let mut cron_last_run_at = None;
     let mut queue_last_consumed_at = None;
+    let mut queue_last_ping_sent_at = None;
 
     let t = now_ms();
     let d1 = async {
@@ -32,8 +33,11 @@ pub async fn get(
             .prepare("SELECT COUNT(*) AS n FROM jobs")
             .first(Some("n"))
             .await?;
-        cron_last_run_at = db::last_beat(&db, "cron").await?;
-        queue_last_consumed_at = db::last_beat(&db, "queue_high").await?;
+        cron_last_run_at = db::last_beat(&db, "cron").await?.map(|b| b.at as i64);
+        if let Some(b) = db::last_beat(&db, "queue_high").await? {
+            queue_last_consumed_at = Some(b.at as i64);
+            queue_last_ping_sent_at = b.detail.and_then(|d| d.parse().ok());
+        }
         Ok::<_, worker::Error>(format!("{} jobs stored", n.unwrap_or(0.0) as i64))
     }
     .await;
@@ -98,6 +102,7 @@ pub async fn get(
         checks,
         cron_last_run_at,
         queue_last_consumed_at,
+        queue_last_ping_sent_at,
         now: now_ms(),
     };
     let status = if ok {
