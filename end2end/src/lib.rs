@@ -84,6 +84,14 @@ pub fn spawn_stack(suite: &str, rt: &tokio::runtime::Runtime) -> TestStack {
 /// One test: a name written as a sentence, and its body.
 pub type TestFn = fn(Arc<TestStack>) -> Pin<Box<dyn Future<Output = ()> + Send>>;
 
+/// The tests of a suite, by function name: `tests![a_thing_happens, another_thing_fails]`.
+#[macro_export]
+macro_rules! tests {
+    ($($t:ident),* $(,)?) => {
+        &[$((stringify!($t), (|s| Box::pin($t(s))) as $crate::TestFn)),*]
+    };
+}
+
 /// Longest a single test may take before it counts as failed.
 const TEST_TIMEOUT: Duration = Duration::from_secs(180);
 

@@ -5,44 +5,25 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use end2end::api::{assert_error, client, get_json, send_json};
-use end2end::{eventually, run_suite, TestFn, TestStack};
+use end2end::{eventually, run_suite, tests, TestStack};
 use serde_json::Value;
 
 fn main() -> ExitCode {
-    let tests: &[(&str, TestFn)] = &[
-        ("health_touches_every_binding_and_reports_them_ok", |s| {
-            Box::pin(health_touches_every_binding_and_reports_them_ok(s))
-        }),
-        ("the_high_lane_consumer_handles_the_health_ping", |s| {
-            Box::pin(the_high_lane_consumer_handles_the_health_ping(s))
-        }),
-        ("the_cron_trigger_runs_the_scheduled_handler", |s| {
-            Box::pin(the_cron_trigger_runs_the_scheduled_handler(s))
-        }),
-        ("the_durable_object_keeps_its_state_between_requests", |s| {
-            Box::pin(the_durable_object_keeps_its_state_between_requests(s))
-        }),
-        ("open_mode_lets_x_user_id_name_the_caller", |s| {
-            Box::pin(open_mode_lets_x_user_id_name_the_caller(s))
-        }),
-        ("a_malformed_x_user_id_is_a_400_naming_the_header", |s| {
-            Box::pin(a_malformed_x_user_id_is_a_400_naming_the_header(s))
-        }),
-        ("an_unknown_bearer_key_is_a_401_even_in_open_mode", |s| {
-            Box::pin(an_unknown_bearer_key_is_a_401_even_in_open_mode(s))
-        }),
-        ("unknown_api_paths_are_a_json_404", |s| {
-            Box::pin(unknown_api_paths_are_a_json_404(s))
-        }),
-        ("a_wrong_method_is_a_json_405", |s| {
-            Box::pin(a_wrong_method_is_a_json_405(s))
-        }),
-        (
-            "the_spa_and_its_assets_are_served_with_deep_link_fallback",
-            |s| Box::pin(the_spa_and_its_assets_are_served_with_deep_link_fallback(s)),
-        ),
-    ];
-    run_suite("api", tests)
+    run_suite(
+        "api",
+        tests![
+            health_touches_every_binding_and_reports_them_ok,
+            the_high_lane_consumer_handles_the_health_ping,
+            the_cron_trigger_runs_the_scheduled_handler,
+            the_durable_object_keeps_its_state_between_requests,
+            open_mode_lets_x_user_id_name_the_caller,
+            a_malformed_x_user_id_is_a_400_naming_the_header,
+            an_unknown_bearer_key_is_a_401_even_in_open_mode,
+            unknown_api_paths_are_a_json_404,
+            a_wrong_method_is_a_json_405,
+            the_spa_and_its_assets_are_served_with_deep_link_fallback,
+        ],
+    )
 }
 
 fn check<'a>(health: &'a Value, name: &str) -> &'a Value {

@@ -4,22 +4,17 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use end2end::browser::{check_text, check_visible, click_text, find, screenshot, Browser};
-use end2end::{run_suite, TestFn, TestStack};
+use end2end::{run_suite, tests, TestStack};
 
 fn main() -> ExitCode {
-    let tests: &[(&str, TestFn)] = &[
-        ("the_spa_shows_the_health_the_worker_reports", |s| {
-            Box::pin(the_spa_shows_the_health_the_worker_reports(s))
-        }),
-        ("navigation_reaches_every_page_of_the_layout", |s| {
-            Box::pin(navigation_reaches_every_page_of_the_layout(s))
-        }),
-        (
-            "a_deep_link_loads_its_page_and_an_unknown_one_says_not_found",
-            |s| Box::pin(a_deep_link_loads_its_page_and_an_unknown_one_says_not_found(s)),
-        ),
-    ];
-    run_suite("browser", tests)
+    run_suite(
+        "browser",
+        tests![
+            the_spa_shows_the_health_the_worker_reports,
+            navigation_reaches_every_page_of_the_layout,
+            a_deep_link_loads_its_page_and_an_unknown_one_says_not_found,
+        ],
+    )
 }
 
 async fn the_spa_shows_the_health_the_worker_reports(s: Arc<TestStack>) {

@@ -7,7 +7,7 @@ use std::process::Command;
 use std::time::Instant;
 
 use crate::paths::{cargo_bin, dist, node_bin, root, target_dir, worker_build};
-use crate::proc::run;
+use crate::proc::{cargo, run};
 use crate::{step, Result};
 
 const WASM: &str = "wasm32-unknown-unknown";
@@ -26,10 +26,8 @@ pub fn spa() -> Result<bool> {
     }
     let started = Instant::now();
     step("building the SPA (frontend → wasm32, release)");
-    run(
-        Command::new("cargo")
-            .args(["build", "-p", "frontend", "--target", WASM, "--release"])
-            .current_dir(root()),
+    cargo(
+        &["build", "-p", "frontend", "--target", WASM, "--release"],
         "cargo build -p frontend",
     )?;
     let wasm = target_dir()

@@ -9,9 +9,9 @@ use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use xtask::paths::{dev_state, node_bin, root, target_dir};
-use xtask::proc::{self, port_in_use, run, Service};
-use xtask::stack::{Stack, StackOptions};
+use xtask::paths::{dev_state, root, target_dir};
+use xtask::proc::{self, cargo, port_in_use, Service};
+use xtask::stack::{wrangler, Stack, StackOptions};
 use xtask::wrangler_config::{LocalSettings, Profile};
 use xtask::{build, step, tools, Result};
 
@@ -101,10 +101,8 @@ fn dev(args: &[String]) -> Result<()> {
         }
         None => {
             step("building anthropic-sim");
-            run(
-                Command::new("cargo")
-                    .args(["build", "-p", "sim", "--bin", "anthropic-sim"])
-                    .current_dir(root()),
+            cargo(
+                &["build", "-p", "sim", "--bin", "anthropic-sim"],
                 "cargo build -p sim",
             )?;
             let bin = target_dir().join("debug").join("anthropic-sim");
@@ -190,25 +188,31 @@ fn test() -> Result<()> {
     let started = Instant::now();
     tools::ensure(true)?;
     step("cargo fmt --check");
-    run(
-        Command::new("cargo")
-            .args(["fmt", "--all", "--", "--check"])
-            .current_dir(root()),
+    cargo(
+        &["fmt", "--all", "--", "--check"],
         "cargo fmt --check (run `cargo fmt --all`)",
     )?;
     step("clippy, host crates (-D warnings)");
-    run(
-        Command::new("cargo")
-            .args(["clippy", "--all-targets", "--", "-D", "warnings"])
-            .current_dir(root()),
+    cargo(
+        &["clippy", "--all-targets", "--", "-D", "warnings"],
         "clippy (host)",
     )?;
     step("clippy, wasm32 crates (-D warnings)");
-    run(
-        Command::new("cargo")
-            .args(["clippy", "-p", "worker-app", "-p", "app", "-p", "frontend"])
-            .args(["--target", "wasm32-unknown-unknown", "--", "-D", "warnings"])
-            .current_dir(root()),
+    cargo(
+        &[
+            "clippy",
+            "-p",
+            "worker-app",
+            "-p",
+            "app",
+            "-p",
+            "frontend",
+            "--target",
+            "wasm32-unknown-unknown",
+            "--",
+            "-D",
+            "warnings",
+        ],
         "clippy (wasm32)",
     )?;
     build_all()?;
@@ -224,14 +228,9 @@ fn test() -> Result<()> {
 fn deploy_dry_run() -> Result<()> {
     step("wrangler deploy --dry-run");
     let out_dir = target_dir().join("deploy-dry-run");
-    let out = Command::new(node_bin("wrangler"))
+    let out = wrangler(None)
         .args(["deploy", "--dry-run", "--outdir"])
         .arg(&out_dir)
-        .current_dir(root())
-        .env("WRANGLER_SEND_METRICS", "false")
-        .env("CLOUDFLARE_CF_FETCH_ENABLED", "false")
-        .env("WRANGLER_HIDE_BANNER", "true")
-        .env("CI", "true")
         .stdin(Stdio::null())
         .output()?;
     let text = format!(

@@ -22,6 +22,16 @@ pub fn run(cmd: &mut Command, what: &str) -> Result<()> {
     Ok(())
 }
 
+/// `cargo <args>` in the workspace root, via [`run`].
+pub fn cargo(args: &[&str], what: &str) -> Result<()> {
+    run(
+        Command::new("cargo")
+            .args(args)
+            .current_dir(crate::paths::root()),
+        what,
+    )
+}
+
 /// Runs a command and returns its stdout, or `None` if it cannot start or fails.
 pub fn output(cmd: &mut Command) -> Option<String> {
     let out = cmd.stderr(Stdio::null()).output().ok()?;

@@ -32,17 +32,19 @@ pub struct Stack {
     wrangler: Service,
 }
 
-/// Quiet, offline wrangler.
-fn wrangler(config: &Path) -> Command {
+/// Quiet, offline, non-interactive wrangler, with `config` or the root `wrangler.toml`.
+/// (`--config` is given before the subcommand, as wrangler accepts global flags anywhere.)
+pub fn wrangler(config: Option<&Path>) -> Command {
     let mut cmd = Command::new(node_bin("wrangler"));
     cmd.current_dir(root())
         .env("WRANGLER_SEND_METRICS", "false")
         .env("CLOUDFLARE_CF_FETCH_ENABLED", "false")
         .env("WRANGLER_HIDE_BANNER", "true")
         .env("CI", "true")
-        .env("NO_COLOR", "1")
-        .arg("--config")
-        .arg(config);
+        .env("NO_COLOR", "1");
+    if let Some(c) = config {
+        cmd.arg("--config").arg(c);
+    }
     cmd
 }
 
@@ -74,7 +76,7 @@ impl Stack {
 
         step("applying D1 migrations (local)");
         run(
-            wrangler(&config)
+            wrangler(Some(&config))
                 .args(["d1", "migrations", "apply", "DB", "--local", "--persist-to"])
                 .arg(&persist)
                 .stdout(std::process::Stdio::null()),
@@ -82,7 +84,7 @@ impl Stack {
         )?;
 
         step(&format!("starting wrangler dev on 127.0.0.1:{}", opts.port));
-        let mut cmd = wrangler(&config);
+        let mut cmd = wrangler(Some(&config));
         cmd.arg("dev")
             .args(["--ip", "127.0.0.1", "--port", &opts.port.to_string()])
             .args(["--inspector-port", &free_port()?.to_string()])
