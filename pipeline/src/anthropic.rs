@@ -150,6 +150,23 @@ pub enum ErrorType {
 }
 
 impl ErrorType {
+    /// The type the API pairs with a status; other 5xx statuses are `api_error`.
+    pub fn for_status(status: u16) -> ErrorType {
+        match status {
+            400 => ErrorType::InvalidRequestError,
+            401 => ErrorType::AuthenticationError,
+            402 => ErrorType::BillingError,
+            403 => ErrorType::PermissionError,
+            404 => ErrorType::NotFoundError,
+            413 => ErrorType::RequestTooLarge,
+            429 => ErrorType::RateLimitError,
+            504 => ErrorType::TimeoutError,
+            529 => ErrorType::OverloadedError,
+            s if s < 500 => ErrorType::InvalidRequestError,
+            _ => ErrorType::ApiError,
+        }
+    }
+
     pub fn status(self) -> u16 {
         match self {
             ErrorType::InvalidRequestError => 400,
@@ -244,6 +261,18 @@ mod tests {
             json!({"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}})
         );
         assert_eq!(ErrorType::OverloadedError.status(), 529);
+        for t in [
+            ErrorType::InvalidRequestError,
+            ErrorType::AuthenticationError,
+            ErrorType::PermissionError,
+            ErrorType::NotFoundError,
+            ErrorType::RequestTooLarge,
+            ErrorType::RateLimitError,
+            ErrorType::ApiError,
+            ErrorType::OverloadedError,
+        ] {
+            assert_eq!(ErrorType::for_status(t.status()), t);
+        }
         assert_eq!(ErrorType::RequestTooLarge.status(), 413);
     }
 }

@@ -1,62 +1,224 @@
-//! Simulator configuration: flags of `anthropic-sim`, or a struct literal in tests.
+//! Simulator configuration. Everything is a command-line flag with an environment twin
+//! (`--error-rate` ↔ `SIM_ERROR_RATE`, …); the knobs (not the port or the key) can also be changed
+//! while running through `/_sim/config`.
 
-/// Knobs of the simulator.
-#[derive(Debug, Clone)]
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+/// Fixed at start.
+#[derive(Debug, Clone, Default)]
 pub struct Config {
     /// When set, `x-api-key` must equal it; otherwise any non-empty key is accepted.
     pub api_key: Option<String>,
+    pub knobs: Knobs,
+}
+
+/// What `/_sim/config` shows and changes.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Knobs {
     /// Requests per minute.
     pub rpm: u32,
     /// Input tokens per minute (cache reads excluded, as with the real API).
     pub itpm: u32,
     /// Output tokens per minute.
     pub otpm: u32,
+    /// Seed of the fault RNG: the same seed and calls give the same faults.
+    pub seed: u64,
+    /// Latency of every Messages answer: base…
+    pub latency_ms: u64,
+    /// …plus this much per output token.
+    pub latency_per_token_ms: f64,
+    /// Share of Messages calls that answer this status instead (e.g. 529 → 0.1).
+    pub error_rates: BTreeMap<u16, f64>,
+    /// Share of Messages calls that never answer (within `hang_ms`).
+    pub hang_rate: f64,
+    /// How long a hang lasts: longer than any client timeout.
+    pub hang_ms: u64,
+    /// Processing time of a Message Batch.
+    pub batch_ms: u64,
+    /// Share of JSON answers wrapped in ```json fences…
+    pub fence_rate: f64,
+    /// …and followed by a sentence of commentary, so that repair is exercised.
+    pub commentary_rate: f64,
+    /// `retry-after` of injected 429 and 529 answers, in seconds.
+    pub retry_after_s: u64,
 }
 
-impl Default for Config {
-    /// Limits of a mid-tier organisation: generous enough that the demo never sees a 429.
+impl Default for Knobs {
+    /// Limits of a mid-tier organisation (the demo never sees a 429), no faults, batches that end
+    /// in a few seconds, and a little untidy JSON.
     fn default() -> Self {
-        Config {
-            api_key: None,
+        Knobs {
             rpm: 4_000,
             itpm: 2_000_000,
             otpm: 400_000,
+            seed: 42,
+            latency_ms: 0,
+            latency_per_token_ms: 0.0,
+            error_rates: BTreeMap::new(),
+            hang_rate: 0.0,
+            hang_ms: 600_000,
+            batch_ms: 3_000,
+            fence_rate: 0.1,
+            commentary_rate: 0.1,
+            retry_after_s: 1,
         }
     }
 }
 
-impl Config {
-    /// Parses `--flag value` pairs (after the program name); returns the port too.
-    pub fn from_args(args: &[String]) -> Result<(u16, Config), String> {
-        let mut port = 8788u16;
-        let mut c = Config::default();
-        let mut it = args.iter();
-        while let Some(flag) = it.next() {
-            let mut value = || {
-                it.next()
-                    .cloned()
-                    .ok_or_else(|| format!("{flag} needs a value"))
-            };
-            let num = |v: String| {
-                v.parse::<u32>()
-                    .map_err(|_| format!("{flag}: {v:?} is not a number"))
-            };
-            match flag.as_str() {
-                "--port" => port = value()?.parse().map_err(|_| "--port: not a port")?,
-                "--api-key" => c.api_key = Some(value()?),
-                "--rpm" => c.rpm = num(value()?)?,
-                "--itpm" => c.itpm = num(value()?)?,
-                "--otpm" => c.otpm = num(value()?)?,
-                "-h" | "--help" => return Err(USAGE.to_string()),
-                other => return Err(format!("unknown flag {other}\n{USAGE}")),
+impl Knobs {
+    /// Rates are probabilities and must add up to at most 1.
+    pub fn validate(&self) -> Result<(), String> {
+        let rates = self.error_rates.values().chain([&self.hang_rate]);
+        let mut total = 0.0;
+        for r in rates {
+            if !(0.0..=1.0).contains(r) {
+                return Err(format!("rate {r} is not between 0 and 1"));
+            }
+            total += r;
+        }
+        if total > 1.0 + 1e-9 {
+            return Err(format!(
+                "error and hang rates add up to {total}, more than 1"
+            ));
+        }
+        for s in self.error_rates.keys() {
+            if !(400..=599).contains(s) {
+                return Err(format!("error rate for {s}: not an error status"));
             }
         }
+        for r in [self.fence_rate, self.commentary_rate] {
+            if !(0.0..=1.0).contains(&r) {
+                return Err(format!("rate {r} is not between 0 and 1"));
+            }
+        }
+        if self.rpm == 0 || self.itpm == 0 || self.otpm == 0 {
+            return Err("rate limits must be at least 1".into());
+        }
+        Ok(())
+    }
+}
+
+pub const USAGE: &str = "\
+anthropic-sim: a local server faithful to the Anthropic API (messages, message batches,
+count_tokens, rate limits, faults, billing). Every flag has an environment twin.
+
+usage: anthropic-sim [flags]
+
+  --port N                    listen on 127.0.0.1:N (SIM_PORT, default 8788)
+  --api-key KEY               require this x-api-key (SIM_API_KEY; default: any non-empty key)
+  --rpm N                     requests per minute (SIM_RPM, default 4000)
+  --itpm N                    input tokens per minute, cache reads excluded (SIM_ITPM, 2000000)
+  --otpm N                    output tokens per minute (SIM_OTPM, default 400000)
+  --seed N                    seed of the fault RNG (SIM_SEED, default 42)
+  --latency-ms N              base latency of each answer (SIM_LATENCY_MS, default 0)
+  --latency-per-token-ms F    extra latency per output token (SIM_LATENCY_PER_TOKEN_MS, 0)
+  --error-rate STATUS=RATE    share of calls answering STATUS, repeatable or comma-separated,
+                              e.g. --error-rate 529=0.1,500=0.05 (SIM_ERROR_RATE)
+  --hang-rate F               share of calls that never answer (SIM_HANG_RATE, default 0)
+  --hang-ms N                 how long a hang lasts (SIM_HANG_MS, default 600000)
+  --batch-ms N                processing time of a Message Batch (SIM_BATCH_MS, default 3000)
+  --fence-rate F              share of JSON answers wrapped in ```json fences (SIM_FENCE_RATE, 0.1)
+  --commentary-rate F         share of JSON answers followed by commentary (SIM_COMMENTARY_RATE, 0.1)
+  --retry-after-s N           retry-after of injected 429/529 answers (SIM_RETRY_AFTER_S, 1)
+  -h, --help                  this text
+
+Prompt markers (deterministic faults, also inside batch requests):
+  [[sim:STATUS]]  [[sim:STATUSxK]]  [[sim:STATUS@MODEL]]  [[sim:hang]]  [[sim:slow=MS]]
+
+Control: GET /_sim/stats, POST /_sim/reset, GET|PUT|PATCH /_sim/config";
+
+/// The flags, in the order of `--help`, with their environment twins.
+const FLAGS: &[(&str, &str)] = &[
+    ("--port", "SIM_PORT"),
+    ("--api-key", "SIM_API_KEY"),
+    ("--rpm", "SIM_RPM"),
+    ("--itpm", "SIM_ITPM"),
+    ("--otpm", "SIM_OTPM"),
+    ("--seed", "SIM_SEED"),
+    ("--latency-ms", "SIM_LATENCY_MS"),
+    ("--latency-per-token-ms", "SIM_LATENCY_PER_TOKEN_MS"),
+    ("--error-rate", "SIM_ERROR_RATE"),
+    ("--hang-rate", "SIM_HANG_RATE"),
+    ("--hang-ms", "SIM_HANG_MS"),
+    ("--batch-ms", "SIM_BATCH_MS"),
+    ("--fence-rate", "SIM_FENCE_RATE"),
+    ("--commentary-rate", "SIM_COMMENTARY_RATE"),
+    ("--retry-after-s", "SIM_RETRY_AFTER_S"),
+];
+
+impl Config {
+    /// Parses the environment (`env` gives a variable's value), then the flags, which win.
+    /// Returns the port too. `Err` carries the message to print (the usage for `--help`).
+    pub fn from_args(
+        args: &[String],
+        env: impl Fn(&str) -> Option<String>,
+    ) -> Result<(u16, Config), String> {
+        let mut pairs: Vec<(String, String)> = FLAGS
+            .iter()
+            .filter_map(|(flag, var)| env(var).map(|v| (flag.to_string(), v)))
+            .collect();
+        let mut it = args.iter();
+        while let Some(flag) = it.next() {
+            if flag == "-h" || flag == "--help" {
+                return Err(USAGE.to_string());
+            }
+            if !FLAGS.iter().any(|(f, _)| f == flag) {
+                return Err(format!("unknown flag {flag}\n\n{USAGE}"));
+            }
+            let value = it.next().ok_or_else(|| format!("{flag} needs a value"))?;
+            pairs.push((flag.clone(), value.clone()));
+        }
+        let mut port = 8788u16;
+        let mut c = Config {
+            api_key: None,
+            knobs: Knobs::default(),
+        };
+        let mut rates_from_flags = false;
+        for (flag, v) in pairs {
+            let bad = |what: &str| format!("{flag}: {v:?} is not {what}");
+            let k = &mut c.knobs;
+            match flag.as_str() {
+                "--port" => port = v.parse().map_err(|_| bad("a port"))?,
+                "--api-key" => c.api_key = Some(v),
+                "--rpm" => k.rpm = v.parse().map_err(|_| bad("a number"))?,
+                "--itpm" => k.itpm = v.parse().map_err(|_| bad("a number"))?,
+                "--otpm" => k.otpm = v.parse().map_err(|_| bad("a number"))?,
+                "--seed" => k.seed = v.parse().map_err(|_| bad("a number"))?,
+                "--latency-ms" => k.latency_ms = v.parse().map_err(|_| bad("a number"))?,
+                "--latency-per-token-ms" => {
+                    k.latency_per_token_ms = v.parse().map_err(|_| bad("a number"))?
+                }
+                "--error-rate" => {
+                    // Flags replace what the environment said, and add up among themselves.
+                    if !rates_from_flags && args.iter().any(|a| a == "--error-rate") {
+                        k.error_rates.clear();
+                        rates_from_flags = true;
+                    }
+                    for part in v.split(',').filter(|p| !p.trim().is_empty()) {
+                        let (s, r) = part.split_once('=').ok_or_else(|| bad("STATUS=RATE"))?;
+                        let s: u16 = s.trim().parse().map_err(|_| bad("STATUS=RATE"))?;
+                        let r: f64 = r.trim().parse().map_err(|_| bad("STATUS=RATE"))?;
+                        k.error_rates.insert(s, r);
+                    }
+                }
+                "--hang-rate" => k.hang_rate = v.parse().map_err(|_| bad("a number"))?,
+                "--hang-ms" => k.hang_ms = v.parse().map_err(|_| bad("a number"))?,
+                "--batch-ms" => k.batch_ms = v.parse().map_err(|_| bad("a number"))?,
+                "--fence-rate" => k.fence_rate = v.parse().map_err(|_| bad("a number"))?,
+                "--commentary-rate" => {
+                    k.commentary_rate = v.parse().map_err(|_| bad("a number"))?
+                }
+                "--retry-after-s" => k.retry_after_s = v.parse().map_err(|_| bad("a number"))?,
+                _ => unreachable!("checked against FLAGS"),
+            }
+        }
+        c.knobs.validate()?;
         Ok((port, c))
     }
 }
-
-pub const USAGE: &str =
-    "usage: anthropic-sim [--port 8788] [--api-key KEY] [--rpm N] [--itpm N] [--otpm N]";
 
 #[cfg(test)]
 mod tests {
@@ -66,18 +228,66 @@ mod tests {
         s.split_whitespace().map(String::from).collect()
     }
 
-    #[test]
-    fn flags_set_port_and_limits() {
-        let (port, c) = Config::from_args(&args("--port 9000 --rpm 5 --api-key k")).unwrap();
-        assert_eq!(port, 9000);
-        assert_eq!(c.rpm, 5);
-        assert_eq!(c.api_key.as_deref(), Some("k"));
+    fn no_env(_: &str) -> Option<String> {
+        None
     }
 
     #[test]
-    fn an_unknown_flag_or_a_missing_value_is_an_error() {
-        assert!(Config::from_args(&args("--bogus")).is_err());
-        assert!(Config::from_args(&args("--rpm")).is_err());
-        assert!(Config::from_args(&args("--rpm many")).is_err());
+    fn flags_set_port_limits_and_faults() {
+        let (port, c) = Config::from_args(
+            &args("--port 9000 --rpm 5 --api-key k --error-rate 529=0.1,500=0.05 --error-rate 429=0.05"),
+            no_env,
+        )
+        .unwrap();
+        assert_eq!(port, 9000);
+        assert_eq!(c.knobs.rpm, 5);
+        assert_eq!(c.api_key.as_deref(), Some("k"));
+        assert_eq!(c.knobs.error_rates.len(), 3);
+        assert_eq!(c.knobs.error_rates[&529], 0.1);
+    }
+
+    #[test]
+    fn the_environment_sets_knobs_and_flags_win() {
+        let env = |k: &str| match k {
+            "SIM_BATCH_MS" => Some("500".to_string()),
+            "SIM_SEED" => Some("7".to_string()),
+            _ => None,
+        };
+        let (_, c) = Config::from_args(&args("--seed 9"), env).unwrap();
+        assert_eq!(c.knobs.batch_ms, 500);
+        assert_eq!(c.knobs.seed, 9);
+    }
+
+    #[test]
+    fn bad_flags_are_errors_that_say_why() {
+        assert!(Config::from_args(&args("--bogus 1"), no_env)
+            .unwrap_err()
+            .contains("unknown flag"));
+        assert!(Config::from_args(&args("--rpm"), no_env)
+            .unwrap_err()
+            .contains("needs a value"));
+        assert!(Config::from_args(&args("--rpm many"), no_env).is_err());
+        assert!(
+            Config::from_args(&args("--error-rate 529=0.8,500=0.5"), no_env)
+                .unwrap_err()
+                .contains("more than 1")
+        );
+    }
+
+    #[test]
+    fn help_lists_every_flag_and_its_variable() {
+        let help = Config::from_args(&args("--help"), no_env).unwrap_err();
+        for (flag, var) in FLAGS {
+            assert!(help.contains(flag), "--help lacks {flag}");
+            assert!(help.contains(var), "--help lacks {var}");
+        }
+        for m in [
+            "[[sim:STATUS]]",
+            "[[sim:hang]]",
+            "[[sim:slow=MS]]",
+            "/_sim/config",
+        ] {
+            assert!(help.contains(m), "--help lacks {m}");
+        }
     }
 }

@@ -1,50 +1,142 @@
-//! `/_sim/*`: what the simulator has billed, and a reset, for tests and operators.
+//! `/_sim/*`: what the simulator has billed (and to whom), its knobs, and a reset.
 
 use std::collections::BTreeMap;
 
+use axum::extract::rejection::JsonRejection;
 use axum::extract::State;
 use axum::Json;
 use pipeline::anthropic::Usage;
 use serde::Serialize;
+use serde_json::{json, Value};
 
+use crate::config::Knobs;
+use crate::errors::SimError;
 use crate::{now_ms, ratelimit::Limits, Sim};
 
-/// Counters since start or the last reset.
+/// Tokens and money billed on one tier (standard Messages API, or batches at half price).
 #[derive(Debug, Clone, Default, Serialize)]
-pub struct Stats {
-    /// Successful (billed) Messages API answers.
+pub struct Billing {
     pub messages: u64,
     pub input_tokens: u64,
     pub output_tokens: u64,
     pub cache_creation_input_tokens: u64,
     pub cache_read_input_tokens: u64,
-    /// Error answers by status code.
-    pub errors: BTreeMap<u16, u64>,
+    pub cost_micros: u64,
 }
 
-impl Stats {
-    pub fn record_message(&mut self, u: &Usage) {
+impl Billing {
+    fn add(&mut self, u: &Usage, cost_micros: u64) {
         self.messages += 1;
         self.input_tokens += u.input_tokens as u64;
         self.output_tokens += u.output_tokens as u64;
         self.cache_creation_input_tokens += u.cache_creation_input_tokens as u64;
         self.cache_read_input_tokens += u.cache_read_input_tokens as u64;
-    }
-
-    pub fn record_error(&mut self, status: u16) {
-        *self.errors.entry(status).or_default() += 1;
+        self.cost_micros += cost_micros;
     }
 }
 
-/// `GET /_sim/stats`.
-pub async fn stats(State(sim): State<Sim>) -> Json<Stats> {
-    Json(sim.lock().stats.clone())
+/// Counters since start or the last reset.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Stats {
+    /// Calls by endpoint and outcome: `"messages 200"`, `"messages 529"`, `"messages hang"`, …
+    pub calls: BTreeMap<String, u64>,
+    pub standard: Billing,
+    pub batch: Billing,
+    /// How many times each job was billed, by `x-job-id` header or batch `custom_id`.
+    pub billed_by_job: BTreeMap<String, u64>,
 }
 
-/// `POST /_sim/reset`: zeroes the counters and refills the buckets.
-pub async fn reset(State(sim): State<Sim>) -> Json<Stats> {
+impl Stats {
+    pub fn call(&mut self, endpoint: &str, outcome: impl std::fmt::Display) {
+        *self
+            .calls
+            .entry(format!("{endpoint} {outcome}"))
+            .or_default() += 1;
+    }
+
+    pub fn bill(&mut self, u: &Usage, cost_micros: u64, batch: bool, job: Option<&str>) {
+        if batch {
+            &mut self.batch
+        } else {
+            &mut self.standard
+        }
+        .add(u, cost_micros);
+        if let Some(job) = job.filter(|j| !j.is_empty()) {
+            *self.billed_by_job.entry(job.to_owned()).or_default() += 1;
+        }
+    }
+}
+
+/// `GET /_sim/stats`: the counters, totals in dollars, and the jobs billed more than once.
+pub async fn stats(State(sim): State<Sim>) -> Json<Value> {
+    let s = sim.lock().stats.clone();
+    let twice: Vec<&String> = s
+        .billed_by_job
+        .iter()
+        .filter(|(_, n)| **n > 1)
+        .map(|(j, _)| j)
+        .collect();
+    let total = s.standard.cost_micros + s.batch.cost_micros;
+    Json(json!({
+        "calls": s.calls,
+        "standard": s.standard,
+        "batch": s.batch,
+        "total_cost_micros": total,
+        "total_cost_usd": total as f64 / 1e6,
+        "billed_by_job": s.billed_by_job,
+        "jobs_billed_more_than_once": twice,
+    }))
+}
+
+/// `POST /_sim/reset`: stats, batches, cache, counters and knobs back to the start.
+pub async fn reset(State(sim): State<Sim>) -> Json<Value> {
+    sim.reset();
+    Json(json!({"ok": true}))
+}
+
+/// `GET /_sim/config`.
+pub async fn get_config(State(sim): State<Sim>) -> Json<Knobs> {
+    Json(sim.lock().knobs.clone())
+}
+
+/// `PUT /_sim/config`: replaces the knobs (absent fields take their defaults).
+pub async fn put_config(
+    State(sim): State<Sim>,
+    body: Result<Json<Knobs>, JsonRejection>,
+) -> Result<Json<Knobs>, SimError> {
+    let Json(knobs) = body.map_err(|e| SimError::invalid(e.body_text()))?;
+    apply(&sim, knobs)
+}
+
+/// `PATCH /_sim/config`: changes only the fields given.
+pub async fn patch_config(
+    State(sim): State<Sim>,
+    body: Result<Json<Value>, JsonRejection>,
+) -> Result<Json<Knobs>, SimError> {
+    let Json(patch) = body.map_err(|e| SimError::invalid(e.body_text()))?;
+    let Value::Object(patch) = patch else {
+        return Err(SimError::invalid("the patch must be a JSON object"));
+    };
+    let mut merged = serde_json::to_value(sim.lock().knobs.clone())
+        .map_err(|e| SimError::invalid(e.to_string()))?;
+    for (k, v) in patch {
+        merged[k] = v;
+    }
+    let knobs: Knobs =
+        serde_json::from_value(merged).map_err(|e| SimError::invalid(e.to_string()))?;
+    apply(&sim, knobs)
+}
+
+fn apply(sim: &Sim, knobs: Knobs) -> Result<Json<Knobs>, SimError> {
+    knobs.validate().map_err(SimError::invalid)?;
     let mut inner = sim.lock();
-    inner.stats = Stats::default();
-    inner.limits = Limits::new(&sim.config, now_ms());
-    Json(inner.stats.clone())
+    let old = inner.knobs.clone();
+    if (old.rpm, old.itpm, old.otpm) != (knobs.rpm, knobs.itpm, knobs.otpm) {
+        inner.limits = Limits::new(&knobs, now_ms());
+    }
+    if old.seed != knobs.seed {
+        inner.rng = crate::faults::Rng::new(knobs.seed);
+    }
+    inner.knobs = knobs.clone();
+    Ok(Json(knobs))
 }

@@ -3,7 +3,7 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use axum::http::{HeaderValue, StatusCode};
+use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use pipeline::anthropic::{header, ErrorResponse, ErrorType};
 
@@ -24,23 +24,41 @@ pub fn new_id(prefix: &str) -> String {
     out
 }
 
+/// Adds `request-id` and any extra headers to a response.
+pub fn with_headers(mut resp: Response, extra: Vec<(String, String)>) -> Response {
+    let h = resp.headers_mut();
+    set(h, header::REQUEST_ID, &new_id("req"));
+    for (k, v) in extra {
+        set(h, &k, &v);
+    }
+    resp
+}
+
+fn set(h: &mut HeaderMap, k: &str, v: &str) {
+    if let (Ok(k), Ok(v)) = (
+        HeaderName::from_bytes(k.as_bytes()),
+        HeaderValue::from_str(v),
+    ) {
+        h.insert(k, v);
+    }
+}
+
 /// An API error as the simulator answers it.
 #[derive(Debug, Clone)]
 pub struct SimError {
+    pub status: u16,
     pub kind: ErrorType,
     pub message: String,
-    /// Seconds, for 429 and 529 answers.
-    pub retry_after_s: Option<u64>,
-    /// Extra headers (rate-limit state on a 429).
+    /// Extra headers (`retry-after`, rate-limit state).
     pub headers: Vec<(String, String)>,
 }
 
 impl SimError {
     pub fn new(kind: ErrorType, message: impl Into<String>) -> Self {
         SimError {
+            status: kind.status(),
             kind,
             message: message.into(),
-            retry_after_s: None,
             headers: Vec::new(),
         }
     }
@@ -48,28 +66,46 @@ impl SimError {
     pub fn invalid(message: impl Into<String>) -> Self {
         Self::new(ErrorType::InvalidRequestError, message)
     }
+
+    pub fn not_found(message: impl Into<String>) -> Self {
+        Self::new(ErrorType::NotFoundError, message)
+    }
+
+    /// A fault injected by a marker or a configured rate: the status with its API type.
+    pub fn injected(status: u16, retry_after_s: u64) -> Self {
+        let kind = ErrorType::for_status(status);
+        let message = match kind {
+            ErrorType::OverloadedError => "Overloaded",
+            ErrorType::RateLimitError => {
+                "This request would exceed your organization's rate limit. Please try again later."
+            }
+            ErrorType::ApiError => "Internal server error",
+            _ => "Injected by anthropic-sim",
+        };
+        let mut e = SimError {
+            status,
+            kind,
+            message: message.into(),
+            headers: Vec::new(),
+        };
+        if matches!(status, 429 | 529) {
+            e.headers
+                .push((header::RETRY_AFTER.into(), retry_after_s.to_string()));
+        }
+        e
+    }
 }
 
 impl IntoResponse for SimError {
     fn into_response(self) -> Response {
         let request_id = new_id("req");
         let body = ErrorResponse::new(self.kind, self.message, Some(request_id.clone()));
-        let status = StatusCode::from_u16(self.kind.status()).unwrap_or(StatusCode::BAD_REQUEST);
+        let status = StatusCode::from_u16(self.status).unwrap_or(StatusCode::BAD_REQUEST);
         let mut resp = (status, axum::Json(body)).into_response();
         let h = resp.headers_mut();
-        if let Ok(v) = HeaderValue::from_str(&request_id) {
-            h.insert(header::REQUEST_ID, v);
-        }
-        if let Some(s) = self.retry_after_s {
-            h.insert(header::RETRY_AFTER, HeaderValue::from(s));
-        }
+        set(h, header::REQUEST_ID, &request_id);
         for (k, v) in self.headers {
-            if let (Ok(k), Ok(v)) = (
-                axum::http::HeaderName::from_bytes(k.as_bytes()),
-                HeaderValue::from_str(&v),
-            ) {
-                h.insert(k, v);
-            }
+            set(h, &k, &v);
         }
         resp
     }
@@ -77,7 +113,7 @@ impl IntoResponse for SimError {
 
 /// Unknown paths: the API's 404 body.
 pub async fn not_found() -> SimError {
-    SimError::new(ErrorType::NotFoundError, "Not Found")
+    SimError::not_found("Not Found")
 }
 
 #[cfg(test)]
@@ -92,5 +128,15 @@ mod tests {
         assert_eq!(a.len(), "msg_01".len() + 22);
         assert!(a.chars().skip(4).all(|c| c.is_ascii_alphanumeric()));
         assert_ne!(a, b);
+    }
+
+    #[test]
+    fn injected_errors_pair_status_and_type_like_the_api() {
+        let e = SimError::injected(529, 3);
+        assert_eq!((e.status, e.kind), (529, ErrorType::OverloadedError));
+        assert!(e.headers.contains(&("retry-after".into(), "3".into())));
+        let e = SimError::injected(503, 3);
+        assert_eq!((e.status, e.kind), (503, ErrorType::ApiError));
+        assert!(e.headers.is_empty());
     }
 }

@@ -1,21 +1,31 @@
 //! `anthropic-sim`: a local server faithful to the Anthropic wire API, so the product runs with no
-//! account and the tests can prove the pipeline's behaviour against the API's real shapes.
+//! account and the tests can prove the pipeline's behaviour under every failure the API produces.
 //!
 //! # Layout
-//! - [`config`]: command-line and test configuration.
-//! - [`messages`]: `POST /v1/messages` — header checks, validation like the real API, the answer.
+//! - [`config`]: flags, environment and the run-time knobs.
+//! - [`request`]: validation of Messages bodies like the real API; token and cache accounting.
+//! - [`messages`]: `POST /v1/messages` and `/v1/messages/count_tokens`.
+//! - [`batches`]: the Message Batches API with JSONL results.
+//! - [`markers`] and [`faults`]: deterministic and random failures.
 //! - [`ratelimit`]: requests / input tokens / output tokens per minute as refilling buckets.
-//! - [`output`]: deterministic, plausible model output and usage.
-//! - [`control`]: `/_sim/*` — billing stats and reset, for tests and the curious.
-//! - [`errors`]: the API's error bodies.
+//! - [`output`]: deterministic, plausible model output; [`pdf`]: page counts and titles.
+//! - [`pricing`]: the simulator's own price table; [`control`]: `/_sim/*` stats, config, reset.
+//! - [`errors`]: the API's error bodies and ids.
 
+pub mod batches;
 pub mod config;
 pub mod control;
 pub mod errors;
+pub mod faults;
+pub mod markers;
 pub mod messages;
 pub mod output;
+pub mod pdf;
+pub mod pricing;
 pub mod ratelimit;
+pub mod request;
 
+use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -23,30 +33,49 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use axum::routing::{get, post};
 use axum::Router;
 
-pub use config::Config;
+pub use config::{Config, Knobs};
 
-/// Everything the handlers share. One mutex: the simulator is a test double, not a hot path.
+/// Everything the handlers share. One mutex: the simulator is a test double, not a hot path,
+/// and it is never held across an await.
 #[derive(Clone)]
 pub struct Sim {
     pub config: Arc<Config>,
     pub inner: Arc<Mutex<Inner>>,
 }
 
-/// Mutable state: the rate-limit buckets and the billing counters.
+/// Mutable state.
 pub struct Inner {
+    pub knobs: Knobs,
     pub limits: ratelimit::Limits,
     pub stats: control::Stats,
+    pub rng: faults::Rng,
+    pub counters: faults::Counters,
+    /// Cached prompt prefixes and when they expire (5 minutes after their last use).
+    pub cache: HashMap<u64, i64>,
+    /// Message Batches, oldest first.
+    pub batches: Vec<batches::Batch>,
+}
+
+impl Inner {
+    fn new(knobs: Knobs, now: i64) -> Inner {
+        Inner {
+            limits: ratelimit::Limits::new(&knobs, now),
+            rng: faults::Rng::new(knobs.seed),
+            knobs,
+            stats: control::Stats::default(),
+            counters: faults::Counters::new(),
+            cache: HashMap::new(),
+            batches: Vec::new(),
+        }
+    }
 }
 
 impl Sim {
     pub fn new(config: Config) -> Sim {
-        let limits = ratelimit::Limits::new(&config, now_ms());
+        let inner = Inner::new(config.knobs.clone(), now_ms());
         Sim {
             config: Arc::new(config),
-            inner: Arc::new(Mutex::new(Inner {
-                limits,
-                stats: control::Stats::default(),
-            })),
+            inner: Arc::new(Mutex::new(inner)),
         }
     }
 
@@ -54,23 +83,46 @@ impl Sim {
     pub fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
         self.inner.lock().unwrap_or_else(|p| p.into_inner())
     }
+
+    /// Back to the state at start: knobs from the command line, no stats, no batches, no cache.
+    pub fn reset(&self) {
+        *self.lock() = Inner::new(self.config.knobs.clone(), now_ms());
+    }
 }
 
 /// The simulator's routes.
 pub fn router(sim: Sim) -> Router {
     Router::new()
         .route("/v1/messages", post(messages::create))
+        .route("/v1/messages/count_tokens", post(messages::count_tokens))
+        .route(
+            "/v1/messages/batches",
+            post(batches::create).get(batches::list),
+        )
+        .route(
+            "/v1/messages/batches/{id}",
+            get(batches::retrieve).delete(batches::delete),
+        )
+        .route("/v1/messages/batches/{id}/cancel", post(batches::cancel))
+        .route("/v1/messages/batches/{id}/results", get(batches::results))
         .route("/_sim/stats", get(control::stats))
         .route("/_sim/reset", post(control::reset))
+        .route(
+            "/_sim/config",
+            get(control::get_config)
+                .put(control::put_config)
+                .patch(control::patch_config),
+        )
         .fallback(errors::not_found)
+        // Bodies are size-checked by the handlers, which answer 413 in the API's shape.
         .layer(axum::extract::DefaultBodyLimit::max(
-            messages::MAX_REQUEST_BYTES + 1024,
+            batches::MAX_BATCH_BYTES + 1,
         ))
         .with_state(sim)
 }
 
 /// Starts the simulator on a free loopback port inside the current tokio runtime (used by the
-/// end-to-end suites) and returns its address and state.
+/// end-to-end suites and the host tests) and returns its address and state.
 pub async fn spawn(config: Config) -> std::io::Result<(SocketAddr, Sim)> {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
     let addr = listener.local_addr()?;

@@ -4,7 +4,7 @@
 use pipeline::anthropic::RATE_LIMIT_FAMILIES;
 use pipeline::clock::format_rfc3339;
 
-use crate::Config;
+use crate::Knobs;
 
 /// One continuously refilling bucket.
 #[derive(Debug, Clone)]
@@ -53,7 +53,7 @@ pub struct Limits {
 }
 
 impl Limits {
-    pub fn new(c: &Config, now_ms: i64) -> Limits {
+    pub fn new(c: &Knobs, now_ms: i64) -> Limits {
         Limits {
             requests: Bucket::full(c.rpm, now_ms),
             input_tokens: Bucket::full(c.itpm, now_ms),
@@ -114,11 +114,11 @@ mod tests {
 
     fn limits(rpm: u32, itpm: u32, otpm: u32) -> Limits {
         Limits::new(
-            &Config {
+            &Knobs {
                 rpm,
                 itpm,
                 otpm,
-                ..Config::default()
+                ..Knobs::default()
             },
             0,
         )

@@ -1,110 +1,653 @@
-//! The simulator over real HTTP: shapes, headers and status codes as a client sees them.
+//! The simulator over real HTTP: every endpoint, error path and marker, as a client sees them.
 
+use std::time::{Duration, Instant};
+
+use base64::Engine;
+use reqwest::header::HeaderMap;
 use serde_json::{json, Value};
 
-async fn start(config: sim::Config) -> String {
-    let (addr, _) = sim::spawn(config).await.unwrap();
-    format!("http://{addr}")
+struct Api {
+    base: String,
+    http: reqwest::Client,
 }
 
-async fn post(
-    base: &str,
-    key: Option<&str>,
-    body: Value,
-) -> (u16, reqwest::header::HeaderMap, Value) {
-    let mut req = reqwest::Client::new()
-        .post(format!("{base}/v1/messages"))
-        .header("anthropic-version", "2023-06-01")
-        .json(&body);
-    if let Some(k) = key {
-        req = req.header("x-api-key", k);
+type Answer = (u16, HeaderMap, Value);
+
+impl Api {
+    async fn start(knobs: sim::Knobs) -> Api {
+        Self::start_with(sim::Config {
+            api_key: None,
+            knobs,
+        })
+        .await
     }
-    let resp = req.send().await.unwrap();
-    let status = resp.status().as_u16();
-    let headers = resp.headers().clone();
-    (status, headers, resp.json().await.unwrap())
+
+    async fn start_with(config: sim::Config) -> Api {
+        let (addr, _) = sim::spawn(config).await.unwrap();
+        Api {
+            base: format!("http://{addr}"),
+            http: reqwest::Client::new(),
+        }
+    }
+
+    fn req(&self, method: reqwest::Method, path: &str) -> reqwest::RequestBuilder {
+        self.http
+            .request(method, format!("{}{path}", self.base))
+            .header("x-api-key", "sk-test")
+            .header("anthropic-version", "2023-06-01")
+    }
+
+    async fn send(rb: reqwest::RequestBuilder) -> Answer {
+        let resp = rb.send().await.unwrap();
+        let status = resp.status().as_u16();
+        let headers = resp.headers().clone();
+        let text = resp.text().await.unwrap();
+        let body = serde_json::from_str(&text).unwrap_or(Value::String(text));
+        (status, headers, body)
+    }
+
+    async fn post(&self, path: &str, body: Value) -> Answer {
+        Self::send(self.req(reqwest::Method::POST, path).json(&body)).await
+    }
+
+    async fn get(&self, path: &str) -> Answer {
+        Self::send(self.req(reqwest::Method::GET, path)).await
+    }
+
+    async fn message(&self, body: Value) -> Answer {
+        self.post("/v1/messages", body).await
+    }
+
+    async fn stats(&self) -> Value {
+        self.get("/_sim/stats").await.2
+    }
+
+    async fn patch_config(&self, patch: Value) -> Answer {
+        Self::send(
+            self.req(reqwest::Method::PATCH, "/_sim/config")
+                .json(&patch),
+        )
+        .await
+    }
 }
 
-fn hello() -> Value {
-    json!({"model": "claude-sonnet-4-5", "max_tokens": 64,
-           "messages": [{"role": "user", "content": "Say hello"}]})
+fn ask(text: &str) -> Value {
+    json!({"model": "claude-sonnet-4-5", "max_tokens": 256,
+           "messages": [{"role": "user", "content": text}]})
 }
+
+fn assert_api_error(a: &Answer, status: u16, kind: &str) {
+    assert_eq!(a.0, status, "{}", a.2);
+    assert_eq!(a.2["type"], "error", "{}", a.2);
+    assert_eq!(a.2["error"]["type"], kind, "{}", a.2);
+    assert!(a.2["error"]["message"]
+        .as_str()
+        .is_some_and(|m| !m.is_empty()));
+    assert!(a.1.contains_key("request-id"));
+}
+
+fn cached_system(text: &str, question: &str) -> Value {
+    json!({"model": "claude-sonnet-4-5", "max_tokens": 64,
+        "system": [{"type": "text", "text": text, "cache_control": {"type": "ephemeral"}}],
+        "messages": [{"role": "user", "content": question}]})
+}
+
+// ---- Messages ----
 
 #[tokio::test]
 async fn a_valid_request_gets_a_message_with_usage_and_headers() {
-    let base = start(sim::Config::default()).await;
-    let (status, headers, body) = post(&base, Some("sk-test"), hello()).await;
+    let api = Api::start(sim::Knobs::default()).await;
+    let (status, headers, body) = api.message(ask("Say hello")).await;
     assert_eq!(status, 200, "{body}");
     assert_eq!(body["type"], "message");
     assert_eq!(body["role"], "assistant");
     assert!(body["id"].as_str().unwrap().starts_with("msg_"));
     assert_eq!(body["content"][0]["type"], "text");
+    assert_eq!(body["stop_reason"], "end_turn");
     assert!(body["usage"]["input_tokens"].as_u64().unwrap() > 0);
+    assert_eq!(body["usage"]["cache_read_input_tokens"], 0);
     assert!(headers["request-id"].to_str().unwrap().starts_with("req_"));
-    for h in [
-        "anthropic-ratelimit-requests-limit",
-        "anthropic-ratelimit-input-tokens-remaining",
-        "anthropic-ratelimit-output-tokens-reset",
-    ] {
-        assert!(headers.contains_key(h), "missing {h}");
+    for family in ["requests", "input-tokens", "output-tokens"] {
+        for part in ["limit", "remaining", "reset"] {
+            let h = format!("anthropic-ratelimit-{family}-{part}");
+            assert!(headers.contains_key(&h), "missing {h}");
+        }
     }
 }
 
 #[tokio::test]
-async fn a_missing_api_key_is_a_401_authentication_error() {
-    let base = start(sim::Config::default()).await;
-    let (status, headers, body) = post(&base, None, hello()).await;
-    assert_eq!(status, 401);
-    assert_eq!(body["type"], "error");
-    assert_eq!(body["error"]["type"], "authentication_error");
-    assert!(headers.contains_key("request-id"));
+async fn a_missing_or_wrong_api_key_is_a_401_authentication_error() {
+    let api = Api::start_with(sim::Config {
+        api_key: Some("sk-right".into()),
+        knobs: sim::Knobs::default(),
+    })
+    .await;
+    let missing = Api::send(
+        api.http
+            .post(format!("{}/v1/messages", api.base))
+            .header("anthropic-version", "2023-06-01")
+            .json(&ask("hi")),
+    )
+    .await;
+    assert_api_error(&missing, 401, "authentication_error");
+    assert_api_error(&api.message(ask("hi")).await, 401, "authentication_error");
 }
 
 #[tokio::test]
-async fn an_invalid_body_is_a_400_invalid_request_error() {
-    let base = start(sim::Config::default()).await;
-    let (status, _, body) = post(&base, Some("k"), json!({"model": "claude-x"})).await;
-    assert_eq!(status, 400);
-    assert_eq!(body["error"]["type"], "invalid_request_error");
-    assert_eq!(body["error"]["message"], "max_tokens: Field required");
+async fn a_missing_version_header_or_bad_json_is_a_400() {
+    let api = Api::start(sim::Knobs::default()).await;
+    let no_version = Api::send(
+        api.http
+            .post(format!("{}/v1/messages", api.base))
+            .header("x-api-key", "k")
+            .json(&ask("hi")),
+    )
+    .await;
+    assert_api_error(&no_version, 400, "invalid_request_error");
+    let bad_json = Api::send(
+        api.req(reqwest::Method::POST, "/v1/messages")
+            .header("content-type", "application/json")
+            .body("{not json"),
+    )
+    .await;
+    assert_api_error(&bad_json, 400, "invalid_request_error");
+}
+
+#[tokio::test]
+async fn an_invalid_body_is_a_400_with_the_apis_message() {
+    let api = Api::start(sim::Knobs::default()).await;
+    let a = api.message(json!({"model": "claude-sonnet-4-5"})).await;
+    assert_api_error(&a, 400, "invalid_request_error");
+    assert_eq!(a.2["error"]["message"], "max_tokens: Field required");
+}
+
+#[tokio::test]
+async fn an_unknown_model_is_a_404() {
+    let api = Api::start(sim::Knobs::default()).await;
+    let mut body = ask("hi");
+    body["model"] = json!("gpt-4o");
+    assert_api_error(&api.message(body).await, 404, "not_found_error");
+}
+
+#[tokio::test]
+async fn a_body_over_32_mb_is_a_413_request_too_large() {
+    let api = Api::start(sim::Knobs::default()).await;
+    let a = api.message(ask(&"x".repeat(33 * 1024 * 1024))).await;
+    assert_api_error(&a, 413, "request_too_large");
 }
 
 #[tokio::test]
 async fn exceeding_requests_per_minute_is_a_429_with_retry_after() {
-    let base = start(sim::Config {
+    let api = Api::start(sim::Knobs {
         rpm: 2,
-        ..sim::Config::default()
+        ..sim::Knobs::default()
     })
     .await;
-    assert_eq!(post(&base, Some("k"), hello()).await.0, 200);
-    assert_eq!(post(&base, Some("k"), hello()).await.0, 200);
-    let (status, headers, body) = post(&base, Some("k"), hello()).await;
-    assert_eq!(status, 429);
-    assert_eq!(body["error"]["type"], "rate_limit_error");
-    let retry: u64 = headers["retry-after"].to_str().unwrap().parse().unwrap();
+    assert_eq!(api.message(ask("a")).await.0, 200);
+    assert_eq!(api.message(ask("b")).await.0, 200);
+    let a = api.message(ask("c")).await;
+    assert_api_error(&a, 429, "rate_limit_error");
+    let retry: u64 = a.1["retry-after"].to_str().unwrap().parse().unwrap();
     assert!((1..=30).contains(&retry), "{retry}");
+    assert_eq!(a.1["anthropic-ratelimit-requests-remaining"], "0");
 }
 
 #[tokio::test]
-async fn billing_stats_count_only_successful_answers() {
-    let base = start(sim::Config::default()).await;
-    post(&base, Some("k"), hello()).await;
-    post(&base, None, hello()).await;
-    let stats: Value = reqwest::get(format!("{base}/_sim/stats"))
+async fn a_repeated_cached_prefix_is_read_from_the_cache() {
+    let api = Api::start(sim::Knobs::default()).await;
+    let long = "The policy text. ".repeat(400);
+    let first = api.message(cached_system(&long, "q1")).await.2;
+    let written = first["usage"]["cache_creation_input_tokens"]
+        .as_u64()
+        .unwrap();
+    assert!(written >= 1024, "{first}");
+    assert_eq!(first["usage"]["cache_read_input_tokens"], 0);
+    let second = api.message(cached_system(&long, "q2")).await.2;
+    assert_eq!(second["usage"]["cache_read_input_tokens"], written);
+    assert_eq!(second["usage"]["cache_creation_input_tokens"], 0);
+}
+
+#[tokio::test]
+async fn cache_reads_do_not_count_toward_input_tokens_per_minute() {
+    let long = "Shared instructions. ".repeat(450);
+    let api = Api::start(sim::Knobs {
+        itpm: 3_000,
+        ..sim::Knobs::default()
+    })
+    .await;
+    let first = api.message(cached_system(&long, "q1")).await;
+    assert_eq!(first.0, 200, "{}", first.2);
+    // The same prefix again is a cache read: only the question counts, so it fits.
+    assert_eq!(api.message(cached_system(&long, "q2")).await.0, 200);
+    // A different prefix of the same size must be written, and no longer fits.
+    let other = api.message(cached_system(&format!("{long}."), "q3")).await;
+    assert_api_error(&other, 429, "rate_limit_error");
+}
+
+#[tokio::test]
+async fn a_pdf_document_is_summarized_with_its_page_count() {
+    let api = Api::start(sim::Knobs::default()).await;
+    let data =
+        base64::engine::general_purpose::STANDARD.encode(sim::pdf::sample(5, "Annual report"));
+    let (status, _, body) = api
+        .message(json!({"model": "claude-sonnet-4-5", "max_tokens": 300, "messages": [{"role": "user",
+            "content": [{"type": "document", "source": {"type": "base64", "media_type": "application/pdf", "data": data}},
+                        {"type": "text", "text": "Summarize this document."}]}]}))
+        .await;
+    assert_eq!(status, 200, "{body}");
+    let text = body["content"][0]["text"].as_str().unwrap();
+    assert!(text.contains("5-page"), "{text}");
+    assert!(body["usage"]["input_tokens"].as_u64().unwrap() >= 5 * 1500);
+}
+
+#[tokio::test]
+async fn count_tokens_counts_what_messages_bills() {
+    let api = Api::start(sim::Knobs::default()).await;
+    let body = ask("How many tokens is this sentence, roughly?");
+    let (status, _, counted) = api.post("/v1/messages/count_tokens", body.clone()).await;
+    assert_eq!(status, 200, "{counted}");
+    let billed = api.message(body).await.2;
+    assert_eq!(counted["input_tokens"], billed["usage"]["input_tokens"]);
+    let bad = api
+        .post("/v1/messages/count_tokens", json!({"messages": []}))
+        .await;
+    assert_api_error(&bad, 400, "invalid_request_error");
+}
+
+// ---- markers ----
+
+#[tokio::test]
+async fn a_status_marker_fails_every_call_with_that_status() {
+    let api = Api::start(sim::Knobs::default()).await;
+    for _ in 0..2 {
+        let a = api.message(ask("please [[sim:529]]")).await;
+        assert_api_error(&a, 529, "overloaded_error");
+        assert!(a.1.contains_key("retry-after"));
+    }
+    assert_api_error(
+        &api.message(ask("[[sim:400]]")).await,
+        400,
+        "invalid_request_error",
+    );
+    assert_api_error(&api.message(ask("[[sim:500]]")).await, 500, "api_error");
+    assert_api_error(
+        &api.message(ask("[[sim:403]]")).await,
+        403,
+        "permission_error",
+    );
+}
+
+#[tokio::test]
+async fn an_xk_marker_fails_the_first_k_calls_then_succeeds() {
+    let api = Api::start(sim::Knobs::default()).await;
+    let mut got = Vec::new();
+    for _ in 0..4 {
+        got.push(api.message(ask("retry me [[sim:500x2]]")).await.0);
+    }
+    assert_eq!(got, [500, 500, 200, 200]);
+}
+
+#[tokio::test]
+async fn a_model_marker_fails_only_calls_for_that_model() {
+    let api = Api::start(sim::Knobs::default()).await;
+    let mut haiku = ask("x [[sim:400@claude-haiku-4-5]]");
+    haiku["model"] = json!("claude-haiku-4-5");
+    assert_eq!(api.message(haiku).await.0, 400);
+    assert_eq!(
+        api.message(ask("x [[sim:400@claude-haiku-4-5]]")).await.0,
+        200
+    );
+}
+
+#[tokio::test]
+async fn slow_and_hang_markers_delay_the_answer() {
+    let api = Api::start(sim::Knobs::default()).await;
+    let t = Instant::now();
+    assert_eq!(api.message(ask("[[sim:slow=300]]")).await.0, 200);
+    assert!(t.elapsed() >= Duration::from_millis(300));
+    let hung = api
+        .req(reqwest::Method::POST, "/v1/messages")
+        .json(&ask("[[sim:hang]]"))
+        .timeout(Duration::from_millis(500))
+        .send()
+        .await;
+    assert!(hung.unwrap_err().is_timeout());
+    assert_eq!(api.stats().await["calls"]["messages hang"], 1);
+}
+
+// ---- faults configured at run time ----
+
+#[tokio::test]
+async fn error_rates_and_latency_change_at_run_time_through_sim_config() {
+    let api = Api::start(sim::Knobs::default()).await;
+    let (status, _, knobs) = api.patch_config(json!({"error_rates": {"529": 1.0}})).await;
+    assert_eq!(status, 200, "{knobs}");
+    assert_eq!(api.get("/_sim/config").await.2["error_rates"]["529"], 1.0);
+    assert_api_error(&api.message(ask("a")).await, 529, "overloaded_error");
+    api.patch_config(json!({"error_rates": {}, "latency_ms": 250}))
+        .await;
+    let t = Instant::now();
+    assert_eq!(api.message(ask("b")).await.0, 200);
+    assert!(t.elapsed() >= Duration::from_millis(250));
+    let bad = api.patch_config(json!({"hang_rate": 2.0})).await;
+    assert_api_error(&bad, 400, "invalid_request_error");
+    let replaced = Api::send(
+        api.req(reqwest::Method::PUT, "/_sim/config")
+            .json(&json!({"seed": 5})),
+    )
+    .await;
+    assert_eq!(
+        replaced.2["latency_ms"], 0,
+        "PUT replaces: absent fields take defaults"
+    );
+    assert_eq!(replaced.2["seed"], 5);
+}
+
+#[tokio::test]
+async fn random_faults_follow_the_seed() {
+    let knobs = sim::Knobs {
+        error_rates: [(529, 0.3), (500, 0.2)].into_iter().collect(),
+        seed: 11,
+        ..sim::Knobs::default()
+    };
+    let run = |knobs: sim::Knobs| async move {
+        let api = Api::start(knobs).await;
+        let mut out = Vec::new();
+        for i in 0..40 {
+            out.push(api.message(ask(&format!("q{i}"))).await.0);
+        }
+        out
+    };
+    let a = run(knobs.clone()).await;
+    assert_eq!(a, run(knobs).await);
+    assert!(
+        a.contains(&529) && a.contains(&500) && a.contains(&200),
+        "{a:?}"
+    );
+}
+
+// ---- billing ----
+
+#[tokio::test]
+async fn each_job_is_billed_under_its_x_job_id() {
+    let api = Api::start(sim::Knobs::default()).await;
+    let call = |job: &'static str| {
+        Api::send(
+            api.req(reqwest::Method::POST, "/v1/messages")
+                .header("x-job-id", job)
+                .json(&ask("hi")),
+        )
+    };
+    call("job-1").await;
+    call("job-2").await;
+    call("job-2").await;
+    let s = api.stats().await;
+    assert_eq!(s["billed_by_job"]["job-1"], 1);
+    assert_eq!(s["billed_by_job"]["job-2"], 2);
+    assert_eq!(s["jobs_billed_more_than_once"], json!(["job-2"]));
+    assert_eq!(s["standard"]["messages"], 3);
+    assert!(s["standard"]["cost_micros"].as_u64().unwrap() > 0);
+    assert_eq!(s["calls"]["messages 200"], 3);
+}
+
+#[tokio::test]
+async fn reset_clears_stats_and_batches() {
+    let api = Api::start(sim::Knobs::default()).await;
+    api.message(ask("hi")).await;
+    api.post(
+        "/v1/messages/batches",
+        json!({"requests": [{"custom_id": "a", "params": ask("x")}]}),
+    )
+    .await;
+    let (status, _, _) = api.post("/_sim/reset", json!({})).await;
+    assert_eq!(status, 200);
+    let s = api.stats().await;
+    assert_eq!(s["standard"]["messages"], 0);
+    assert_eq!(s["calls"], json!({}));
+    assert_eq!(api.get("/v1/messages/batches").await.2["data"], json!([]));
+}
+
+// ---- Message Batches ----
+
+async fn wait_ended(api: &Api, id: &str) -> Value {
+    for _ in 0..100 {
+        let (_, _, b) = api.get(&format!("/v1/messages/batches/{id}")).await;
+        if b["processing_status"] == "ended" {
+            return b;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("batch {id} did not end");
+}
+
+fn fast_batches() -> sim::Knobs {
+    sim::Knobs {
+        batch_ms: 300,
+        ..sim::Knobs::default()
+    }
+}
+
+#[tokio::test]
+async fn a_batch_ends_with_one_result_per_request_billed_at_half_price() {
+    let api = Api::start(fast_batches()).await;
+    let (status, _, created) = api
+        .post("/v1/messages/batches", json!({"requests": [
+            {"custom_id": "ok-1", "params": ask("What is a queue?")},
+            {"custom_id": "bad-1", "params": ask("[[sim:400]]")},
+            {"custom_id": "hang-1", "params": ask("[[sim:hang]]")},
+            {"custom_id": "invalid-1", "params": {"model": "claude-sonnet-4-5", "messages": []}},
+        ]}))
+        .await;
+    assert_eq!(status, 200, "{created}");
+    assert!(created["id"].as_str().unwrap().starts_with("msgbatch_"));
+    assert_eq!(created["type"], "message_batch");
+    assert_eq!(created["processing_status"], "in_progress");
+    assert_eq!(created["request_counts"]["processing"], 4);
+    assert_eq!(created["results_url"], Value::Null);
+    let id = created["id"].as_str().unwrap();
+    let early = api.get(&format!("/v1/messages/batches/{id}/results")).await;
+    assert_api_error(&early, 400, "invalid_request_error");
+
+    let ended = wait_ended(&api, id).await;
+    assert_eq!(
+        ended["request_counts"],
+        json!({"processing": 0, "succeeded": 1, "errored": 2, "canceled": 0, "expired": 1})
+    );
+    assert!(ended["ended_at"].is_string());
+    let url = ended["results_url"].as_str().unwrap();
+    assert!(url.ends_with(&format!("/v1/messages/batches/{id}/results")));
+    let jsonl = api
+        .http
+        .get(url)
+        .header("x-api-key", "k")
+        .header("anthropic-version", "2023-06-01")
+        .send()
         .await
         .unwrap()
-        .json()
+        .text()
         .await
         .unwrap();
-    assert_eq!(stats["messages"], 1);
-    assert_eq!(stats["errors"]["401"], 1);
+    let lines: Vec<Value> = jsonl
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 4);
+    let result = |id: &str| lines.iter().find(|l| l["custom_id"] == id).unwrap()["result"].clone();
+    assert_eq!(result("ok-1")["type"], "succeeded");
+    assert_eq!(result("ok-1")["message"]["type"], "message");
+    assert_eq!(
+        result("bad-1")["error"]["error"]["type"],
+        "invalid_request_error"
+    );
+    assert_eq!(result("invalid-1")["type"], "errored");
+    assert_eq!(result("hang-1")["type"], "expired");
+
+    // The same request over the Messages API costs twice as much.
+    let s = api.stats().await;
+    assert_eq!(s["batch"]["messages"], 1);
+    assert_eq!(s["billed_by_job"]["ok-1"], 1);
+    let batch_cost = s["batch"]["cost_micros"].as_u64().unwrap();
+    api.message(ask("What is a queue?")).await;
+    let standard = api.stats().await["standard"]["cost_micros"]
+        .as_u64()
+        .unwrap();
+    assert!(
+        standard.abs_diff(2 * batch_cost) <= 1,
+        "{standard} vs 2×{batch_cost}"
+    );
 }
 
 #[tokio::test]
-async fn an_unknown_path_is_a_404_in_the_api_shape() {
-    let base = start(sim::Config::default()).await;
-    let resp = reqwest::get(format!("{base}/v1/nothing")).await.unwrap();
-    assert_eq!(resp.status().as_u16(), 404);
-    let body: Value = resp.json().await.unwrap();
-    assert_eq!(body["error"]["type"], "not_found_error");
+async fn invalid_batches_are_refused_whole() {
+    let api = Api::start(fast_batches()).await;
+    let dup = api
+        .post(
+            "/v1/messages/batches",
+            json!({"requests": [
+        {"custom_id": "a", "params": ask("x")}, {"custom_id": "a", "params": ask("y")}]}),
+        )
+        .await;
+    assert_api_error(&dup, 400, "invalid_request_error");
+    let empty = api
+        .post("/v1/messages/batches", json!({"requests": []}))
+        .await;
+    assert_api_error(&empty, 400, "invalid_request_error");
+    let bad_id = api
+        .post(
+            "/v1/messages/batches",
+            json!({"requests": [{"custom_id": "a b", "params": ask("x")}]}),
+        )
+        .await;
+    assert_api_error(&bad_id, 400, "invalid_request_error");
+    let too_many: Vec<Value> = (0..100_001)
+        .map(|i| json!({"custom_id": format!("r{i}"), "params": {}}))
+        .collect();
+    let big = api
+        .post("/v1/messages/batches", json!({"requests": too_many}))
+        .await;
+    assert_api_error(&big, 400, "invalid_request_error");
+    assert_eq!(api.get("/v1/messages/batches").await.2["data"], json!([]));
+}
+
+#[tokio::test]
+async fn a_canceled_batch_ends_with_canceled_results_and_bills_nothing() {
+    let api = Api::start(sim::Knobs {
+        batch_ms: 60_000,
+        ..sim::Knobs::default()
+    })
+    .await;
+    let created = api
+        .post(
+            "/v1/messages/batches",
+            json!({"requests": [
+        {"custom_id": "a", "params": ask("x")}, {"custom_id": "b", "params": ask("y")}]}),
+        )
+        .await
+        .2;
+    let id = created["id"].as_str().unwrap();
+    let canceling = api
+        .post(&format!("/v1/messages/batches/{id}/cancel"), json!({}))
+        .await
+        .2;
+    assert_eq!(canceling["processing_status"], "canceling");
+    assert!(canceling["cancel_initiated_at"].is_string());
+    let ended = wait_ended(&api, id).await;
+    assert_eq!(ended["request_counts"]["canceled"], 2);
+    let jsonl = api
+        .get(&format!("/v1/messages/batches/{id}/results"))
+        .await
+        .2;
+    let text = jsonl.as_str().unwrap();
+    assert!(
+        text.lines().all(|l| l.contains(r#""type":"canceled""#)),
+        "{text}"
+    );
+    assert_eq!(api.stats().await["batch"]["messages"], 0);
+}
+
+#[tokio::test]
+async fn batches_are_listed_newest_first_in_pages() {
+    let api = Api::start(fast_batches()).await;
+    let mut ids = Vec::new();
+    for i in 0..3 {
+        let b = api
+            .post(
+                "/v1/messages/batches",
+                json!({"requests": [{"custom_id": format!("r{i}"), "params": ask("x")}]}),
+            )
+            .await
+            .2;
+        ids.push(b["id"].as_str().unwrap().to_string());
+    }
+    let page = api.get("/v1/messages/batches?limit=2").await.2;
+    let got: Vec<&str> = page["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| b["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(got, [ids[2].as_str(), ids[1].as_str()]);
+    assert_eq!(page["has_more"], true);
+    let last = page["last_id"].as_str().unwrap();
+    let next = api
+        .get(&format!("/v1/messages/batches?limit=2&after_id={last}"))
+        .await
+        .2;
+    assert_eq!(next["data"][0]["id"], ids[0].as_str());
+    assert_eq!(next["has_more"], false);
+    let back = api
+        .get(&format!(
+            "/v1/messages/batches?limit=5&before_id={}",
+            ids[0]
+        ))
+        .await
+        .2;
+    assert_eq!(back["data"].as_array().unwrap().len(), 2);
+}
+
+#[tokio::test]
+async fn a_batch_can_be_deleted_only_once_ended() {
+    let api = Api::start(fast_batches()).await;
+    let id = api
+        .post(
+            "/v1/messages/batches",
+            json!({"requests": [{"custom_id": "a", "params": ask("x")}]}),
+        )
+        .await
+        .2["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let early = Api::send(api.req(
+        reqwest::Method::DELETE,
+        &format!("/v1/messages/batches/{id}"),
+    ))
+    .await;
+    assert_api_error(&early, 400, "invalid_request_error");
+    wait_ended(&api, &id).await;
+    let deleted = Api::send(api.req(
+        reqwest::Method::DELETE,
+        &format!("/v1/messages/batches/{id}"),
+    ))
+    .await;
+    assert_eq!(
+        deleted.2,
+        json!({"id": id, "type": "message_batch_deleted"})
+    );
+    assert_api_error(
+        &api.get(&format!("/v1/messages/batches/{id}")).await,
+        404,
+        "not_found_error",
+    );
+}
+
+#[tokio::test]
+async fn an_unknown_path_or_batch_is_a_404_in_the_api_shape() {
+    let api = Api::start(sim::Knobs::default()).await;
+    assert_api_error(&api.get("/v1/nothing").await, 404, "not_found_error");
+    assert_api_error(
+        &api.get("/v1/messages/batches/msgbatch_nope").await,
+        404,
+        "not_found_error",
+    );
 }

@@ -1,0 +1,445 @@
+//! Validation of a Messages request body, like the real API and with its messages, reduced to
+//! what the simulated model needs: the text, the documents, the token count and the cache prefix.
+
+use base64::Engine;
+use pipeline::anthropic::{ErrorType, Role};
+use pipeline::tokens;
+use serde_json::Value;
+
+use crate::errors::SimError;
+use crate::markers::{self, Marker};
+use crate::pdf::{self, PdfInfo};
+use crate::pricing;
+
+/// Tokens a PDF page costs (text plus the page image), within the documented 1,500–3,000.
+pub const TOKENS_PER_PAGE: u32 = 1_500;
+/// The API reads at most 100 pages per request.
+pub const MAX_PDF_PAGES: u32 = 100;
+/// Shortest prefix that is cached; shorter `cache_control` prefixes are silently not cached.
+pub const MIN_CACHEABLE_TOKENS: u32 = 1_024;
+
+/// A request that passed validation.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Parsed {
+    pub model: String,
+    /// 0 for count_tokens, which has none.
+    pub max_tokens: u32,
+    pub system: String,
+    pub turns: Vec<(Role, String)>,
+    pub documents: Vec<PdfInfo>,
+    /// Every input token, cached or not.
+    pub input_tokens: u32,
+    /// The prefix up to the last `cache_control` breakpoint, when long enough to cache.
+    pub cache: Option<CachePrefix>,
+    pub markers: Vec<Marker>,
+    /// Identifies "this prompt" for `[[sim:STATUSxK]]` counters.
+    pub prompt_hash: u64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CachePrefix {
+    pub key: u64,
+    pub tokens: u32,
+}
+
+/// One content block in prompt order, for token and cache accounting.
+struct Segment {
+    tokens: u32,
+    fingerprint: u64,
+    breakpoint: bool,
+}
+
+/// Validates a `/v1/messages` (`max_tokens` required) or `/v1/messages/count_tokens` body.
+pub fn parse(v: &Value, require_max_tokens: bool) -> Result<Parsed, SimError> {
+    let obj = v
+        .as_object()
+        .ok_or_else(|| SimError::invalid("body: Input should be an object"))?;
+    let model = match obj.get("model") {
+        None => return Err(SimError::invalid("model: Field required")),
+        Some(Value::String(s)) if !s.is_empty() => s.clone(),
+        Some(_) => return Err(SimError::invalid("model: Input should be a valid string")),
+    };
+    if !pricing::known_model(&model) {
+        return Err(SimError::new(
+            ErrorType::NotFoundError,
+            format!("model: {model}"),
+        ));
+    }
+    let max_tokens = match obj.get("max_tokens") {
+        None if require_max_tokens => return Err(SimError::invalid("max_tokens: Field required")),
+        None => 0,
+        Some(n) => n
+            .as_u64()
+            .filter(|n| *n >= 1)
+            .ok_or_else(|| SimError::invalid("max_tokens: Input should be a positive integer"))?,
+    };
+    if max_tokens > 128_000 {
+        return Err(SimError::invalid(format!(
+            "max_tokens: {max_tokens} > 128000, which is the maximum allowed number of output tokens for {model}"
+        )));
+    }
+    let mut segments = Vec::new();
+    let mut documents = Vec::new();
+    let system = match obj.get("system") {
+        None | Some(Value::Null) => String::new(),
+        Some(s) => content(s, "system", false, &mut segments, &mut documents)?,
+    };
+    let messages = match obj.get("messages") {
+        None => return Err(SimError::invalid("messages: Field required")),
+        Some(Value::Array(a)) => a,
+        Some(_) => return Err(SimError::invalid("messages: Input should be a valid list")),
+    };
+    if messages.is_empty() {
+        return Err(SimError::invalid(
+            "messages: at least one message is required",
+        ));
+    }
+    let mut turns: Vec<(Role, String)> = Vec::with_capacity(messages.len());
+    for (i, m) in messages.iter().enumerate() {
+        let role = match m.get("role").and_then(Value::as_str) {
+            Some("user") => Role::User,
+            Some("assistant") => Role::Assistant,
+            Some(other) => {
+                return Err(SimError::invalid(format!(
+                    "messages.{i}.role: Input should be 'user' or 'assistant', got '{other}'"
+                )))
+            }
+            None => {
+                return Err(SimError::invalid(format!(
+                    "messages.{i}.role: Field required"
+                )))
+            }
+        };
+        if i == 0 && role != Role::User {
+            return Err(SimError::invalid(
+                "messages: first message must use the \"user\" role",
+            ));
+        }
+        if turns.last().is_some_and(|(prev, _)| *prev == role) {
+            let name = if role == Role::User {
+                "user"
+            } else {
+                "assistant"
+            };
+            return Err(SimError::invalid(format!(
+                "messages: roles must alternate between \"user\" and \"assistant\", but found multiple \"{name}\" roles in a row"
+            )));
+        }
+        let c = m
+            .get("content")
+            .ok_or_else(|| SimError::invalid(format!("messages.{i}.content: Field required")))?;
+        let text = content(
+            c,
+            &format!("messages.{i}.content"),
+            true,
+            &mut segments,
+            &mut documents,
+        )?;
+        // Role markers and message framing cost a few tokens each.
+        segments.push(Segment {
+            tokens: 3,
+            fingerprint: i as u64,
+            breakpoint: false,
+        });
+        turns.push((role, text));
+    }
+    let pages: u32 = documents.iter().map(|d| d.pages).sum();
+    if pages > MAX_PDF_PAGES {
+        return Err(SimError::invalid(format!(
+            "A maximum of {MAX_PDF_PAGES} PDF pages may be provided."
+        )));
+    }
+    let input_tokens = segments.iter().map(|s| s.tokens).sum();
+    let cache = segments
+        .iter()
+        .rposition(|s| s.breakpoint)
+        .and_then(|last| {
+            let prefix = &segments[..=last];
+            let tokens: u32 = prefix.iter().map(|s| s.tokens).sum();
+            let mut key = fnv(model.as_bytes());
+            for s in prefix {
+                key = mix(key, s.fingerprint);
+            }
+            (tokens >= MIN_CACHEABLE_TOKENS).then_some(CachePrefix { key, tokens })
+        });
+    let all_text: String = std::iter::once(system.as_str())
+        .chain(turns.iter().map(|(_, t)| t.as_str()))
+        .collect::<Vec<_>>()
+        .join("\n");
+    Ok(Parsed {
+        model,
+        max_tokens: max_tokens as u32,
+        markers: markers::find(&all_text),
+        prompt_hash: fnv(all_text.as_bytes()),
+        system,
+        turns,
+        documents,
+        input_tokens,
+        cache,
+    })
+}
+
+/// The text of a content value (a string or a list of blocks), adding its segments.
+fn content(
+    v: &Value,
+    at: &str,
+    is_message: bool,
+    segments: &mut Vec<Segment>,
+    documents: &mut Vec<PdfInfo>,
+) -> Result<String, SimError> {
+    let empty = || SimError::invalid(format!("{at}: messages must have non-empty content"));
+    match v {
+        Value::String(s) => {
+            if s.is_empty() && is_message {
+                return Err(empty());
+            }
+            segments.push(Segment {
+                tokens: tokens::estimate(s),
+                fingerprint: fnv(s.as_bytes()),
+                breakpoint: false,
+            });
+            Ok(s.clone())
+        }
+        Value::Array(blocks) => {
+            if blocks.is_empty() && is_message {
+                return Err(empty());
+            }
+            let mut text = String::new();
+            for (j, b) in blocks.iter().enumerate() {
+                let here = format!("{at}.{j}");
+                let breakpoint = match b.get("cache_control") {
+                    None | Some(Value::Null) => false,
+                    Some(cc) if cc.get("type").and_then(Value::as_str) == Some("ephemeral") => true,
+                    Some(_) => {
+                        return Err(SimError::invalid(format!(
+                            "{here}.cache_control.type: Input should be 'ephemeral'"
+                        )))
+                    }
+                };
+                match b.get("type").and_then(Value::as_str) {
+                    Some("text") => {
+                        let t = b.get("text").and_then(Value::as_str).unwrap_or_default();
+                        if t.is_empty() {
+                            return Err(SimError::invalid(format!(
+                                "{here}.text: text content blocks must be non-empty"
+                            )));
+                        }
+                        if !text.is_empty() {
+                            text.push('\n');
+                        }
+                        text.push_str(t);
+                        segments.push(Segment {
+                            tokens: tokens::estimate(t),
+                            fingerprint: fnv(t.as_bytes()),
+                            breakpoint,
+                        });
+                    }
+                    Some("document") if is_message => {
+                        let (info, fingerprint) = document(b, &here)?;
+                        segments.push(Segment {
+                            tokens: info.pages * TOKENS_PER_PAGE,
+                            fingerprint,
+                            breakpoint,
+                        });
+                        documents.push(info);
+                    }
+                    Some(other) => {
+                        return Err(SimError::invalid(format!(
+                            "{here}.type: Input tag '{other}' found using 'type' does not match any of the expected tags"
+                        )))
+                    }
+                    None => return Err(SimError::invalid(format!("{here}.type: Field required"))),
+                }
+            }
+            Ok(text)
+        }
+        _ => Err(SimError::invalid(format!(
+            "{at}: Input should be a valid string or list of content blocks"
+        ))),
+    }
+}
+
+fn document(b: &Value, at: &str) -> Result<(PdfInfo, u64), SimError> {
+    let source = b
+        .get("source")
+        .ok_or_else(|| SimError::invalid(format!("{at}.source: Field required")))?;
+    match source.get("type").and_then(Value::as_str) {
+        Some("base64") => {}
+        Some("text") => {
+            let data = source
+                .get("data")
+                .and_then(Value::as_str)
+                .unwrap_or_default();
+            let pages = (tokens::estimate(data) / TOKENS_PER_PAGE).max(1);
+            return Ok((PdfInfo { pages, title: None }, fnv(data.as_bytes())));
+        }
+        _ => {
+            return Err(SimError::invalid(format!(
+                "{at}.source.type: Input should be 'base64' or 'text'"
+            )))
+        }
+    }
+    if source.get("media_type").and_then(Value::as_str) != Some("application/pdf") {
+        return Err(SimError::invalid(format!(
+            "{at}.source.media_type: Input should be 'application/pdf'"
+        )));
+    }
+    let data = source
+        .get("data")
+        .and_then(Value::as_str)
+        .ok_or_else(|| SimError::invalid(format!("{at}.source.data: Field required")))?;
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(data)
+        .map_err(|_| SimError::invalid(format!("{at}.source.data: invalid base64 data")))?;
+    let info = pdf::inspect(&bytes).map_err(SimError::invalid)?;
+    Ok((info, fnv(&bytes)))
+}
+
+/// FNV-1a, 64 bit.
+pub fn fnv(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+        (h ^ *b as u64).wrapping_mul(0x0100_0000_01b3)
+    })
+}
+
+fn mix(h: u64, x: u64) -> u64 {
+    (h ^ x).wrapping_mul(0x0100_0000_01b3).rotate_left(23)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn err(v: Value) -> (u16, String) {
+        let e = parse(&v, true).unwrap_err();
+        (e.kind.status(), e.message)
+    }
+
+    fn b64(bytes: &[u8]) -> String {
+        base64::engine::general_purpose::STANDARD.encode(bytes)
+    }
+
+    #[test]
+    fn a_minimal_request_is_valid() {
+        let p = parse(
+            &json!({"model": "claude-sonnet-4-5", "max_tokens": 10,
+                "messages": [{"role": "user", "content": "hi"}]}),
+            true,
+        )
+        .unwrap();
+        assert_eq!(p.turns, vec![(Role::User, "hi".to_string())]);
+        assert_eq!(p.cache, None);
+    }
+
+    #[test]
+    fn missing_fields_are_named_like_the_real_api() {
+        assert_eq!(
+            err(json!({"model": "claude-sonnet-4-5", "messages": []})),
+            (400, "max_tokens: Field required".into())
+        );
+        assert_eq!(
+            err(json!({"max_tokens": 1, "messages": []})).1,
+            "model: Field required"
+        );
+        assert_eq!(
+            err(json!({"model": "claude-sonnet-4-5", "max_tokens": 1, "messages": []})).1,
+            "messages: at least one message is required"
+        );
+    }
+
+    #[test]
+    fn count_tokens_needs_no_max_tokens() {
+        let p = parse(
+            &json!({"model": "claude-haiku-4-5", "messages": [{"role": "user", "content": "hi"}]}),
+            false,
+        )
+        .unwrap();
+        assert!(p.input_tokens > 0);
+    }
+
+    #[test]
+    fn roles_must_start_with_user_and_alternate() {
+        let first = err(json!({"model": "claude-sonnet-4-5", "max_tokens": 1,
+            "messages": [{"role": "assistant", "content": "a"}]}));
+        assert!(first.1.contains("first message"));
+        let twice = err(json!({"model": "claude-sonnet-4-5", "max_tokens": 1,
+            "messages": [{"role": "user", "content": "a"}, {"role": "user", "content": "b"}]}));
+        assert!(twice.1.contains("alternate"));
+    }
+
+    #[test]
+    fn an_unknown_model_is_not_found() {
+        let (status, msg) = err(json!({"model": "gpt-4", "max_tokens": 1,
+            "messages": [{"role": "user", "content": "a"}]}));
+        assert_eq!((status, msg.as_str()), (404, "model: gpt-4"));
+    }
+
+    #[test]
+    fn a_pdf_document_costs_tokens_per_page() {
+        let p = parse(
+            &json!({"model": "claude-sonnet-4-5", "max_tokens": 1, "messages": [{"role": "user",
+                "content": [{"type": "document", "source": {"type": "base64", "media_type": "application/pdf", "data": b64(&pdf::sample(4, "T"))}},
+                            {"type": "text", "text": "summarize"}]}]}),
+            true,
+        )
+        .unwrap();
+        assert_eq!(p.documents[0].pages, 4);
+        assert!(p.input_tokens >= 4 * TOKENS_PER_PAGE);
+    }
+
+    #[test]
+    fn bad_documents_are_refused_with_the_apis_reasons() {
+        let doc = |media: &str, data: String| {
+            json!({"model": "claude-sonnet-4-5", "max_tokens": 1, "messages": [{"role": "user",
+                "content": [{"type": "document", "source": {"type": "base64", "media_type": media, "data": data}}]}]})
+        };
+        assert_eq!(err(doc("image/png", b64(b"x"))).0, 400);
+        assert!(err(doc("application/pdf", "!!!".into()))
+            .1
+            .contains("base64"));
+        assert!(err(doc("application/pdf", b64(b"hello")))
+            .1
+            .contains("not valid"));
+        assert!(err(doc("application/pdf", b64(&pdf::sample(101, "big"))))
+            .1
+            .contains("100 PDF pages"));
+    }
+
+    #[test]
+    fn a_long_enough_cache_control_prefix_is_cacheable_and_keyed_by_content() {
+        let req = |sys: &str| {
+            json!({"model": "claude-sonnet-4-5", "max_tokens": 1,
+                "system": [{"type": "text", "text": sys, "cache_control": {"type": "ephemeral"}}],
+                "messages": [{"role": "user", "content": "question"}]})
+        };
+        let long = "word ".repeat(1000);
+        let a = parse(&req(&long), true).unwrap().cache.unwrap();
+        assert!(a.tokens >= MIN_CACHEABLE_TOKENS);
+        assert_eq!(parse(&req(&long), true).unwrap().cache, Some(a));
+        let other = parse(&req(&format!("{long}!")), true)
+            .unwrap()
+            .cache
+            .unwrap();
+        assert_ne!(other.key, a.key);
+        assert_eq!(parse(&req("short"), true).unwrap().cache, None);
+    }
+
+    #[test]
+    fn empty_content_is_rejected() {
+        let e = err(json!({"model": "claude-sonnet-4-5", "max_tokens": 1,
+            "messages": [{"role": "user", "content": ""}]}));
+        assert!(e.1.contains("non-empty"));
+    }
+
+    #[test]
+    fn markers_are_found_anywhere_in_the_prompt() {
+        let p = parse(
+            &json!({"model": "claude-sonnet-4-5", "max_tokens": 1, "system": "[[sim:hang]]",
+                "messages": [{"role": "user", "content": [{"type": "text", "text": "x [[sim:529]]"}]}]}),
+            true,
+        )
+        .unwrap();
+        assert_eq!(p.markers.len(), 2);
+    }
+}
