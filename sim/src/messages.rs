@@ -188,11 +188,18 @@ fn read(
     request::parse(&value, require_max_tokens)
 }
 
-/// `x-api-key` (401 when missing or wrong) and `anthropic-version` (400 when missing).
+/// The API key — `x-api-key`, or `Authorization: Bearer` as current SDKs send it — (401 when
+/// missing or wrong) and `anthropic-version` (400 when missing).
 pub fn check_headers(sim: &Sim, headers: &HeaderMap) -> Result<(), SimError> {
-    let key = headers
-        .get(header::API_KEY)
-        .and_then(|v| v.to_str().ok())
+    let text = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
+    let key = text(header::API_KEY)
+        .or_else(|| {
+            text("authorization").and_then(|a| {
+                a.strip_prefix("Bearer ")
+                    .or_else(|| a.strip_prefix("bearer "))
+            })
+        })
+        .map(str::trim)
         .unwrap_or_default();
     if key.is_empty() {
         return Err(SimError::new(

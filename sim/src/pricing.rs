@@ -1,36 +1,81 @@
 //! The simulator's own price table, written independently of `pipeline`'s so that each can check
-//! the other. Dollars per million tokens, as published on anthropic.com/pricing; cache writes
-//! (5-minute TTL) cost 1.25× input, cache reads 0.1× input, and batches half of everything.
+//! the other. Dollars per million tokens. Cache writes (5-minute TTL) cost 1.25× input, cache
+//! reads a model-specific fraction of input (0.1× for most), and batches half of everything.
+//!
+//! Sources: the official pricing page for the 3.x and 4.x families; the 5.x rows (model ids from
+//! the official Python SDK 2.14) come from secondary sources that quote the official page and
+//! should be re-checked against it before they are relied on for real money.
 
 use pipeline::anthropic::Usage;
 
-/// (model prefix, input $/MTok, output $/MTok). The first matching prefix wins.
-const PRICES: &[(&str, f64, f64)] = &[
-    ("claude-opus-4-5", 5.0, 25.0),
-    ("claude-opus-4", 15.0, 75.0),
-    ("claude-3-opus", 15.0, 75.0),
-    ("claude-sonnet-4", 3.0, 15.0),
-    ("claude-3-7-sonnet", 3.0, 15.0),
-    ("claude-3-5-sonnet", 3.0, 15.0),
-    ("claude-haiku-4-5", 1.0, 5.0),
-    ("claude-3-5-haiku", 0.8, 4.0),
-    ("claude-3-haiku", 0.25, 1.25),
+/// A row of the table: the first row whose prefix starts the model id wins, so more specific
+/// prefixes come first.
+struct Price {
+    prefix: &'static str,
+    input: f64,
+    output: f64,
+    cache_read: f64,
+}
+
+const fn p(prefix: &'static str, input: f64, output: f64, cache_read: f64) -> Price {
+    Price {
+        prefix,
+        input,
+        output,
+        cache_read,
+    }
+}
+
+const PRICES: &[Price] = &[
+    p("claude-fable-5-", 10.0, 50.0, 0.025),
+    p("claude-mythos-5-", 10.0, 50.0, 0.025),
+    p("claude-fable-5", 10.0, 50.0, 0.1),
+    p("claude-mythos", 10.0, 50.0, 0.1),
+    p("claude-opus-5-5", 4.0, 20.0, 0.05),
+    p("claude-opus-5", 5.0, 25.0, 0.1),
+    p("claude-opus-4-0", 15.0, 75.0, 0.1),
+    p("claude-opus-4-1", 15.0, 75.0, 0.1),
+    p("claude-opus-4-2025", 15.0, 75.0, 0.1),
+    p("claude-opus-4-", 5.0, 25.0, 0.1),
+    p("claude-3-opus", 15.0, 75.0, 0.1),
+    p("claude-sonnet-5", 2.0, 10.0, 0.1),
+    p("claude-sonnet-4", 3.0, 15.0, 0.1),
+    p("claude-3-7-sonnet", 3.0, 15.0, 0.1),
+    p("claude-3-5-sonnet", 3.0, 15.0, 0.1),
+    p("claude-haiku-5-5", 0.1, 0.5, 0.1),
+    p("claude-haiku-4-5", 1.0, 5.0, 0.1),
+    p("claude-3-5-haiku", 0.8, 4.0, 0.1),
+    p("claude-3-haiku", 0.25, 1.25, 0.1),
 ];
 
-/// Models the simulator knows (prefixes above); anything else is a 404 like the real API.
+/// Haiku 5.5 costs five times more for prompts over 100k tokens.
+const HAIKU_5_5_LONG_PROMPT: u32 = 100_000;
+
+fn price(model: &str) -> Option<&'static Price> {
+    PRICES.iter().find(|p| model.starts_with(p.prefix))
+}
+
+/// Models the simulator knows; anything else is a 404 like the real API.
 pub fn known_model(model: &str) -> bool {
-    PRICES.iter().any(|(p, _, _)| model.starts_with(p))
+    price(model).is_some()
 }
 
 /// Cost in micro-dollars of one answer (rounded to the nearest micro-dollar).
 pub fn cost_micros(model: &str, u: &Usage, batch: bool) -> u64 {
-    let Some(&(_, input, output)) = PRICES.iter().find(|(p, _, _)| model.starts_with(p)) else {
+    let Some(p) = price(model) else {
         return 0;
     };
+    let prompt = u.input_tokens + u.cache_creation_input_tokens + u.cache_read_input_tokens;
+    let tier = if p.prefix == "claude-haiku-5-5" && prompt > HAIKU_5_5_LONG_PROMPT {
+        5.0
+    } else {
+        1.0
+    };
+    let (input, output) = (p.input * tier, p.output * tier);
     // $/MTok is exactly µ$/token.
     let micros = u.input_tokens as f64 * input
         + u.cache_creation_input_tokens as f64 * input * 1.25
-        + u.cache_read_input_tokens as f64 * input * 0.1
+        + u.cache_read_input_tokens as f64 * input * p.cache_read
         + u.output_tokens as f64 * output;
     let micros = if batch { micros / 2.0 } else { micros };
     micros.round() as u64
@@ -75,6 +120,60 @@ mod tests {
         assert_eq!(
             cost_micros("claude-haiku-4-5", &usage(0, 0, 10_000, 0), false),
             12_500
+        );
+    }
+
+    #[test]
+    fn every_model_of_the_current_sdk_is_known_and_priced() {
+        for m in [
+            "claude-fable-5-2",
+            "claude-mythos-5-2",
+            "claude-haiku-5-5",
+            "claude-sonnet-5-5",
+            "claude-fable-5-1",
+            "claude-opus-5-5",
+            "claude-mythos-5-1",
+            "claude-sonnet-5",
+            "claude-fable-5",
+            "claude-mythos-5",
+            "claude-opus-5",
+            "claude-opus-4-8",
+            "claude-opus-4-7",
+            "claude-mythos-preview",
+            "claude-opus-4-6",
+            "claude-sonnet-4-6",
+            "claude-haiku-4-5",
+            "claude-haiku-4-5-20251001",
+            "claude-opus-4-5",
+            "claude-opus-4-5-20251101",
+            "claude-sonnet-4-5",
+            "claude-sonnet-4-5-20250929",
+        ] {
+            assert!(known_model(m), "{m}");
+            assert!(cost_micros(m, &usage(1000, 1000, 0, 0), false) > 0, "{m}");
+        }
+        assert!(!known_model("gpt-4o"));
+    }
+
+    #[test]
+    fn specific_prefixes_win_over_their_families() {
+        let u = usage(1_000_000, 0, 0, 0);
+        assert_eq!(cost_micros("claude-opus-5-5", &u, false), 4_000_000);
+        assert_eq!(cost_micros("claude-opus-5", &u, false), 5_000_000);
+        assert_eq!(cost_micros("claude-opus-4-1", &u, false), 15_000_000);
+        assert_eq!(cost_micros("claude-opus-4-20250514", &u, false), 15_000_000);
+        assert_eq!(cost_micros("claude-opus-4-6", &u, false), 5_000_000);
+    }
+
+    #[test]
+    fn long_haiku_5_5_prompts_cost_five_times_more() {
+        assert_eq!(
+            cost_micros("claude-haiku-5-5", &usage(100_000, 0, 0, 0), false),
+            10_000
+        );
+        assert_eq!(
+            cost_micros("claude-haiku-5-5", &usage(100_001, 0, 0, 0), false),
+            50_001
         );
     }
 

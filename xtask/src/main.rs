@@ -255,6 +255,7 @@ fn cargo_test() -> Result<String> {
     let mut child = Command::new("sh")
         .args(["-c", "exec cargo test --color always 2>&1"])
         .current_dir(root())
+        .env("SIM_SDK_PYTHONPATH", tools::python_sdk_dir())
         .stdout(Stdio::piped())
         .spawn()?;
     let stdout = child.stdout.take().ok_or("no stdout")?;

@@ -12,8 +12,9 @@ use crate::{step, Result};
 pub const WASM_BINDGEN_VERSION: &str = "0.2.130";
 pub const WORKER_BUILD_VERSION: &str = "0.8.7";
 
-/// Everything `dev` needs; `browser` adds Chromium for the test suites.
-pub fn ensure(browser: bool) -> Result<()> {
+/// Everything `dev` needs; `for_tests` adds Chromium for the browser suites and the official
+/// Anthropic Python SDK that the simulator is tested against.
+pub fn ensure(for_tests: bool) -> Result<()> {
     wasm_target()?;
     cargo_tool(
         "wasm-bindgen",
@@ -23,9 +24,49 @@ pub fn ensure(browser: bool) -> Result<()> {
     )?;
     cargo_tool("worker-build", "worker-build", WORKER_BUILD_VERSION, true)?;
     npm_packages()?;
-    if browser {
+    if for_tests {
         chromium()?;
+        python_sdk()?;
     }
+    Ok(())
+}
+
+/// Where the pinned Python SDK is installed (`pip install --target`, no virtualenv needed).
+pub fn python_sdk_dir() -> std::path::PathBuf {
+    paths::target_dir().join("sdk-py")
+}
+
+/// `pip install --target target/sdk-py -r sim/tests/sdk/requirements.txt`, once per change of
+/// the requirements.
+fn python_sdk() -> Result<()> {
+    let reqs = root().join("sim/tests/sdk/requirements.txt");
+    let wanted = std::fs::read_to_string(&reqs).map_err(|e| format!("reading {reqs:?}: {e}"))?;
+    let dir = python_sdk_dir();
+    let stamp = dir.join(".requirements");
+    if std::fs::read_to_string(&stamp).ok().as_deref() == Some(wanted.as_str()) {
+        return Ok(());
+    }
+    step(&format!(
+        "installing the Anthropic Python SDK ({}) from PyPI",
+        wanted.trim()
+    ));
+    let _ = std::fs::remove_dir_all(&dir);
+    run(
+        Command::new("python3")
+            .args([
+                "-m",
+                "pip",
+                "install",
+                "--quiet",
+                "--disable-pip-version-check",
+            ])
+            .args(["--no-warn-conflicts", "--target"])
+            .arg(&dir)
+            .arg("-r")
+            .arg(&reqs),
+        "pip install (Anthropic Python SDK)",
+    )?;
+    std::fs::write(stamp, wanted)?;
     Ok(())
 }
 
