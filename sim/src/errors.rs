@@ -116,6 +116,14 @@ pub async fn not_found() -> SimError {
     SimError::not_found("Not Found")
 }
 
+/// A known path with the wrong method: 405 in the API's error shape.
+pub async fn method_not_allowed() -> SimError {
+    SimError {
+        status: 405,
+        ..SimError::invalid("Method Not Allowed")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -114,6 +114,7 @@ pub fn router(sim: Sim) -> Router {
                 .patch(control::patch_config),
         )
         .fallback(errors::not_found)
+        .method_not_allowed_fallback(errors::method_not_allowed)
         // Bodies are size-checked by the handlers, which answer 413 in the API's shape.
         .layer(axum::extract::DefaultBodyLimit::max(
             batches::MAX_BATCH_BYTES + 1,

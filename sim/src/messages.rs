@@ -90,8 +90,18 @@ pub async fn create(
             sim.lock().stats.call("messages", 200);
             resp
         }
-        Err(e) => {
-            sim.lock().stats.call("messages", e.status);
+        Err(mut e) => {
+            let mut inner = sim.lock();
+            inner.stats.call("messages", e.status);
+            // Every answer carries the rate-limit state, errors included.
+            if !e
+                .headers
+                .iter()
+                .any(|(k, _)| k.starts_with("anthropic-ratelimit-"))
+            {
+                let now = now_ms();
+                e.headers.extend(inner.limits.headers(now));
+            }
             e.into_response()
         }
     }

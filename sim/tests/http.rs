@@ -263,6 +263,7 @@ async fn a_status_marker_fails_every_call_with_that_status() {
         let a = api.message(ask("please [[sim:529]]")).await;
         assert_api_error(&a, 529, "overloaded_error");
         assert!(a.1.contains_key("retry-after"));
+        assert!(a.1.contains_key("anthropic-ratelimit-requests-remaining"));
     }
     assert_api_error(
         &api.message(ask("[[sim:400]]")).await,
@@ -644,6 +645,8 @@ async fn a_batch_can_be_deleted_only_once_ended() {
 #[tokio::test]
 async fn an_unknown_path_or_batch_is_a_404_in_the_api_shape() {
     let api = Api::start(sim::Knobs::default()).await;
+    let wrong_method = api.get("/v1/messages").await;
+    assert_api_error(&wrong_method, 405, "invalid_request_error");
     assert_api_error(&api.get("/v1/nothing").await, 404, "not_found_error");
     assert_api_error(
         &api.get("/v1/messages/batches/msgbatch_nope").await,
