@@ -1,15 +1,18 @@
 //! The typed client of the Worker's API. Pages call these functions and nothing else.
 
 use gloo_net::http::{Request, Response};
-use pipeline::dto::HealthReport;
+use pipeline::dto::{FeedbackAck, FeedbackList, HealthReport};
 use pipeline::error::ErrorBody;
+use pipeline::status::Mode;
 use serde::de::DeserializeOwned;
 
-/// A failed call, ready to show: the Worker's own message when it sent one.
+/// A failed call, ready to show: the Worker's own message when it sent one, and the field it
+/// names (so a form can show it next to that field).
 #[derive(Debug, Clone, PartialEq)]
 pub struct ApiError {
     pub status: u16,
     pub message: String,
+    pub field: Option<String>,
 }
 
 impl std::fmt::Display for ApiError {
@@ -26,23 +29,75 @@ fn network(e: gloo_net::Error) -> ApiError {
     ApiError {
         status: 0,
         message: format!("network error: {e}"),
+        field: None,
     }
 }
 
 async fn error_of(resp: Response) -> ApiError {
     let status = resp.status();
-    let message = match resp.json::<ErrorBody>().await {
-        Ok(body) => body.error,
-        Err(_) => format!("unexpected answer from the server ({})", resp.status_text()),
-    };
-    ApiError { status, message }
+    match resp.json::<ErrorBody>().await {
+        Ok(body) => ApiError {
+            status,
+            message: body.error,
+            field: body.field,
+        },
+        Err(_) => ApiError {
+            status,
+            message: format!("unexpected answer from the server ({})", resp.status_text()),
+            field: None,
+        },
+    }
 }
 
 async fn decode<T: DeserializeOwned>(resp: Response) -> Result<T, ApiError> {
     resp.json::<T>().await.map_err(|e| ApiError {
         status: resp.status(),
         message: format!("could not read the answer: {e}"),
+        field: None,
     })
+}
+
+/// Decodes a 2xx answer, or the contract's error envelope.
+async fn answer<T: DeserializeOwned>(resp: Response) -> Result<T, ApiError> {
+    if resp.ok() {
+        decode(resp).await
+    } else {
+        Err(error_of(resp).await)
+    }
+}
+
+/// `POST /feedback`.
+pub async fn submit_feedback(
+    source: &str,
+    text: &str,
+    mode: Mode,
+) -> Result<FeedbackAck, ApiError> {
+    let body = serde_json::json!({"source": source, "text": text, "mode": mode});
+    let resp = Request::post("/feedback")
+        .json(&body)
+        .map_err(network)?
+        .send()
+        .await
+        .map_err(network)?;
+    answer(resp).await
+}
+
+/// `GET /api/feedback`: the newest page.
+pub async fn list_feedback() -> Result<FeedbackList, ApiError> {
+    let resp = Request::get("/api/feedback?limit=20")
+        .send()
+        .await
+        .map_err(network)?;
+    answer(resp).await
+}
+
+/// `POST /api/batches/poll`: settle ended Message Batches now.
+pub async fn poll_batches() -> Result<serde_json::Value, ApiError> {
+    let resp = Request::post("/api/batches/poll")
+        .send()
+        .await
+        .map_err(network)?;
+    answer(resp).await
 }
 
 /// `GET /api/health`. A degraded Worker answers 503 with the same report, so both are read.

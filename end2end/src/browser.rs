@@ -101,6 +101,38 @@ pub async fn screenshot(page: &Page, stack: &TestStack, name: &str) {
         .unwrap_or_else(|e| panic!("screenshot {name}: {e}"));
 }
 
+/// Types `text` into the field (replacing what was there).
+pub async fn fill(page: &Page, testid: &str, text: &str) {
+    find(page, testid)
+        .fill(text, None)
+        .await
+        .unwrap_or_else(|e| panic!("fill {testid}: {e}"));
+}
+
+/// Clicks the element.
+pub async fn click(page: &Page, testid: &str) {
+    find(page, testid)
+        .click(None)
+        .await
+        .unwrap_or_else(|e| panic!("click {testid}: {e}"));
+}
+
+/// Focuses the element and presses a key on it (keyboard use).
+pub async fn press(page: &Page, testid: &str, key: &str) {
+    find(page, testid)
+        .press(key, None)
+        .await
+        .unwrap_or_else(|e| panic!("press {key} on {testid}: {e}"));
+}
+
+/// The element's rendered text.
+pub async fn text_of(page: &Page, testid: &str) -> String {
+    find(page, testid)
+        .inner_text()
+        .await
+        .unwrap_or_else(|e| panic!("text of {testid}: {e}"))
+}
+
 // ---- checks ----
 
 /// The element shows `text` (waits up to [`CHECK_TIMEOUT`]).

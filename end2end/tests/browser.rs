@@ -3,7 +3,11 @@
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use end2end::browser::{check_text, check_visible, click_text, find, screenshot, Browser};
+use std::time::Duration;
+
+use end2end::browser::{
+    check_text, check_visible, click, click_text, fill, find, press, screenshot, text_of, Browser,
+};
 use end2end::{run_suite, tests, TestStack};
 
 fn main() -> ExitCode {
@@ -13,6 +17,7 @@ fn main() -> ExitCode {
             the_spa_shows_the_health_the_worker_reports,
             navigation_reaches_every_page_of_the_layout,
             a_deep_link_loads_its_page_and_an_unknown_one_says_not_found,
+            feedback_submitted_in_both_modes_completes_with_frozen_elapsed_times,
         ],
     )
 }
@@ -73,5 +78,89 @@ async fn a_deep_link_loads_its_page_and_an_unknown_one_says_not_found(s: Arc<Tes
     let page = browser.open(&s.url("/ui/no-such-page")).await;
     check_visible(&page, "page-not-found").await;
     assert_eq!(find(&page, "page-usage").count().await.unwrap(), 0);
+    browser.close().await;
+}
+
+/// The id of the job just submitted, from the form's confirmation line, once it names a job
+/// other than `previous`.
+async fn last_id(page: &playwright_rs::protocol::Page, previous: Option<&str>) -> String {
+    for _ in 0..100 {
+        let text = text_of(page, "fb-last").await;
+        let id = text.trim_start_matches("queued ").trim().to_string();
+        if text.starts_with("queued ") && Some(id.as_str()) != previous {
+            return id;
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    panic!("the form did not confirm a new submission");
+}
+
+async fn feedback_submitted_in_both_modes_completes_with_frozen_elapsed_times(s: Arc<TestStack>) {
+    let browser = Browser::launch(&s, "feedback").await;
+    let page = browser.open(&s.url("/")).await;
+    check_visible(&page, "feedback-form").await;
+
+    // Sync, by keyboard: type, then Enter on the submit button.
+    fill(
+        &page,
+        "fb-text",
+        "The dark mode toggle stopped working after the last update.",
+    )
+    .await;
+    press(&page, "fb-submit", "Enter").await;
+    let sync_id = last_id(&page, None).await;
+    let sync_item = format!("job-{sync_id}");
+    check_text(&page, &sync_item, "completed").await;
+    check_text(&page, &sync_item, "bug").await;
+
+    // An empty text is refused next to its field.
+    press(&page, "fb-submit", "Enter").await;
+    check_text(&page, "error-text", "text must not be empty").await;
+
+    // Batch: waits for the batch, completes once polled.
+    fill(&page, "fb-text", "I love the new editor, thanks!").await;
+    find(&page, "mode-batch")
+        .check(None)
+        .await
+        .expect("choose batch");
+    click(&page, "fb-submit").await;
+    let batch_id = last_id(&page, Some(&sync_id)).await;
+    let batch_item = format!("job-{batch_id}");
+    check_text(&page, &batch_item, "Waiting for the Message Batch").await;
+    let mut done = false;
+    for _ in 0..60 {
+        click(&page, "poll-now").await;
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        let t = find(&page, &batch_item)
+            .inner_text()
+            .await
+            .unwrap_or_default();
+        if t.contains("completed") {
+            done = true;
+            break;
+        }
+    }
+    assert!(done, "the batch job did not complete in the SPA");
+    check_text(&page, &batch_item, "positive").await;
+
+    // Both elapsed times are frozen now.
+    let elapsed = |id: String| {
+        let page = &page;
+        async move {
+            find(page, &format!("job-{id}"))
+                .get_by_test_id("job-elapsed")
+                .inner_text()
+                .await
+                .unwrap()
+        }
+    };
+    let before = (
+        elapsed(sync_id.clone()).await,
+        elapsed(batch_id.clone()).await,
+    );
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let after = (elapsed(sync_id).await, elapsed(batch_id).await);
+    assert_eq!(before, after, "elapsed times must freeze once completed");
+    screenshot(&page, &s, "feedback").await;
     browser.close().await;
 }

@@ -213,6 +213,71 @@ impl ErrorResponse {
     }
 }
 
+/// `POST /v1/messages/batches` body.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CreateBatch {
+    pub requests: Vec<BatchRequest>,
+}
+
+/// One request of a Message Batch: `custom_id` is our job id.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BatchRequest {
+    pub custom_id: String,
+    pub params: MessagesRequest,
+}
+
+/// The Message Batch object (the fields the pipeline reads).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MessageBatch {
+    pub id: String,
+    /// `in_progress`, `canceling` or `ended`.
+    pub processing_status: String,
+    pub request_counts: RequestCounts,
+    #[serde(default)]
+    pub results_url: Option<String>,
+}
+
+impl MessageBatch {
+    pub fn ended(&self) -> bool {
+        self.processing_status == "ended"
+    }
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RequestCounts {
+    pub processing: u64,
+    pub succeeded: u64,
+    pub errored: u64,
+    pub canceled: u64,
+    pub expired: u64,
+}
+
+/// One line of a batch's JSONL results.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BatchResultLine {
+    pub custom_id: String,
+    pub result: BatchResult,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum BatchResult {
+    Succeeded { message: Message },
+    Errored { error: ErrorResponse },
+    Canceled,
+    Expired,
+}
+
+/// Parses JSONL results; a line that cannot be read is returned as an error with its number.
+pub fn parse_results(jsonl: &str) -> Vec<Result<BatchResultLine, String>> {
+    jsonl
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty())
+        .map(|(i, l)| serde_json::from_str(l).map_err(|e| format!("result line {}: {e}", i + 1)))
+        .collect()
+}
+
 /// The `anthropic-ratelimit-*` header families: `<prefix>-limit`, `-remaining`, `-reset`.
 pub const RATE_LIMIT_FAMILIES: [&str; 3] = [
     "anthropic-ratelimit-requests",
@@ -251,6 +316,36 @@ mod tests {
         .unwrap();
         assert_eq!(m.text(), "ab");
         assert_eq!(m.usage.cache_read_input_tokens, 0);
+    }
+
+    #[test]
+    fn batch_results_of_every_kind_parse() {
+        let jsonl = concat!(
+            r#"{"custom_id":"a","result":{"type":"succeeded","message":{"id":"msg_1","type":"message","role":"assistant","content":[{"type":"text","text":"hi"}],"model":"m","stop_reason":"end_turn","stop_sequence":null,"usage":{"input_tokens":1,"output_tokens":1}}}}"#,
+            "\n",
+            r#"{"custom_id":"b","result":{"type":"errored","error":{"type":"error","error":{"type":"invalid_request_error","message":"bad"}}}}"#,
+            "\n",
+            r#"{"custom_id":"c","result":{"type":"canceled"}}"#,
+            "\n",
+            r#"{"custom_id":"d","result":{"type":"expired"}}"#,
+            "\n",
+            "not json\n",
+        );
+        let lines = parse_results(jsonl);
+        assert_eq!(lines.len(), 5);
+        assert!(matches!(
+            lines[0].as_ref().unwrap().result,
+            BatchResult::Succeeded { .. }
+        ));
+        match &lines[1].as_ref().unwrap().result {
+            BatchResult::Errored { error } => {
+                assert_eq!(error.error.kind, ErrorType::InvalidRequestError)
+            }
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(lines[2].as_ref().unwrap().result, BatchResult::Canceled);
+        assert_eq!(lines[3].as_ref().unwrap().result, BatchResult::Expired);
+        assert!(lines[4].as_ref().unwrap_err().contains("line 5"));
     }
 
     #[test]

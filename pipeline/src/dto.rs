@@ -2,7 +2,9 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::feedback::Analysis;
 use crate::identity::{AuthMode, Role};
+use crate::status::{Kind, Lane, Mode, Status};
 
 /// `GET /api/health`: what the Worker found when it touched each binding.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -64,12 +66,62 @@ impl AnthropicTarget {
     }
 }
 
-/// The body of the messages that the health check sends through a queue.
+/// Queue messages carry ids only (the claim-check: bodies live in D1 and R2, and Queues cap
+/// messages at 128 KB).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum QueueMessage {
     /// A health ping: the consumer records a heartbeat and acks it.
     Ping { sent_at: i64 },
+    /// Run this job.
+    Job { id: String },
+}
+
+/// `POST /feedback` → 202, the seed's shape exactly.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FeedbackAck {
+    pub ok: bool,
+    pub status: Status,
+    pub id: String,
+    pub mode: Mode,
+}
+
+/// `GET /api/feedback/:id`: one feedback job as the API shows it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FeedbackView {
+    pub id: String,
+    pub kind: Kind,
+    pub status: Status,
+    pub mode: Mode,
+    pub lane: Lane,
+    pub source: String,
+    /// The feedback itself.
+    pub text: String,
+    pub model: String,
+    /// The structured analysis, once completed.
+    pub analysis: Option<Analysis>,
+    /// The model's raw answer, when there is one (also kept when it could not be parsed).
+    pub raw_text: Option<String>,
+    pub attempts: u32,
+    pub anthropic_batch_id: Option<String>,
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    pub cache_write_tokens: u64,
+    pub cache_read_tokens: u64,
+    pub cost_micros: u64,
+    pub error: Option<String>,
+    pub created_at: i64,
+    pub started_at: Option<i64>,
+    pub completed_at: Option<i64>,
+    /// Ticking while in flight, frozen at the real total once terminal.
+    pub elapsed_ms: i64,
+}
+
+/// `GET /api/feedback`: newest first; `next_cursor` fetches the following page.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FeedbackList {
+    pub items: Vec<FeedbackView>,
+    pub next_cursor: Option<String>,
 }
 
 #[cfg(test)]
@@ -96,5 +148,21 @@ mod tests {
     fn queue_messages_are_tagged_by_type() {
         let json = serde_json::to_value(QueueMessage::Ping { sent_at: 5 }).unwrap();
         assert_eq!(json, serde_json::json!({"type": "ping", "sent_at": 5}));
+        let job = serde_json::to_value(QueueMessage::Job { id: "x".into() }).unwrap();
+        assert_eq!(job, serde_json::json!({"type": "job", "id": "x"}));
+    }
+
+    #[test]
+    fn the_feedback_ack_keeps_the_seed_shape() {
+        let ack = FeedbackAck {
+            ok: true,
+            status: Status::Queued,
+            id: "i".into(),
+            mode: Mode::Batch,
+        };
+        assert_eq!(
+            serde_json::to_value(ack).unwrap(),
+            serde_json::json!({"ok": true, "status": "queued", "id": "i", "mode": "batch"})
+        );
     }
 }

@@ -7,18 +7,26 @@
 //! - [`status`]: job statuses, kinds, lanes and modes, and the status state machine.
 //! - [`identity`]: auth modes, user ids and roles, and the identity decision the Worker's one
 //!   extractor carries out.
+//! - [`jobs`]: job ids, elapsed time and list cursors.
+//! - [`pricing`]: the price table and cost in micro-dollars.
+//! - [`retry`]: what a consumer does after a call (ack, retry with backoff, fail).
 //! - [`timing`]: every delay of the product as configuration, the three timing profiles and backoff.
 //! - [`tokens`]: token estimation from text.
 //! - [`anthropic`]: Anthropic wire types (Messages API, error bodies, rate-limit headers).
 //! - [`clock`]: RFC 3339 timestamps for rate-limit reset headers.
 //! - [`dto`]: the JSON shapes the Worker serves and the SPA reads.
 //! - [`error`]: the contract's error envelope.
+//! - [`feedback`]: the feedback flow's input, prompt and analysis (with JSON repair).
 
 pub mod anthropic;
 pub mod clock;
 pub mod dto;
 pub mod error;
+pub mod feedback;
 pub mod identity;
+pub mod jobs;
+pub mod pricing;
+pub mod retry;
 pub mod status;
 pub mod timing;
 pub mod tokens;

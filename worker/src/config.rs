@@ -10,7 +10,6 @@ pub const DB: &str = "DB";
 pub const RESULTS: &str = "RESULTS";
 /// Queue producers.
 pub const QUEUE_HIGH: &str = "QUEUE_HIGH";
-#[allow(dead_code)] // The bulk lane's producer is used from the feedback flow on (issue 4).
 pub const QUEUE_BULK: &str = "QUEUE_BULK";
 /// The token-budget Durable Object namespace.
 pub const BUDGET: &str = "BUDGET";
@@ -25,8 +24,8 @@ pub const ANTHROPIC_API_KEY: &str = "ANTHROPIC_API_KEY";
 pub struct Config {
     pub auth_mode: AuthMode,
     pub anthropic_base_url: String,
-    pub anthropic_key_configured: bool,
-    #[allow(dead_code)] // Read by the consumers from issue 4 on; parsed here so typos fail early.
+    /// The secret `ANTHROPIC_API_KEY` (empty when not configured).
+    pub anthropic_api_key: String,
     pub timing: Timing,
 }
 
@@ -41,10 +40,10 @@ impl Config {
                 .unwrap_or_else(|| "https://api.anthropic.com".into())
                 .trim_end_matches('/')
                 .to_owned(),
-            anthropic_key_configured: env
+            anthropic_api_key: env
                 .secret(ANTHROPIC_API_KEY)
-                .map(|s| !s.to_string().is_empty())
-                .unwrap_or(false),
+                .map(|s| s.to_string())
+                .unwrap_or_default(),
             timing,
         })
     }

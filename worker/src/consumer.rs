@@ -1,40 +1,88 @@
-//! Queue consumers. Every message is handled and acked or retried on its own: returning an error
-//! from `queue()` would make the runtime retry the whole batch.
+//! Queue consumers. Each message is acked or retried on its own — returning an error from
+//! `queue()` would make the runtime retry the whole batch — and a bad message never fails its
+//! batch. The decisions come from `pipeline::retry`; this module carries them out.
 
+use futures_util::stream::{self, StreamExt};
+use pipeline::anthropic::{BatchRequest, CreateBatch};
 use pipeline::dto::QueueMessage;
-use worker::{Env, MessageBatch, MessageExt};
+use pipeline::feedback;
+use pipeline::pricing::{Tier, DEFAULT_MODEL};
+use pipeline::retry::{decide, describe, CallOutcome, Decision};
+use pipeline::status::{Mode, Status};
+use serde_json::Value;
+use worker::{D1Database, Env, Message, MessageBatch, MessageExt, QueueRetryOptionsBuilder};
 
-use crate::config::{now_ms, DB};
+use crate::anthropic::Anthropic;
+use crate::config::{now_ms, Config, DB};
 use crate::db;
+use crate::jobs::{self, claim_running, fail_stmt, load_many, requeue, submitted_stmt, JobRow};
+use crate::results::{feedback_outcome, store_raw};
+
+/// Synchronous calls in flight at once within one queue batch.
+const SYNC_CONCURRENCY: usize = 5;
 
 /// Which consumer a batch belongs to, from its queue name (`…-high`, `…-bulk`, `…-dlq`).
-fn heartbeat_name(queue: &str) -> &'static str {
-    if queue.ends_with("-dlq") {
-        "queue_dlq"
-    } else if queue.ends_with("-bulk") {
-        "queue_bulk"
-    } else {
-        "queue_high"
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Role {
+    High,
+    Bulk,
+    DeadLetters,
+}
+
+impl Role {
+    fn of(queue: &str) -> Role {
+        if queue.ends_with("-dlq") {
+            Role::DeadLetters
+        } else if queue.ends_with("-bulk") {
+            Role::Bulk
+        } else {
+            Role::High
+        }
+    }
+
+    fn heartbeat(self) -> &'static str {
+        match self {
+            Role::High => "queue_high",
+            Role::Bulk => "queue_bulk",
+            Role::DeadLetters => "queue_dlq",
+        }
     }
 }
 
-pub async fn handle_batch(batch: MessageBatch<serde_json::Value>, env: &Env) {
-    let beat = heartbeat_name(&batch.queue());
-    let messages = match batch.messages() {
-        Ok(m) => m,
+pub async fn handle_batch(batch: MessageBatch<Value>, env: &Env) {
+    let queue = batch.queue();
+    let role = Role::of(&queue);
+    let config = match Config::from_env(env) {
+        Ok(c) => c,
         Err(e) => {
-            worker::console_error!("queue {}: cannot read the batch: {e}", batch.queue());
+            worker::console_error!("queue {queue}: configuration error, retrying the batch: {e}");
             batch.retry_all();
             return;
         }
     };
+    let messages = match batch.messages() {
+        Ok(m) => m,
+        Err(e) => {
+            worker::console_error!("queue {queue}: cannot read the batch: {e}");
+            batch.retry_all();
+            return;
+        }
+    };
+    let db = match env.d1(DB) {
+        Ok(db) => db,
+        Err(e) => {
+            worker::console_error!("queue {queue}: no D1 binding: {e}");
+            batch.retry_all();
+            return;
+        }
+    };
+    let mut work = Vec::new();
     for msg in messages {
         match serde_json::from_value::<QueueMessage>(msg.body().clone()) {
             Ok(QueueMessage::Ping { sent_at }) => {
                 // The detail is the ping's send time: health reports it, so a caller can tell
                 // that *its* ping went through the queue, not an earlier one.
-                let detail = sent_at.to_string();
-                match async { db::beat(&env.d1(DB)?, beat, now_ms(), &detail).await }.await {
+                match db::beat(&db, role.heartbeat(), now_ms(), &sent_at.to_string()).await {
                     Ok(()) => msg.ack(),
                     Err(e) => {
                         worker::console_error!("queue heartbeat failed: {e}");
@@ -42,10 +90,208 @@ pub async fn handle_batch(batch: MessageBatch<serde_json::Value>, env: &Env) {
                     }
                 }
             }
+            Ok(QueueMessage::Job { id }) => work.push((msg, id)),
             Err(e) => {
                 // A message we cannot read will never become readable: ack it and say so.
-                worker::console_error!("queue {}: unreadable message acked: {e}", batch.queue());
+                worker::console_error!("queue {queue}: unreadable message acked: {e}");
                 msg.ack();
+            }
+        }
+    }
+    if work.is_empty() {
+        return;
+    }
+    if role == Role::DeadLetters {
+        for (msg, id) in work {
+            match jobs::dead_letter(&db, &id, now_ms()).await {
+                Ok(()) => msg.ack(),
+                Err(e) => {
+                    worker::console_error!("dead-lettering {id} failed, will retry: {e}");
+                    msg.retry();
+                }
+            }
+        }
+        return;
+    }
+    run_jobs(env, &config, &db, work).await;
+}
+
+/// Loads the rows, skips what must not run again, then calls Claude: sync jobs one call each in
+/// parallel, batch jobs one Message Batch for the whole group.
+async fn run_jobs(
+    env: &Env,
+    config: &Config,
+    db: &D1Database,
+    work: Vec<(Message<Value>, String)>,
+) {
+    let ids: Vec<String> = work.iter().map(|(_, id)| id.clone()).collect();
+    let rows = match load_many(db, &ids).await {
+        Ok(r) => r,
+        Err(e) => {
+            worker::console_error!("loading {} jobs failed, retrying them: {e}", ids.len());
+            for (msg, _) in work {
+                msg.retry();
+            }
+            return;
+        }
+    };
+    let mut sync = Vec::new();
+    let mut batch = Vec::new();
+    for (msg, id) in work {
+        let Some(row) = rows.iter().find(|r| r.id == id).cloned() else {
+            // The row is written before the send, so this is an orphan: count it, drop it.
+            worker::console_error!("orphan queue message for job {id}: no row; acked");
+            let _ = db::count(db, "orphan_messages", now_ms()).await;
+            msg.ack();
+            continue;
+        };
+        let status = row.status();
+        if status.is_terminal() || status == Status::Submitted {
+            // Already done (or inside a Message Batch): never pay twice.
+            msg.ack();
+            continue;
+        }
+        match row.mode() {
+            Mode::Sync => sync.push((msg, row)),
+            Mode::Batch => batch.push((msg, row)),
+        }
+    }
+    let api = Anthropic::new(config);
+    stream::iter(sync)
+        .for_each_concurrent(SYNC_CONCURRENCY, |(msg, row)| {
+            run_sync(env, config, db, &api, msg, row)
+        })
+        .await;
+    if !batch.is_empty() {
+        submit_batch(config, db, &api, batch).await;
+    }
+}
+
+fn retry_after(msg: &Message<Value>, delay_s: u32) {
+    msg.retry_with_options(
+        &QueueRetryOptionsBuilder::new()
+            .with_delay_seconds(delay_s)
+            .build(),
+    );
+}
+
+fn request_of(row: &JobRow) -> pipeline::anthropic::MessagesRequest {
+    feedback::request(
+        row.model.as_deref().unwrap_or(DEFAULT_MODEL),
+        row.input_text.as_deref().unwrap_or_default(),
+    )
+}
+
+/// One synchronous call, and what follows from it.
+async fn run_sync(
+    env: &Env,
+    config: &Config,
+    db: &D1Database,
+    api: &Anthropic,
+    msg: Message<Value>,
+    row: JobRow,
+) {
+    let id = row.id.clone();
+    let result: worker::Result<()> = async {
+        if !claim_running(db, &id, now_ms()).await? {
+            msg.ack();
+            return Ok(());
+        }
+        let attempt = (row.attempts + 1).max(1) as u32;
+        let outcome = api.messages(&request_of(&row), &id).await;
+        match outcome {
+            Ok(message) => {
+                store_raw(env, &id, &message.text()).await?;
+                let (stmt, _) =
+                    feedback_outcome(db, &row, &message, Tier::Standard, now_ms(), None)?;
+                stmt.run().await?;
+                msg.ack();
+            }
+            Err(failure) => apply(db, &msg, &id, &failure, attempt, config).await?,
+        }
+        Ok(())
+    }
+    .await;
+    if let Err(e) = result {
+        // Storage failed around the call: retry; the guarded writes make the rerun safe.
+        worker::console_error!("job {id}: {e}; retrying");
+        retry_after(&msg, config.timing.backoff_s(1, None));
+    }
+}
+
+/// Carries out the decision for a failed call.
+async fn apply(
+    db: &D1Database,
+    msg: &Message<Value>,
+    id: &str,
+    failure: &CallOutcome,
+    attempt: u32,
+    config: &Config,
+) -> worker::Result<()> {
+    match decide(failure, attempt, &config.timing) {
+        Decision::Ack => msg.ack(),
+        Decision::Fail { reason } => {
+            fail_stmt(db, id, &reason, None, None, now_ms(), None)?
+                .run()
+                .await?;
+            msg.ack();
+        }
+        Decision::Retry { delay_s } => {
+            let reason = format!(
+                "attempt {attempt} failed, retrying in {delay_s} s: {}",
+                describe(failure)
+            );
+            requeue(db, id, &reason, now_ms()).await?;
+            retry_after(msg, delay_s);
+        }
+    }
+    Ok(())
+}
+
+/// One Message Batch for every batch-mode job of this queue batch; all rows are marked
+/// `submitted` with its id in a single `db.batch()`.
+async fn submit_batch(
+    config: &Config,
+    db: &D1Database,
+    api: &Anthropic,
+    items: Vec<(Message<Value>, JobRow)>,
+) {
+    let requests = items
+        .iter()
+        .map(|(_, row)| BatchRequest {
+            custom_id: row.id.clone(),
+            params: request_of(row),
+        })
+        .collect();
+    let attempt = items
+        .iter()
+        .map(|(_, r)| r.attempts + 1)
+        .max()
+        .unwrap_or(1)
+        .max(1) as u32;
+    match api.create_batch(&CreateBatch { requests }).await {
+        Ok(created) => {
+            let now = now_ms();
+            let statements: worker::Result<Vec<_>> = items
+                .iter()
+                .map(|(_, row)| submitted_stmt(db, &row.id, &created.id, now))
+                .collect();
+            match async { db.batch(statements?).await }.await {
+                Ok(_) => items.iter().for_each(|(msg, _)| msg.ack()),
+                Err(e) => {
+                    // The batch exists but the rows do not say so: the poller cannot settle
+                    // them, and a retry would pay twice. Log loudly; the reconciler handles it.
+                    worker::console_error!("batch {} created but rows not marked: {e}", created.id);
+                    items.iter().for_each(|(msg, _)| msg.ack());
+                }
+            }
+        }
+        Err(failure) => {
+            for (msg, row) in &items {
+                if let Err(e) = apply(db, msg, &row.id, &failure, attempt, config).await {
+                    worker::console_error!("job {}: {e}; retrying", row.id);
+                    retry_after(msg, config.timing.backoff_s(1, None));
+                }
             }
         }
     }

@@ -4,7 +4,7 @@
 
 use worker::{Env, ScheduledEvent};
 
-use crate::config::{now_ms, DB};
+use crate::config::{now_ms, Config, DB};
 use crate::db;
 
 pub async fn run(event: &ScheduledEvent, env: &Env) {
@@ -12,5 +12,15 @@ pub async fn run(event: &ScheduledEvent, env: &Env) {
     let result = async { db::beat(&env.d1(DB)?, "cron", now_ms(), &detail).await }.await;
     if let Err(e) = result {
         worker::console_error!("cron heartbeat failed: {e}");
+    }
+    match Config::from_env(env) {
+        Ok(config) => match crate::batches::poll(env, &config).await {
+            Ok(report) if !report.errors.is_empty() => {
+                worker::console_error!("batch poll: {:?}", report.errors)
+            }
+            Ok(_) => {}
+            Err(e) => worker::console_error!("batch poll failed: {e}"),
+        },
+        Err(e) => worker::console_error!("cron: configuration error: {e}"),
     }
 }

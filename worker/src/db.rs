@@ -29,3 +29,16 @@ pub async fn last_beat(db: &D1Database, name: &str) -> worker::Result<Option<Bea
         .first(None)
         .await
 }
+
+/// Adds one to a named counter (stored as a heartbeat whose detail is the count).
+pub async fn count(db: &D1Database, name: &str, at: i64) -> worker::Result<()> {
+    db.prepare(
+        "INSERT INTO heartbeats (name, at, detail) VALUES (?1, ?2, '1') \
+         ON CONFLICT(name) DO UPDATE SET at = excluded.at, \
+         detail = CAST(CAST(detail AS INTEGER) + 1 AS TEXT)",
+    )
+    .bind(&[name.into(), JsValue::from_f64(at as f64)])?
+    .run()
+    .await?;
+    Ok(())
+}

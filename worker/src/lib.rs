@@ -8,10 +8,16 @@
 //! - [`identity`]: the one extractor that resolves who is calling.
 //! - [`error`]: `AppError`, the single error type at the HTTP boundary.
 //! - [`consumer`]: the queue consumers (high, bulk, dead letters).
+//! - [`anthropic`]: the Anthropic API over fetch, with timeouts.
+//! - [`jobs`]: job rows in D1 (guarded writes); [`results`]: answers into R2 and D1.
+//! - [`queues`]: sending jobs to their lane.
+//! - [`batches`]: the Message Batches poller.
 //! - [`cron`]: the scheduled handler.
 //! - [`budget`]: the `TokenBudget` Durable Object.
 //! - [`db`]: small D1 helpers.
 
+mod anthropic;
+mod batches;
 mod budget;
 mod config;
 mod consumer;
@@ -19,6 +25,9 @@ mod cron;
 mod db;
 mod error;
 mod identity;
+mod jobs;
+mod queues;
+mod results;
 mod routes;
 
 use tower_service::Service;

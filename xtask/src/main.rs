@@ -247,13 +247,14 @@ fn deploy_dry_run() -> Result<()> {
     Ok(())
 }
 
-/// Runs `cargo test` (the default members: pipeline, sim, xtask, end2end), echoing its output,
+/// Runs `cargo test --no-fail-fast` (the default members: pipeline, sim, xtask, end2end; every
+/// suite runs even when an earlier one failed), echoing its output,
 /// and returns a summary: each test binary's `test result:` line and the totals.
 fn cargo_test() -> Result<String> {
     // stderr merged into stdout, so each result line can be labelled with the binary that
     // cargo announced ("Running …" / "Doc-tests …") just before it.
     let mut child = Command::new("sh")
-        .args(["-c", "exec cargo test --color always 2>&1"])
+        .args(["-c", "exec cargo test --no-fail-fast --color always 2>&1"])
         .current_dir(root())
         .env("SIM_SDK_PYTHONPATH", tools::python_sdk_dir())
         .stdout(Stdio::piped())

@@ -97,7 +97,7 @@ pub async fn get(
         role: caller.role,
         anthropic: AnthropicTarget::describe(
             &state.config.anthropic_base_url,
-            state.config.anthropic_key_configured,
+            !state.config.anthropic_api_key.is_empty(),
         ),
         checks,
         cron_last_run_at,

@@ -1,11 +1,14 @@
 //! The axum router: every Worker path of the contract, JSON 404/405 for the rest.
 
+mod feedback;
 mod health;
+mod poll;
 
 use std::sync::Arc;
 
+use axum::http::HeaderMap;
 use axum::response::IntoResponse;
-use axum::routing::get;
+use axum::routing::{get, post};
 use axum::Router;
 use pipeline::error::ApiError;
 use worker::Env;
@@ -38,9 +41,33 @@ pub fn router(env: Env) -> Router {
     };
     Router::new()
         .route("/api/health", get(health::get))
+        .route("/feedback", post(feedback::submit))
+        .route("/api/feedback", get(feedback::list))
+        .route("/api/feedback/{id}", get(feedback::get))
+        .route("/api/batches/poll", post(poll::run))
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .with_state(state)
+}
+
+/// Bodies we parse must say they are JSON: 415 otherwise.
+pub fn require_json(headers: &HeaderMap) -> Result<(), AppError> {
+    let ctype = headers
+        .get("content-type")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default()
+        .to_ascii_lowercase();
+    if ctype.starts_with("application/json") {
+        Ok(())
+    } else {
+        Err(ApiError::new(
+            415,
+            "unsupported_media_type",
+            "the body must be JSON, sent with content-type: application/json",
+            None,
+        )
+        .into())
+    }
 }
 
 async fn not_found() -> AppError {

@@ -1,0 +1,314 @@
+//! Feedback flow suite: `POST /feedback` in both modes through the real local stack — queues,
+//! D1, R2, the cron poller — and the simulator, including retries, dead letters and failures.
+
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+use end2end::api::{assert_error, client, get_json, send_json};
+use end2end::{eventually, run_suite, tests, TestStack};
+use serde_json::{json, Value};
+
+fn main() -> ExitCode {
+    run_suite(
+        "feedback",
+        tests![
+            a_sync_submission_completes_with_an_analysis_and_a_frozen_elapsed_time,
+            a_batch_submission_completes_after_the_cron_polls_its_batch,
+            a_529x2_job_is_retried_and_then_completes,
+            a_job_that_always_gets_529_is_dead_lettered,
+            a_400_fails_the_job_at_once_without_the_dlq,
+            twenty_batch_jobs_make_one_batch_create_per_queue_batch,
+            bad_submissions_are_refused_and_store_nothing,
+            unknown_and_other_users_ids_are_404,
+            the_list_is_newest_first_and_paginated_with_a_cursor,
+        ],
+    )
+}
+
+const EXAMPLE: &str = "The dark mode toggle stopped working after the last update.";
+
+async fn submit(s: &TestStack, mode: &str, text: &str) -> String {
+    let (status, ack) = send_json(
+        client()
+            .post(s.url("/feedback"))
+            .header("content-type", "application/json")
+            .body(json!({"source": "web_app", "mode": mode, "text": text}).to_string()),
+    )
+    .await;
+    assert_eq!(status, 202, "{ack}");
+    assert_eq!(ack["ok"], true);
+    assert_eq!(ack["status"], "queued");
+    assert_eq!(ack["mode"], mode);
+    ack["id"].as_str().unwrap().to_string()
+}
+
+async fn job(s: &TestStack, id: &str) -> Value {
+    let (status, body) = get_json(&s.url(&format!("/api/feedback/{id}"))).await;
+    assert_eq!(status, 200, "{body}");
+    body
+}
+
+/// Waits until the job has `status`, triggering the cron while waiting when `cron` is set.
+async fn until(s: &Arc<TestStack>, id: &str, status: &str, timeout: Duration, cron: bool) -> Value {
+    eventually(&format!("job {id} becomes {status}"), timeout, || async {
+        if cron {
+            let s = s.clone();
+            tokio::task::spawn_blocking(move || s.trigger_cron())
+                .await
+                .unwrap();
+        }
+        let j = job(s, id).await;
+        (j["status"] == status).then_some(j)
+    })
+    .await
+}
+
+fn sim_billed(s: &TestStack, id: &str) -> u64 {
+    s.sim
+        .lock()
+        .stats
+        .billed_by_job
+        .get(id)
+        .copied()
+        .unwrap_or(0)
+}
+
+async fn a_sync_submission_completes_with_an_analysis_and_a_frozen_elapsed_time(s: Arc<TestStack>) {
+    let id = submit(&s, "sync", EXAMPLE).await;
+    let first = job(&s, &id).await;
+    assert_eq!(first["mode"], "sync");
+    assert_eq!(first["lane"], "high");
+    let done = until(&s, &id, "completed", Duration::from_secs(30), false).await;
+    assert_eq!(done["analysis"]["category"], "bug", "{done}");
+    assert_eq!(done["analysis"]["sentiment"], "negative");
+    assert!(done["analysis"]["summary"]
+        .as_str()
+        .unwrap()
+        .contains("dark mode"));
+    assert!(done["raw_text"].as_str().unwrap().contains("\"category\""));
+    assert!(done["input_tokens"].as_u64().unwrap() > 0);
+    assert!(done["output_tokens"].as_u64().unwrap() > 0);
+    assert!(done["cost_micros"].as_u64().unwrap() > 0);
+    assert_eq!(done["attempts"], 1);
+    let elapsed = done["elapsed_ms"].as_i64().unwrap();
+    assert_eq!(
+        elapsed,
+        done["completed_at"].as_i64().unwrap() - done["created_at"].as_i64().unwrap()
+    );
+    tokio::time::sleep(Duration::from_millis(1100)).await;
+    assert_eq!(
+        job(&s, &id).await["elapsed_ms"],
+        elapsed,
+        "elapsed must freeze once terminal"
+    );
+    assert_eq!(sim_billed(&s, &id), 1, "billed exactly once");
+}
+
+async fn a_batch_submission_completes_after_the_cron_polls_its_batch(s: Arc<TestStack>) {
+    let id = submit(&s, "batch", "I love the new editor, thanks!").await;
+    let submitted = until(&s, &id, "submitted", Duration::from_secs(30), false).await;
+    assert_eq!(submitted["lane"], "bulk");
+    let batch_id = submitted["anthropic_batch_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(batch_id.starts_with("msgbatch_"));
+    // While submitted, elapsed ticks.
+    let a = job(&s, &id).await["elapsed_ms"].as_i64().unwrap();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let b = job(&s, &id).await;
+    if b["status"] == "submitted" {
+        assert!(b["elapsed_ms"].as_i64().unwrap() > a);
+    }
+    let done = until(&s, &id, "completed", Duration::from_secs(60), true).await;
+    assert_eq!(done["analysis"]["sentiment"], "positive", "{done}");
+    assert_eq!(done["anthropic_batch_id"], batch_id.as_str());
+    assert_eq!(sim_billed(&s, &id), 1);
+    // Half price: the simulator billed this job at the batch rate, and so did we.
+    let usage = pipeline::anthropic::Usage {
+        input_tokens: done["input_tokens"].as_u64().unwrap() as u32,
+        output_tokens: done["output_tokens"].as_u64().unwrap() as u32,
+        cache_creation_input_tokens: 0,
+        cache_read_input_tokens: 0,
+    };
+    let model = done["model"].as_str().unwrap();
+    let batch_cost = pipeline::pricing::cost_micros(model, &usage, pipeline::pricing::Tier::Batch);
+    assert_eq!(done["cost_micros"].as_u64().unwrap(), batch_cost);
+}
+
+async fn a_529x2_job_is_retried_and_then_completes(s: Arc<TestStack>) {
+    let id = submit(&s, "sync", "Export is broken again [[sim:529x2]]").await;
+    let done = until(&s, &id, "completed", Duration::from_secs(60), false).await;
+    assert_eq!(done["attempts"], 3, "{done}");
+    assert_eq!(sim_billed(&s, &id), 1, "failed attempts are not billed");
+}
+
+async fn a_job_that_always_gets_529_is_dead_lettered(s: Arc<TestStack>) {
+    let id = submit(&s, "sync", "Nothing works [[sim:529]]").await;
+    let dead = until(&s, &id, "dead_lettered", Duration::from_secs(90), false).await;
+    assert!(dead["error"].as_str().unwrap().contains("529"), "{dead}");
+    assert_eq!(
+        dead["attempts"], 6,
+        "the first delivery and max_retries = 5"
+    );
+    assert!(dead["completed_at"].is_i64());
+    assert_eq!(sim_billed(&s, &id), 0);
+}
+
+async fn a_400_fails_the_job_at_once_without_the_dlq(s: Arc<TestStack>) {
+    let id = submit(&s, "sync", "Bad request please [[sim:400]]").await;
+    let failed = until(&s, &id, "failed", Duration::from_secs(30), false).await;
+    assert_eq!(failed["attempts"], 1, "{failed}");
+    assert!(failed["error"].as_str().unwrap().contains("400"));
+}
+
+async fn twenty_batch_jobs_make_one_batch_create_per_queue_batch(s: Arc<TestStack>) {
+    let creates = |s: &TestStack| {
+        s.sim
+            .lock()
+            .stats
+            .calls
+            .get("batches.create 200")
+            .copied()
+            .unwrap_or(0)
+    };
+    let before = creates(&s);
+    // Submitted concurrently, as a burst of users would.
+    let handles: Vec<_> = (0..20)
+        .map(|i| {
+            let s = s.clone();
+            tokio::spawn(async move {
+                submit(&s, "batch", &format!("Batch item {i}: the app is slow")).await
+            })
+        })
+        .collect();
+    let mut ids = Vec::new();
+    for h in handles {
+        ids.push(h.await.unwrap());
+    }
+    let mut batches = std::collections::BTreeSet::new();
+    for id in &ids {
+        let j = eventually("submitted", Duration::from_secs(60), || async {
+            let j = job(&s, id).await;
+            (j["status"] != "queued").then_some(j)
+        })
+        .await;
+        batches.insert(
+            j["anthropic_batch_id"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string(),
+        );
+    }
+    let made = creates(&s) - before;
+    println!(
+        "    20 batch-mode jobs → {made} batch create call(s), {} Anthropic batch(es)",
+        batches.len()
+    );
+    assert_eq!(
+        made as usize,
+        batches.len(),
+        "one create per Anthropic batch"
+    );
+    assert!(
+        made <= 4,
+        "one create per queue batch (max_batch_size 10), never one per job: {made}"
+    );
+    for id in &ids {
+        until(&s, id, "completed", Duration::from_secs(60), true).await;
+    }
+}
+
+async fn bad_submissions_are_refused_and_store_nothing(s: Arc<TestStack>) {
+    let count = || async {
+        let (_, l) = get_json(&s.url("/api/feedback?limit=100")).await;
+        l["items"].as_array().unwrap().len()
+    };
+    let before = count().await;
+    let post = |body: &str, ctype: &str| {
+        client()
+            .post(s.url("/feedback"))
+            .header("content-type", ctype)
+            .body(body.to_string())
+    };
+    for (body, field) in [
+        (r#"{"mode":"sync"}"#, "text"),
+        (r#"{"text":""}"#, "text"),
+        (r#"{"text":42}"#, "text"),
+        (r#"{"text":"hi","mode":"later"}"#, "mode"),
+        (r#"{"text":"hi","source":"has space"}"#, "source"),
+    ] {
+        let (status, e) = send_json(post(body, "application/json")).await;
+        assert_error(status, &e, 400, "invalid_field");
+        assert_eq!(e["field"], field, "{body}");
+    }
+    let (status, e) = send_json(post("{not json", "application/json")).await;
+    assert_error(status, &e, 400, "invalid_json");
+    let (status, e) = send_json(post(r#"{"text":"hi"}"#, "text/plain")).await;
+    assert_error(status, &e, 415, "unsupported_media_type");
+    let huge = json!({"text": "a".repeat(10_001)}).to_string();
+    let (status, e) = send_json(post(&huge, "application/json")).await;
+    assert_error(status, &e, 400, "invalid_field");
+    let (status, e) = send_json(post(&"x".repeat(70_000), "application/json")).await;
+    assert_error(status, &e, 413, "body_too_large");
+    assert_eq!(count().await, before, "a refused submission leaves no row");
+}
+
+async fn unknown_and_other_users_ids_are_404(s: Arc<TestStack>) {
+    let id = submit(&s, "sync", "Mine, not Bob's").await;
+    let (status, e) = send_json(
+        client()
+            .get(s.url(&format!("/api/feedback/{id}")))
+            .header("x-user-id", "bob"),
+    )
+    .await;
+    assert_error(status, &e, 404, "not_found");
+    for bad in [
+        "00000000-0000-4000-8000-000000000000",
+        "not-an-id",
+        "..%2F..%2Fetc",
+    ] {
+        let (status, e) = get_json(&s.url(&format!("/api/feedback/{bad}"))).await;
+        assert_error(status, &e, 404, "not_found");
+    }
+}
+
+async fn the_list_is_newest_first_and_paginated_with_a_cursor(s: Arc<TestStack>) {
+    let user = "lister";
+    let mut ids = Vec::new();
+    for i in 0..3 {
+        let (status, ack) = send_json(
+            client()
+                .post(s.url("/feedback"))
+                .header("x-user-id", user)
+                .header("content-type", "application/json")
+                .body(json!({"text": format!("item {i}")}).to_string()),
+        )
+        .await;
+        assert_eq!(status, 202);
+        ids.push(ack["id"].as_str().unwrap().to_string());
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    let get = |q: String| {
+        client()
+            .get(s.url(&format!("/api/feedback{q}")))
+            .header("x-user-id", user)
+    };
+    let (_, page) = send_json(get("?limit=2".into())).await;
+    let got: Vec<&str> = page["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(got, [ids[2].as_str(), ids[1].as_str()]);
+    let cursor = page["next_cursor"].as_str().unwrap();
+    let (_, next) = send_json(get(format!("?limit=2&cursor={cursor}"))).await;
+    assert_eq!(next["items"][0]["id"], ids[0].as_str());
+    assert_eq!(next["next_cursor"], Value::Null);
+    let (status, e) = send_json(get("?cursor=garbage".into())).await;
+    assert_error(status, &e, 400, "invalid_cursor");
+    let (status, e) = send_json(get("?limit=0".into())).await;
+    assert_error(status, &e, 400, "invalid_limit");
+}

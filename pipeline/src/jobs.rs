@@ -1,0 +1,155 @@
+//! Job identifiers, elapsed time and list cursors: the small pure pieces every job API shares.
+
+use crate::error::ApiError;
+use crate::status::Status;
+
+/// Formats 16 random bytes as a UUID v4 (the Worker supplies the randomness).
+pub fn new_id(random: [u8; 16]) -> String {
+    let mut b = random;
+    b[6] = (b[6] & 0x0f) | 0x40;
+    b[8] = (b[8] & 0x3f) | 0x80;
+    let hex: String = b.iter().map(|x| format!("{x:02x}")).collect();
+    format!(
+        "{}-{}-{}-{}-{}",
+        &hex[0..8],
+        &hex[8..12],
+        &hex[12..16],
+        &hex[16..20],
+        &hex[20..32]
+    )
+}
+
+/// Whether `s` has the shape of an id we issue (so a bad id is a 404 without touching D1).
+pub fn is_id(s: &str) -> bool {
+    s.len() == 36
+        && s.char_indices().all(|(i, c)| match i {
+            8 | 13 | 18 | 23 => c == '-',
+            _ => c.is_ascii_hexdigit() && !c.is_ascii_uppercase(),
+        })
+}
+
+/// `elapsed_ms`: ticking (now − created) while the job is in flight, frozen at the real total
+/// (completed − created) once it is terminal.
+pub fn elapsed_ms(status: Status, created_at: i64, completed_at: Option<i64>, now: i64) -> i64 {
+    let end = match (status.is_terminal(), completed_at) {
+        (true, Some(done)) => done,
+        _ => now,
+    };
+    (end - created_at).max(0)
+}
+
+/// A position in a newest-first list: the `(created_at, id)` of the last item shown.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Cursor {
+    pub created_at: i64,
+    pub id: String,
+}
+
+impl Cursor {
+    /// Opaque to clients: `<created_at>.<id>`.
+    pub fn encode(&self) -> String {
+        format!("{}.{}", self.created_at, self.id)
+    }
+
+    pub fn decode(s: &str) -> Result<Cursor, ApiError> {
+        let bad = || {
+            ApiError::bad_request(
+                "invalid_cursor",
+                "the cursor is not one we issued",
+                Some("cursor"),
+            )
+        };
+        let (at, id) = s.split_once('.').ok_or_else(bad)?;
+        let created_at = at.parse::<i64>().map_err(|_| bad())?;
+        if created_at < 0 || !is_id(id) {
+            return Err(bad());
+        }
+        Ok(Cursor {
+            created_at,
+            id: id.to_owned(),
+        })
+    }
+}
+
+/// Page size of a list request: default 20, at most 100.
+pub fn page_limit(raw: Option<&str>) -> Result<u32, ApiError> {
+    match raw {
+        None => Ok(20),
+        Some(v) => v
+            .parse::<u32>()
+            .ok()
+            .filter(|n| (1..=100).contains(n))
+            .ok_or_else(|| {
+                ApiError::bad_request(
+                    "invalid_limit",
+                    "limit must be a whole number from 1 to 100",
+                    Some("limit"),
+                )
+            }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn ids_are_uuid_v4_and_recognised() {
+        let id = new_id([0xab; 16]);
+        assert_eq!(id, "abababab-abab-4bab-abab-abababababab");
+        assert!(is_id(&id));
+        assert!(!is_id("abababab-abab-4bab-abab-ababababab"));
+        assert!(!is_id("../../etc/passwd"));
+        assert!(!is_id("ABABABAB-ABAB-4BAB-ABAB-ABABABABABAB"));
+    }
+
+    #[test]
+    fn elapsed_ticks_in_flight_and_freezes_when_terminal() {
+        assert_eq!(elapsed_ms(Status::Running, 1000, None, 4000), 3000);
+        assert_eq!(elapsed_ms(Status::Completed, 1000, Some(2500), 9000), 1500);
+        assert_eq!(elapsed_ms(Status::Submitted, 1000, None, 1000), 0);
+    }
+
+    #[test]
+    fn a_bad_cursor_is_a_400_naming_the_field() {
+        for c in [
+            "",
+            "abc",
+            "12.",
+            "x.abababab-abab-4bab-abab-abababababab",
+            "-5.abababab-abab-4bab-abab-abababababab",
+        ] {
+            let e = Cursor::decode(c).unwrap_err();
+            assert_eq!(
+                (e.status, e.body.field.as_deref()),
+                (400, Some("cursor")),
+                "{c}"
+            );
+        }
+    }
+
+    #[test]
+    fn limits_default_to_20_and_stay_within_1_to_100() {
+        assert_eq!(page_limit(None).unwrap(), 20);
+        assert_eq!(page_limit(Some("100")).unwrap(), 100);
+        for bad in ["0", "101", "x", "-1"] {
+            assert!(page_limit(Some(bad)).is_err(), "{bad}");
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn cursors_round_trip(at in 0i64..i64::MAX, bytes in proptest::array::uniform16(any::<u8>())) {
+            let c = Cursor { created_at: at, id: new_id(bytes) };
+            prop_assert_eq!(Cursor::decode(&c.encode()).unwrap(), c);
+        }
+
+        #[test]
+        fn elapsed_is_never_negative(created in 0i64..1_000_000, done in 0i64..1_000_000, now in 0i64..1_000_000) {
+            for s in Status::ALL {
+                prop_assert!(elapsed_ms(s, created, Some(done), now) >= 0);
+            }
+        }
+    }
+}

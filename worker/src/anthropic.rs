@@ -1,0 +1,162 @@
+//! The Anthropic API over `fetch`: Messages calls with an explicit timeout, and the Message
+//! Batches calls of the batch mode. Every failure is a [`CallOutcome`] that `pipeline::retry`
+//! turns into a decision; nothing here decides.
+
+use std::time::Duration;
+
+use futures_util::future::{select, Either};
+use futures_util::pin_mut;
+use pipeline::anthropic::{header, CreateBatch, ErrorResponse, Message, MessageBatch, API_VERSION};
+use pipeline::retry::CallOutcome;
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use wasm_bindgen::JsValue;
+use worker::{AbortController, Delay, Fetch, Headers, Method, Request, RequestInit};
+
+use crate::config::Config;
+
+/// The header that tells the simulator which job a call bills (harmless to the real API).
+const JOB_HEADER: &str = "x-job-id";
+
+/// A configured client: base URL, key and timeout come from vars and secrets.
+pub struct Anthropic {
+    base_url: String,
+    api_key: String,
+    timeout: Duration,
+}
+
+/// An HTTP answer, read whole.
+struct Raw {
+    status: u16,
+    text: String,
+    retry_after_s: Option<u32>,
+}
+
+impl Anthropic {
+    pub fn new(config: &Config) -> Anthropic {
+        Anthropic {
+            base_url: config.anthropic_base_url.clone(),
+            api_key: config.anthropic_api_key.clone(),
+            timeout: Duration::from_millis(config.timing.call_timeout_ms as u64),
+        }
+    }
+
+    /// `POST /v1/messages` for one job.
+    pub async fn messages<B: Serialize>(
+        &self,
+        body: &B,
+        job_id: &str,
+    ) -> Result<Message, CallOutcome> {
+        self.call(Method::Post, "/v1/messages", Some(body), Some(job_id))
+            .await
+    }
+
+    /// `POST /v1/messages/batches`.
+    pub async fn create_batch(&self, body: &CreateBatch) -> Result<MessageBatch, CallOutcome> {
+        self.call(Method::Post, "/v1/messages/batches", Some(body), None)
+            .await
+    }
+
+    /// `GET /v1/messages/batches/{id}`.
+    pub async fn retrieve_batch(&self, id: &str) -> Result<MessageBatch, CallOutcome> {
+        let path = format!("/v1/messages/batches/{id}");
+        self.call::<(), _>(Method::Get, &path, None, None).await
+    }
+
+    /// The JSONL results at a batch's `results_url`.
+    pub async fn batch_results(&self, url: &str) -> Result<String, CallOutcome> {
+        let raw = self.send::<()>(Method::Get, url, None, None).await?;
+        if (200..300).contains(&raw.status) {
+            Ok(raw.text)
+        } else {
+            Err(http_error(&raw))
+        }
+    }
+
+    async fn call<B: Serialize, T: DeserializeOwned>(
+        &self,
+        method: Method,
+        path: &str,
+        body: Option<&B>,
+        job_id: Option<&str>,
+    ) -> Result<T, CallOutcome> {
+        let url = format!("{}{path}", self.base_url);
+        let raw = self.send(method, &url, body, job_id).await?;
+        if !(200..300).contains(&raw.status) {
+            return Err(http_error(&raw));
+        }
+        serde_json::from_str(&raw.text)
+            .map_err(|e| CallOutcome::Network(format!("unreadable answer from {path}: {e}")))
+    }
+
+    /// Sends one request and reads the whole answer, racing our timeout: when it fires, the
+    /// request is aborted and the outcome is [`CallOutcome::Timeout`].
+    async fn send<B: Serialize>(
+        &self,
+        method: Method,
+        url: &str,
+        body: Option<&B>,
+        job_id: Option<&str>,
+    ) -> Result<Raw, CallOutcome> {
+        let net = |e: worker::Error| CallOutcome::Network(e.to_string());
+        let headers = Headers::new();
+        headers.set(header::API_KEY, &self.api_key).map_err(net)?;
+        headers.set(header::VERSION, API_VERSION).map_err(net)?;
+        if let Some(job) = job_id {
+            headers.set(JOB_HEADER, job).map_err(net)?;
+        }
+        let mut init = RequestInit::new();
+        init.with_method(method).with_headers(headers);
+        if let Some(b) = body {
+            let json = serde_json::to_string(b)
+                .map_err(|e| CallOutcome::Network(format!("cannot encode the request: {e}")))?;
+            init.headers
+                .set("content-type", "application/json")
+                .map_err(net)?;
+            init.with_body(Some(JsValue::from_str(&json)));
+        }
+        let request = Request::new_with_init(url, &init).map_err(net)?;
+        let controller = AbortController::default();
+        let signal = controller.signal();
+        let exchange = async {
+            let mut resp = Fetch::Request(request).send_with_signal(&signal).await?;
+            let status = resp.status_code();
+            let retry_after_s = resp
+                .headers()
+                .get(header::RETRY_AFTER)
+                .ok()
+                .flatten()
+                .and_then(|v| v.trim().parse::<f64>().ok())
+                .map(|s| s.ceil().max(0.0) as u32);
+            let text = resp.text().await?;
+            Ok::<_, worker::Error>(Raw {
+                status,
+                text,
+                retry_after_s,
+            })
+        };
+        let timer = Delay::from(self.timeout);
+        pin_mut!(exchange);
+        pin_mut!(timer);
+        match select(exchange, timer).await {
+            Either::Left((Ok(raw), _)) => Ok(raw),
+            Either::Left((Err(e), _)) => Err(net(e)),
+            Either::Right(_) => {
+                controller.abort();
+                Err(CallOutcome::Timeout)
+            }
+        }
+    }
+}
+
+/// An error answer as an outcome, with the API's own message when it sent one.
+fn http_error(raw: &Raw) -> CallOutcome {
+    let message = serde_json::from_str::<ErrorResponse>(&raw.text)
+        .map(|e| e.error.message)
+        .unwrap_or_else(|_| raw.text.chars().take(200).collect());
+    CallOutcome::Http {
+        status: raw.status,
+        message,
+        retry_after_s: raw.retry_after_s,
+    }
+}

@@ -1,0 +1,132 @@
+//! The batch mode's poller (run by the cron, and on demand): for every Anthropic batch that
+//! still has submitted jobs, retrieve it; once ended, read its JSONL results and settle every
+//! affected row in one `db.batch()`. Guarded updates make it safe to run twice or concurrently.
+
+use pipeline::anthropic::{parse_results, BatchResult};
+use pipeline::pricing::Tier;
+use pipeline::retry::describe;
+use serde::Serialize;
+use worker::Env;
+
+use crate::anthropic::Anthropic;
+use crate::config::{now_ms, Config, DB};
+use crate::jobs::{fail_stmt, in_batch, open_batches};
+use crate::results::{feedback_outcome, store_raw};
+
+/// What one poll did.
+#[derive(Debug, Default, Serialize)]
+pub struct PollReport {
+    pub batches_checked: u32,
+    pub batches_ended: u32,
+    pub jobs_completed: u32,
+    pub jobs_failed: u32,
+    pub errors: Vec<String>,
+}
+
+pub async fn poll(env: &Env, config: &Config) -> worker::Result<PollReport> {
+    let db = env.d1(DB)?;
+    let api = Anthropic::new(config);
+    let mut report = PollReport::default();
+    for batch_id in open_batches(&db).await? {
+        report.batches_checked += 1;
+        let batch = match api.retrieve_batch(&batch_id).await {
+            Ok(b) => b,
+            Err(e) => {
+                report.errors.push(format!("{batch_id}: {}", describe(&e)));
+                continue;
+            }
+        };
+        if !batch.ended() {
+            continue;
+        }
+        let Some(url) = batch.results_url.as_deref() else {
+            report
+                .errors
+                .push(format!("{batch_id}: ended without a results_url"));
+            continue;
+        };
+        let jsonl = match api.batch_results(url).await {
+            Ok(t) => t,
+            Err(e) => {
+                report
+                    .errors
+                    .push(format!("{batch_id} results: {}", describe(&e)));
+                continue;
+            }
+        };
+        report.batches_ended += 1;
+        let rows = in_batch(&db, &batch_id).await?;
+        let now = now_ms();
+        let mut statements = Vec::with_capacity(rows.len());
+        let mut seen = std::collections::HashSet::new();
+        for line in parse_results(&jsonl) {
+            let line = match line {
+                Ok(l) => l,
+                Err(e) => {
+                    report.errors.push(format!("{batch_id}: {e}"));
+                    continue;
+                }
+            };
+            let Some(row) = rows.iter().find(|r| r.id == line.custom_id) else {
+                continue; // settled already, or not ours
+            };
+            seen.insert(row.id.clone());
+            match &line.result {
+                BatchResult::Succeeded { message } => {
+                    store_raw(env, &row.id, &message.text()).await?;
+                    let (stmt, ok) =
+                        feedback_outcome(&db, row, message, Tier::Batch, now, Some(&batch_id))?;
+                    statements.push(stmt);
+                    if ok {
+                        report.jobs_completed += 1;
+                    } else {
+                        report.jobs_failed += 1;
+                    }
+                }
+                other => {
+                    let reason = match other {
+                        BatchResult::Errored { error } => format!(
+                            "the batch request errored: {} ({})",
+                            error.error.message,
+                            serde_json::to_value(error.error.kind)
+                                .ok()
+                                .and_then(|v| v.as_str().map(String::from))
+                                .unwrap_or_default()
+                        ),
+                        BatchResult::Expired => {
+                            "the batch request expired before it was processed".into()
+                        }
+                        _ => "the batch request was canceled".into(),
+                    };
+                    statements.push(fail_stmt(
+                        &db,
+                        &row.id,
+                        &reason,
+                        None,
+                        None,
+                        now,
+                        Some(&batch_id),
+                    )?);
+                    report.jobs_failed += 1;
+                }
+            }
+        }
+        for row in rows.iter().filter(|r| !seen.contains(&r.id)) {
+            let reason = "the job is missing from its batch's results";
+            statements.push(fail_stmt(
+                &db,
+                &row.id,
+                reason,
+                None,
+                None,
+                now,
+                Some(&batch_id),
+            )?);
+            report.jobs_failed += 1;
+        }
+        if !statements.is_empty() {
+            db.batch(statements).await?;
+        }
+    }
+    Ok(report)
+}

@@ -1,0 +1,148 @@
+//! `POST /feedback`, `GET /api/feedback/:id`, `GET /api/feedback`.
+
+use axum::body::Bytes;
+use axum::extract::{Path, Query, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+use pipeline::dto::{FeedbackAck, FeedbackList};
+use pipeline::error::ApiError;
+use pipeline::feedback;
+use pipeline::jobs::{self, Cursor};
+use pipeline::pricing::DEFAULT_MODEL;
+use pipeline::status::{Kind, Status};
+use serde::Deserialize;
+
+use crate::config::{now_ms, DB};
+use crate::error::AppError;
+use crate::identity::Caller;
+use crate::jobs::{get_for_user, insert_feedback, list_for_user, mark_enqueue_failed, NewFeedback};
+use crate::queues;
+use crate::routes::{require_json, AppState};
+
+/// A feedback body is a few KB at most; anything far larger is refused before it is read.
+const MAX_BODY_BYTES: usize = 64 * 1024;
+
+/// Validates, writes the row (`queued`), then sends the job to its lane. A failed send turns the
+/// row into `enqueue_failed` and answers 503 saying so.
+// The Workers runtime is single-threaded and its futures are !Send; axum wants Send handlers.
+#[worker::send]
+pub async fn submit(
+    State(state): State<AppState>,
+    Caller(caller): Caller,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Result<Response, AppError> {
+    require_json(&headers)?;
+    if body.len() > MAX_BODY_BYTES {
+        return Err(ApiError::new(
+            413,
+            "body_too_large",
+            format!("the body must be at most {MAX_BODY_BYTES} bytes"),
+            None,
+        )
+        .into());
+    }
+    let input = feedback::parse_input(&body)?;
+    let id = jobs::new_id(queues::random_bytes()?);
+    let lane = input.mode.default_lane();
+    let now = now_ms();
+    let db = state.env.d1(DB)?;
+    insert_feedback(
+        &db,
+        &NewFeedback {
+            id: &id,
+            user_id: caller.user_id.as_str(),
+            mode: input.mode,
+            lane,
+            model: DEFAULT_MODEL,
+            source: &input.source,
+            text: &input.text,
+            now,
+        },
+    )
+    .await?;
+    let sent = queues::send_job(&state.env, &state.config, lane, &id).await;
+    if let Err(e) = sent {
+        worker::console_error!("enqueue of {id} failed: {e}");
+        let reason = format!("the job could not be queued: {e}");
+        mark_enqueue_failed(&db, &id, &reason, now_ms()).await?;
+        let mut err = ApiError::new(
+            503,
+            "enqueue_failed",
+            "the job was stored but could not be queued; it will not run — please submit again",
+            None,
+        );
+        err.body.error = format!("{} (id {id})", err.body.error);
+        return Err(err.into());
+    }
+    let ack = FeedbackAck {
+        ok: true,
+        status: Status::Queued,
+        id,
+        mode: input.mode,
+    };
+    Ok((StatusCode::ACCEPTED, Json(ack)).into_response())
+}
+
+/// One of the caller's feedback jobs; someone else's, or an unknown id, is a 404.
+#[worker::send]
+pub async fn get(
+    State(state): State<AppState>,
+    Caller(caller): Caller,
+    Path(id): Path<String>,
+) -> Result<Response, AppError> {
+    let missing = || ApiError::not_found(format!("no feedback job {id}"));
+    if !jobs::is_id(&id) {
+        return Err(missing().into());
+    }
+    let db = state.env.d1(DB)?;
+    let row = get_for_user(&db, &id, caller.user_id.as_str(), Kind::Feedback)
+        .await?
+        .ok_or_else(missing)?;
+    Ok(Json(row.feedback_view(now_ms())).into_response())
+}
+
+#[derive(Debug, Deserialize)]
+pub struct ListQuery {
+    cursor: Option<String>,
+    limit: Option<String>,
+}
+
+/// The caller's feedback jobs, newest first, a page at a time.
+#[worker::send]
+pub async fn list(
+    State(state): State<AppState>,
+    Caller(caller): Caller,
+    Query(q): Query<ListQuery>,
+) -> Result<Response, AppError> {
+    let limit = jobs::page_limit(q.limit.as_deref())?;
+    let cursor = q.cursor.as_deref().map(Cursor::decode).transpose()?;
+    let db = state.env.d1(DB)?;
+    let mut rows = list_for_user(
+        &db,
+        caller.user_id.as_str(),
+        Kind::Feedback,
+        cursor.as_ref(),
+        limit,
+    )
+    .await?;
+    let next_cursor = if rows.len() > limit as usize {
+        rows.truncate(limit as usize);
+        rows.last().map(|r| {
+            Cursor {
+                created_at: r.created_at,
+                id: r.id.clone(),
+            }
+            .encode()
+        })
+    } else {
+        None
+    };
+    let now = now_ms();
+    let list = FeedbackList {
+        items: rows.iter().map(|r| r.feedback_view(now)).collect(),
+        next_cursor,
+    };
+    Ok(Json(list).into_response())
+}
