@@ -117,6 +117,60 @@ pub struct FeedbackView {
     pub elapsed_ms: i64,
 }
 
+/// `POST /jobs` → 202, the seed's shape exactly.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct JobAck {
+    #[serde(rename = "jobId")]
+    pub job_id: String,
+    pub status: Status,
+    #[serde(rename = "pollUrl")]
+    pub poll_url: String,
+}
+
+impl JobAck {
+    pub fn queued(job_id: &str) -> JobAck {
+        JobAck {
+            job_id: job_id.to_owned(),
+            status: Status::Queued,
+            poll_url: format!("/jobs/{job_id}"),
+        }
+    }
+}
+
+/// `GET /jobs/:id`: any job, as the jobs API shows it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct JobView {
+    pub id: String,
+    pub kind: Kind,
+    pub status: Status,
+    pub priority: Lane,
+    pub mode: Mode,
+    /// The model that answered (or will be asked).
+    pub model: String,
+    pub attempts: u32,
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    pub cache_write_tokens: u64,
+    pub cache_read_tokens: u64,
+    pub cost_micros: u64,
+    pub error: Option<String>,
+    pub anthropic_batch_id: Option<String>,
+    pub created_at: i64,
+    pub started_at: Option<i64>,
+    pub completed_at: Option<i64>,
+    pub expires_at: Option<i64>,
+    pub elapsed_ms: i64,
+    /// Where the result text is, once completed.
+    pub result_url: Option<String>,
+}
+
+/// `GET /jobs`: the caller's jobs, newest first.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct JobList {
+    pub items: Vec<JobView>,
+    pub next_cursor: Option<String>,
+}
+
 /// `GET /api/feedback`: newest first; `next_cursor` fetches the following page.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct FeedbackList {
@@ -150,6 +204,14 @@ mod tests {
         assert_eq!(json, serde_json::json!({"type": "ping", "sent_at": 5}));
         let job = serde_json::to_value(QueueMessage::Job { id: "x".into() }).unwrap();
         assert_eq!(job, serde_json::json!({"type": "job", "id": "x"}));
+    }
+
+    #[test]
+    fn the_job_ack_keeps_the_seed_shape() {
+        assert_eq!(
+            serde_json::to_value(JobAck::queued("j1")).unwrap(),
+            serde_json::json!({"jobId": "j1", "status": "queued", "pollUrl": "/jobs/j1"})
+        );
     }
 
     #[test]

@@ -9,6 +9,7 @@
 //!   extractor carries out.
 //! - [`jobs`]: job ids, elapsed time and list cursors.
 //! - [`pricing`]: the price table and cost in micro-dollars.
+//! - [`prompt`]: prompt jobs' input and the Idempotency-Key rules.
 //! - [`retry`]: what a consumer does after a call (ack, retry with backoff, fail).
 //! - [`timing`]: every delay of the product as configuration, the three timing profiles and backoff.
 //! - [`tokens`]: token estimation from text.
@@ -26,6 +27,7 @@ pub mod feedback;
 pub mod identity;
 pub mod jobs;
 pub mod pricing;
+pub mod prompt;
 pub mod retry;
 pub mod status;
 pub mod timing;

@@ -117,6 +117,18 @@ impl Timing {
                 t.backoff_base_s
             ));
         }
+        // The reconciler re-enqueues rows untouched for this long: a job waiting for its retry
+        // or still in its call must never look stuck, or it would be run twice.
+        let longest_wait_s = t.backoff_cap_s.max(t.call_timeout_ms.div_ceil(1000));
+        if t.reconcile_after_s <= longest_wait_s {
+            return Err(format!(
+                "{} ({}) must exceed both {} and the call timeout ({} s)",
+                var::RECONCILE_AFTER_S,
+                t.reconcile_after_s,
+                var::BACKOFF_CAP_S,
+                t.call_timeout_ms.div_ceil(1000)
+            ));
+        }
         if t.batch_flush_size == 0 {
             return Err(format!("{} must be at least 1", var::BATCH_FLUSH_SIZE));
         }
@@ -177,6 +189,12 @@ mod tests {
     fn a_var_that_is_not_a_number_is_an_error_naming_it() {
         let err = Timing::from_vars(|n| (n == var::BULK_DELAY_S).then(|| "5s".to_string()));
         assert!(err.unwrap_err().contains("BULK_DELAY_S"));
+    }
+
+    #[test]
+    fn a_reconcile_window_shorter_than_a_retry_wait_is_refused() {
+        let err = Timing::from_vars(|n| (n == var::RECONCILE_AFTER_S).then(|| "60".to_string()));
+        assert!(err.unwrap_err().contains("RECONCILE_AFTER_S"));
     }
 
     #[test]

@@ -18,7 +18,7 @@ use serde_json::{json, Value};
 
 use crate::errors::{new_id, with_headers, SimError};
 use crate::faults::{self, Fault, Rng};
-use crate::messages::{check_headers, commit, message, plan};
+use crate::messages::{check_headers, commit, json_body, message, plan};
 use crate::request::{self, fnv};
 use crate::{now_ms, Inner, Sim};
 
@@ -216,18 +216,7 @@ pub async fn create(
 ) -> Response {
     let base = base_url(&headers);
     endpoint(&sim, &headers, "batches.create", |inner, now| {
-        let too_large = || {
-            SimError::new(
-                ErrorType::RequestTooLarge,
-                "Request exceeds the maximum allowed number of bytes.",
-            )
-        };
-        let body = body.map_err(|_| too_large())?;
-        if body.len() > MAX_BATCH_BYTES {
-            return Err(too_large());
-        }
-        let v: Value = serde_json::from_slice(&body)
-            .map_err(|e| SimError::invalid(format!("There was an error parsing the body: {e}")))?;
+        let v = json_body(body, MAX_BATCH_BYTES)?;
         let list = match v.get("requests") {
             Some(Value::Array(a)) => a,
             Some(_) => return Err(SimError::invalid("requests: Input should be a valid list")),

@@ -183,6 +183,12 @@ fn read(
     require_max_tokens: bool,
 ) -> Result<Parsed, SimError> {
     check_headers(sim, headers)?;
+    let value = json_body(body, MAX_REQUEST_BYTES)?;
+    request::parse(&value, require_max_tokens)
+}
+
+/// A JSON body of at most `max` bytes: 413 `request_too_large` beyond, 400 when not JSON.
+pub fn json_body(body: Result<Bytes, BytesRejection>, max: usize) -> Result<Value, SimError> {
     let too_large = || {
         SimError::new(
             ErrorType::RequestTooLarge,
@@ -190,12 +196,11 @@ fn read(
         )
     };
     let body = body.map_err(|_| too_large())?;
-    if body.len() > MAX_REQUEST_BYTES {
+    if body.len() > max {
         return Err(too_large());
     }
-    let value: Value = serde_json::from_slice(&body)
-        .map_err(|e| SimError::invalid(format!("There was an error parsing the body: {e}")))?;
-    request::parse(&value, require_max_tokens)
+    serde_json::from_slice(&body)
+        .map_err(|e| SimError::invalid(format!("There was an error parsing the body: {e}")))
 }
 
 /// The API key — `x-api-key`, or `Authorization: Bearer` as current SDKs send it — (401 when

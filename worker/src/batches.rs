@@ -11,7 +11,7 @@ use worker::Env;
 use crate::anthropic::Anthropic;
 use crate::config::{now_ms, Config, DB};
 use crate::jobs::{fail_stmt, in_batch, open_batches};
-use crate::results::{feedback_outcome, store_raw};
+use crate::results::{settle, store_raw};
 
 /// What one poll did.
 #[derive(Debug, Default, Serialize)]
@@ -57,6 +57,8 @@ pub async fn poll(env: &Env, config: &Config) -> worker::Result<PollReport> {
         report.batches_ended += 1;
         let rows = in_batch(&db, &batch_id).await?;
         let now = now_ms();
+        let fail =
+            |id: &str, reason: &str| fail_stmt(&db, id, reason, None, None, now, Some(&batch_id));
         let mut statements = Vec::with_capacity(rows.len());
         let mut seen = std::collections::HashSet::new();
         for line in parse_results(&jsonl) {
@@ -74,8 +76,7 @@ pub async fn poll(env: &Env, config: &Config) -> worker::Result<PollReport> {
             match &line.result {
                 BatchResult::Succeeded { message } => {
                     store_raw(env, &row.id, &message.text()).await?;
-                    let (stmt, ok) =
-                        feedback_outcome(&db, row, message, Tier::Batch, now, Some(&batch_id))?;
+                    let (stmt, ok) = settle(&db, row, message, Tier::Batch, now, Some(&batch_id))?;
                     statements.push(stmt);
                     if ok {
                         report.jobs_completed += 1;
@@ -98,30 +99,14 @@ pub async fn poll(env: &Env, config: &Config) -> worker::Result<PollReport> {
                         }
                         _ => "the batch request was canceled".into(),
                     };
-                    statements.push(fail_stmt(
-                        &db,
-                        &row.id,
-                        &reason,
-                        None,
-                        None,
-                        now,
-                        Some(&batch_id),
-                    )?);
+                    statements.push(fail(&row.id, &reason)?);
                     report.jobs_failed += 1;
                 }
             }
         }
         for row in rows.iter().filter(|r| !seen.contains(&r.id)) {
             let reason = "the job is missing from its batch's results";
-            statements.push(fail_stmt(
-                &db,
-                &row.id,
-                reason,
-                None,
-                None,
-                now,
-                Some(&batch_id),
-            )?);
+            statements.push(fail(&row.id, reason)?);
             report.jobs_failed += 1;
         }
         if !statements.is_empty() {

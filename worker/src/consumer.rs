@@ -5,8 +5,7 @@
 use futures_util::stream::{self, StreamExt};
 use pipeline::anthropic::{BatchRequest, CreateBatch};
 use pipeline::dto::QueueMessage;
-use pipeline::feedback;
-use pipeline::pricing::{Tier, DEFAULT_MODEL};
+use pipeline::pricing::Tier;
 use pipeline::retry::{decide, describe, CallOutcome, Decision};
 use pipeline::status::{Mode, Status};
 use serde_json::Value;
@@ -16,7 +15,7 @@ use crate::anthropic::Anthropic;
 use crate::config::{now_ms, Config, DB};
 use crate::db;
 use crate::jobs::{self, claim_running, fail_stmt, load_many, requeue, submitted_stmt, JobRow};
-use crate::results::{feedback_outcome, store_raw};
+use crate::results::{request_of, settle, store_raw};
 
 /// Synchronous calls in flight at once within one queue batch.
 const SYNC_CONCURRENCY: usize = 5;
@@ -147,8 +146,18 @@ async fn run_jobs(
         };
         let status = row.status();
         if status.is_terminal() || status == Status::Submitted {
-            // Already done (or inside a Message Batch): never pay twice.
+            // Already done, canceled, or inside a Message Batch: never pay twice.
             msg.ack();
+            continue;
+        }
+        if row.expires_at.is_some_and(|at| at < now_ms()) {
+            match jobs::expire(db, &id, now_ms()).await {
+                Ok(()) => msg.ack(),
+                Err(e) => {
+                    worker::console_error!("expiring {id} failed: {e}");
+                    msg.retry();
+                }
+            }
             continue;
         }
         match row.mode() {
@@ -163,7 +172,7 @@ async fn run_jobs(
         })
         .await;
     if !batch.is_empty() {
-        submit_batch(config, db, &api, batch).await;
+        submit_batch(env, config, db, &api, batch).await;
     }
 }
 
@@ -173,13 +182,6 @@ fn retry_after(msg: &Message<Value>, delay_s: u32) {
             .with_delay_seconds(delay_s)
             .build(),
     );
-}
-
-fn request_of(row: &JobRow) -> pipeline::anthropic::MessagesRequest {
-    feedback::request(
-        row.model.as_deref().unwrap_or(DEFAULT_MODEL),
-        row.input_text.as_deref().unwrap_or_default(),
-    )
 }
 
 /// One synchronous call, and what follows from it.
@@ -193,17 +195,19 @@ async fn run_sync(
 ) {
     let id = row.id.clone();
     let result: worker::Result<()> = async {
-        if !claim_running(db, &id, now_ms()).await? {
+        let now = now_ms();
+        let stale_before = now - config.timing.reconcile_after_s as i64 * 1000;
+        if !claim_running(db, &id, now, stale_before).await? {
             msg.ack();
             return Ok(());
         }
         let attempt = (row.attempts + 1).max(1) as u32;
-        let outcome = api.messages(&request_of(&row), &id).await;
+        let request = request_of(env, &row).await?;
+        let outcome = api.messages(&request, &id).await;
         match outcome {
             Ok(message) => {
                 store_raw(env, &id, &message.text()).await?;
-                let (stmt, _) =
-                    feedback_outcome(db, &row, &message, Tier::Standard, now_ms(), None)?;
+                let (stmt, _) = settle(db, &row, &message, Tier::Standard, now_ms(), None)?;
                 stmt.run().await?;
                 msg.ack();
             }
@@ -251,18 +255,33 @@ async fn apply(
 /// One Message Batch for every batch-mode job of this queue batch; all rows are marked
 /// `submitted` with its id in a single `db.batch()`.
 async fn submit_batch(
+    env: &Env,
     config: &Config,
     db: &D1Database,
     api: &Anthropic,
     items: Vec<(Message<Value>, JobRow)>,
 ) {
-    let requests = items
-        .iter()
-        .map(|(_, row)| BatchRequest {
-            custom_id: row.id.clone(),
-            params: request_of(row),
-        })
-        .collect();
+    let mut requests = Vec::with_capacity(items.len());
+    let mut ready = Vec::with_capacity(items.len());
+    for (msg, row) in items {
+        match request_of(env, &row).await {
+            Ok(params) => {
+                requests.push(BatchRequest {
+                    custom_id: row.id.clone(),
+                    params,
+                });
+                ready.push((msg, row));
+            }
+            Err(e) => {
+                worker::console_error!("job {}: cannot build its request: {e}; retrying", row.id);
+                retry_after(&msg, config.timing.backoff_s(1, None));
+            }
+        }
+    }
+    if ready.is_empty() {
+        return;
+    }
+    let items = ready;
     let attempt = items
         .iter()
         .map(|(_, r)| r.attempts + 1)

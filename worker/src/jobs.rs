@@ -3,7 +3,7 @@
 //! nothing the second time.
 
 use pipeline::anthropic::Usage;
-use pipeline::dto::FeedbackView;
+use pipeline::dto::{FeedbackView, JobView};
 use pipeline::feedback::Analysis;
 use pipeline::jobs::{elapsed_ms, Cursor};
 use pipeline::status::{Kind, Lane, Mode, Status};
@@ -15,6 +15,7 @@ use worker::{D1Database, D1PreparedStatement};
 #[derive(Debug, Clone, Deserialize)]
 pub struct JobRow {
     pub id: String,
+    pub kind: String,
     pub status: String,
     pub lane: String,
     pub mode: String,
@@ -34,12 +35,14 @@ pub struct JobRow {
     pub created_at: i64,
     pub started_at: Option<i64>,
     pub completed_at: Option<i64>,
+    pub expires_at: Option<i64>,
+    pub prompt_key: Option<String>,
 }
 
 const COLUMNS: &str =
     "id, user_id, kind, status, lane, mode, model, source, input_text, raw_text, \
     analysis, anthropic_batch_id, attempts, input_tokens, output_tokens, cache_write_tokens, \
-    cache_read_tokens, cost_micros, error, created_at, started_at, completed_at";
+    cache_read_tokens, cost_micros, error, created_at, started_at, completed_at, expires_at, prompt_key";
 
 impl JobRow {
     pub fn status(&self) -> Status {
@@ -52,6 +55,49 @@ impl JobRow {
             Mode::Batch
         } else {
             Mode::Sync
+        }
+    }
+
+    pub fn kind(&self) -> Kind {
+        match self.kind.as_str() {
+            "prompt" => Kind::Prompt,
+            "pdf" => Kind::Pdf,
+            _ => Kind::Feedback,
+        }
+    }
+
+    pub fn lane(&self) -> Lane {
+        if self.lane == "bulk" {
+            Lane::Bulk
+        } else {
+            Lane::High
+        }
+    }
+
+    /// The jobs API's view of any job.
+    pub fn job_view(&self, now: i64) -> JobView {
+        let status = self.status();
+        JobView {
+            id: self.id.clone(),
+            kind: self.kind(),
+            status,
+            priority: self.lane(),
+            mode: self.mode(),
+            model: self.model.clone().unwrap_or_default(),
+            attempts: self.attempts.max(0) as u32,
+            input_tokens: self.input_tokens.max(0) as u64,
+            output_tokens: self.output_tokens.max(0) as u64,
+            cache_write_tokens: self.cache_write_tokens.max(0) as u64,
+            cache_read_tokens: self.cache_read_tokens.max(0) as u64,
+            cost_micros: self.cost_micros.max(0) as u64,
+            error: self.error.clone(),
+            anthropic_batch_id: self.anthropic_batch_id.clone(),
+            created_at: self.created_at,
+            started_at: self.started_at,
+            completed_at: self.completed_at,
+            expires_at: self.expires_at,
+            elapsed_ms: elapsed_ms(status, self.created_at, self.completed_at, now),
+            result_url: (status == Status::Completed).then(|| format!("/jobs/{}/result", self.id)),
         }
     }
 
@@ -153,17 +199,202 @@ pub async fn mark_enqueue_failed(
     Ok(())
 }
 
-/// One of the user's jobs of this kind (someone else's is `None`, as if it did not exist).
+/// A new prompt job's row, as a statement (inserted in one `db.batch()` with its idempotency
+/// record, so neither exists without the other).
+#[allow(clippy::too_many_arguments)]
+pub fn insert_prompt_stmt(
+    db: &D1Database,
+    id: &str,
+    user_id: &str,
+    lane: Lane,
+    mode: Mode,
+    model: &str,
+    expires_at: Option<i64>,
+    now: i64,
+) -> worker::Result<D1PreparedStatement> {
+    db.prepare(
+        "INSERT INTO jobs (id, user_id, kind, status, lane, mode, model, prompt_key, expires_at, \
+         created_at, updated_at) VALUES (?1, ?2, 'prompt', 'queued', ?3, ?4, ?5, 'prompts/' || ?1, \
+         ?6, ?7, ?7)",
+    )
+    .bind(&[
+        id.into(),
+        user_id.into(),
+        lane.as_str().into(),
+        mode.as_str().into(),
+        model.into(),
+        expires_at.map(num).unwrap_or(JsValue::NULL),
+        num(now),
+    ])
+}
+
+/// The live idempotency record of `(user, key)`: `(body_hash, job_id, created_at)`.
+pub async fn idempotency_record(
+    db: &D1Database,
+    user: &str,
+    key: &str,
+) -> worker::Result<Option<(String, String, i64)>> {
+    #[derive(Deserialize)]
+    struct Row {
+        body_hash: String,
+        job_id: String,
+        created_at: i64,
+    }
+    let row: Option<Row> = db
+        .prepare("SELECT body_hash, job_id, created_at FROM idempotency_keys WHERE user_id = ?1 AND key = ?2")
+        .bind(&[user.into(), key.into()])?
+        .first(None)
+        .await?;
+    Ok(row.map(|r| (r.body_hash, r.job_id, r.created_at)))
+}
+
+/// Remembers `(user, key)` for this job (replacing an expired record).
+pub fn idempotency_stmt(
+    db: &D1Database,
+    user: &str,
+    key: &str,
+    body_hash: &str,
+    job_id: &str,
+    now: i64,
+) -> worker::Result<D1PreparedStatement> {
+    db.prepare(
+        "INSERT INTO idempotency_keys (user_id, key, body_hash, job_id, created_at) \
+         VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT(user_id, key) DO UPDATE SET \
+         body_hash = excluded.body_hash, job_id = excluded.job_id, created_at = excluded.created_at",
+    )
+    .bind(&[user.into(), key.into(), body_hash.into(), job_id.into(), num(now)])
+}
+
+/// Cancels a job that has not started: true when it was `queued` (and now is `canceled`).
+pub async fn cancel(db: &D1Database, id: &str, now: i64) -> worker::Result<bool> {
+    let r = db
+        .prepare(
+            "UPDATE jobs SET status = 'canceled', error = 'canceled by the user', \
+             completed_at = ?2, updated_at = ?2 WHERE id = ?1 AND status = 'queued'",
+        )
+        .bind(&[id.into(), num(now)])?
+        .run()
+        .await?;
+    Ok(r.meta()?.and_then(|m| m.changes).unwrap_or(0) > 0)
+}
+
+/// A job whose `expires_at` passed before it ran.
+pub async fn expire(db: &D1Database, id: &str, now: i64) -> worker::Result<()> {
+    db.prepare(format!(
+        "UPDATE jobs SET status = 'expired', error = 'expired before it ran', completed_at = ?2, \
+         updated_at = ?2 WHERE id = ?1 AND {} AND status != 'submitted'",
+        not_terminal()
+    ))
+    .bind(&[id.into(), num(now)])?
+    .run()
+    .await?;
+    Ok(())
+}
+
+/// Rows stuck in `queued` or `running` (not updated since `before`): their message was lost.
+/// Returns `(id, lane)` and touches `updated_at` so the next run does not pick them again at once.
+pub async fn take_stuck(
+    db: &D1Database,
+    before: i64,
+    now: i64,
+    limit: u32,
+) -> worker::Result<Vec<(String, Lane)>> {
+    #[derive(Deserialize)]
+    struct Row {
+        id: String,
+        lane: String,
+    }
+    let rows: Vec<Row> = db
+        .prepare(
+            "UPDATE jobs SET updated_at = ?2 WHERE id IN (SELECT id FROM jobs \
+             WHERE status IN ('queued', 'running') AND updated_at < ?1 LIMIT ?3) RETURNING id, lane",
+        )
+        .bind(&[num(before), num(now), num(limit as i64)])?
+        .all()
+        .await?
+        .results()?;
+    Ok(rows
+        .into_iter()
+        .map(|r| {
+            (
+                r.id,
+                if r.lane == "bulk" {
+                    Lane::Bulk
+                } else {
+                    Lane::High
+                },
+            )
+        })
+        .collect())
+}
+
+/// Expires every queued job whose `expires_at` has passed; returns how many.
+pub async fn expire_stale(db: &D1Database, now: i64) -> worker::Result<usize> {
+    let r = db
+        .prepare(
+            "UPDATE jobs SET status = 'expired', error = 'expired before it ran', \
+             completed_at = ?1, updated_at = ?1 \
+             WHERE status = 'queued' AND expires_at IS NOT NULL AND expires_at < ?1",
+        )
+        .bind(&[num(now)])?
+        .run()
+        .await?;
+    Ok(r.meta()?.and_then(|m| m.changes).unwrap_or(0))
+}
+
+/// Filters of `GET /jobs`.
+#[derive(Debug, Default)]
+pub struct JobFilter {
+    pub status: Option<Status>,
+    pub priority: Option<Lane>,
+    pub kind: Option<Kind>,
+}
+
+/// The user's jobs (every kind unless filtered), newest first, after `cursor`; one more than
+/// `limit` is read so the caller knows whether there is a next page.
+pub async fn list_jobs(
+    db: &D1Database,
+    user: &str,
+    filter: &JobFilter,
+    cursor: Option<&Cursor>,
+    limit: u32,
+) -> worker::Result<Vec<JobRow>> {
+    let (at, id) = match cursor {
+        Some(c) => (c.created_at, c.id.as_str()),
+        None => (1 << 52, ""),
+    };
+    db.prepare(format!(
+        "SELECT {COLUMNS} FROM jobs WHERE user_id = ?1 \
+         AND (?2 IS NULL OR status = ?2) AND (?3 IS NULL OR lane = ?3) AND (?4 IS NULL OR kind = ?4) \
+         AND (created_at < ?5 OR (created_at = ?5 AND id < ?6)) \
+         ORDER BY created_at DESC, id DESC LIMIT ?7"
+    ))
+    .bind(&[
+        user.into(),
+        opt(filter.status.map(Status::as_str)),
+        opt(filter.priority.map(Lane::as_str)),
+        opt(filter.kind.map(Kind::as_str)),
+        num(at),
+        id.into(),
+        num(limit as i64 + 1),
+    ])?
+    .all()
+    .await?
+    .results()
+}
+
+/// One of the user's jobs (of this kind, if given); someone else's is `None`, as if it did not
+/// exist.
 pub async fn get_for_user(
     db: &D1Database,
     id: &str,
     user: &str,
-    kind: Kind,
+    kind: Option<Kind>,
 ) -> worker::Result<Option<JobRow>> {
     db.prepare(format!(
-        "SELECT {COLUMNS} FROM jobs WHERE id = ?1 AND user_id = ?2 AND kind = ?3"
+        "SELECT {COLUMNS} FROM jobs WHERE id = ?1 AND user_id = ?2 AND (?3 IS NULL OR kind = ?3)"
     ))
-    .bind(&[id.into(), user.into(), kind.as_str().into()])?
+    .bind(&[id.into(), user.into(), opt(kind.map(Kind::as_str))])?
     .first(None)
     .await
 }
@@ -216,17 +447,22 @@ pub async fn load_many(db: &D1Database, ids: &[String]) -> worker::Result<Vec<Jo
     .results()
 }
 
-/// Claims a job for a synchronous call: `running`, one more attempt. False when the job is
-/// terminal or already inside a Message Batch (then nobody may call for it again).
-pub async fn claim_running(db: &D1Database, id: &str, now: i64) -> worker::Result<bool> {
+/// Claims a job for a synchronous call: `running`, one more attempt. Only a `queued` job can
+/// be claimed — or a `running` one untouched since `stale_before` (its Worker died mid-call and
+/// the reconciler re-sent it): a second delivery of a live job must never call Claude again.
+pub async fn claim_running(
+    db: &D1Database,
+    id: &str,
+    now: i64,
+    stale_before: i64,
+) -> worker::Result<bool> {
     let r = db
-        .prepare(format!(
+        .prepare(
             "UPDATE jobs SET status = 'running', attempts = attempts + 1, \
              started_at = COALESCE(started_at, ?2), updated_at = ?2 \
-             WHERE id = ?1 AND {} AND status != 'submitted'",
-            not_terminal()
-        ))
-        .bind(&[id.into(), num(now)])?
+             WHERE id = ?1 AND (status = 'queued' OR (status = 'running' AND updated_at < ?3))",
+        )
+        .bind(&[id.into(), num(now), num(stale_before)])?
         .run()
         .await?;
     Ok(r.meta()?.and_then(|m| m.changes).unwrap_or(0) > 0)
@@ -241,12 +477,14 @@ pub fn complete_stmt(
     usage: &Usage,
     cost_micros: u64,
     raw_text: &str,
-    analysis: &Analysis,
+    analysis: Option<&Analysis>,
     now: i64,
     batch: Option<&str>,
 ) -> worker::Result<D1PreparedStatement> {
-    let analysis =
-        serde_json::to_string(analysis).map_err(|e| worker::Error::RustError(e.to_string()))?;
+    let analysis = analysis
+        .map(serde_json::to_string)
+        .transpose()
+        .map_err(|e| worker::Error::RustError(e.to_string()))?;
     db.prepare(format!(
         "UPDATE jobs SET status = 'completed', input_tokens = ?2, output_tokens = ?3, \
          cache_write_tokens = ?4, cache_read_tokens = ?5, cost_micros = ?6, raw_text = ?7, \
@@ -262,8 +500,8 @@ pub fn complete_stmt(
         num(usage.cache_creation_input_tokens as i64),
         num(usage.cache_read_input_tokens as i64),
         num(cost_micros as i64),
-        raw_text.into(),
-        analysis.into(),
+        opt(Some(raw_text).filter(|t| !t.is_empty())),
+        opt(analysis.as_deref()),
         num(now),
         opt(batch),
     ])

@@ -1,9 +1,11 @@
 //! Turning a model answer into stored results: the raw text in R2 (create-if-absent, before the
-//! D1 update that points at it) and the statement that completes — or fails — the row.
+//! D1 update that points at it) and the statement that completes — or fails — the row. Also
+//! the request each kind of job sends.
 
-use pipeline::anthropic::Message;
-use pipeline::feedback::parse_analysis;
-use pipeline::pricing::{cost_micros, Tier};
+use pipeline::anthropic::{Message, MessagesRequest};
+use pipeline::feedback::{self, parse_analysis};
+use pipeline::pricing::{cost_micros, Tier, DEFAULT_MODEL};
+use pipeline::status::Kind;
 use worker::{Conditional, D1Database, D1PreparedStatement, Env};
 
 use crate::config::RESULTS;
@@ -23,9 +25,40 @@ pub async fn store_raw(env: &Env, id: &str, text: &str) -> worker::Result<()> {
     Ok(())
 }
 
-/// The D1 statement for a finished call of a feedback job: completed with its analysis, or
-/// failed (keeping the raw text and what was paid) when the answer is not a readable analysis.
-pub fn feedback_outcome(
+/// The Messages request a job sends: built from the row for feedback, read back from its R2
+/// claim-check for prompt jobs.
+pub async fn request_of(env: &Env, row: &JobRow) -> worker::Result<MessagesRequest> {
+    match row.kind() {
+        Kind::Feedback => Ok(feedback::request(
+            row.model.as_deref().unwrap_or(DEFAULT_MODEL),
+            row.input_text.as_deref().unwrap_or_default(),
+        )),
+        Kind::Prompt | Kind::Pdf => {
+            let key = row
+                .prompt_key
+                .clone()
+                .unwrap_or_else(|| format!("prompts/{}", row.id));
+            let object = env
+                .bucket(RESULTS)?
+                .get(&key)
+                .execute()
+                .await?
+                .ok_or_else(|| worker::Error::RustError(format!("{key} is missing from R2")))?;
+            let body = object
+                .body()
+                .ok_or_else(|| worker::Error::RustError(format!("{key} has no body")))?
+                .text()
+                .await?;
+            serde_json::from_str(&body)
+                .map_err(|e| worker::Error::RustError(format!("{key} is not a request: {e}")))
+        }
+    }
+}
+
+/// The D1 statement for a finished call: completed (with the analysis, for feedback), or
+/// failed — keeping the raw text and what was paid — when a feedback answer is not a readable
+/// analysis. The bool says whether it completed.
+pub fn settle(
     db: &D1Database,
     row: &JobRow,
     message: &Message,
@@ -36,31 +69,30 @@ pub fn feedback_outcome(
     let text = message.text();
     let model = row.model.as_deref().unwrap_or(&message.model);
     let cost = cost_micros(model, &message.usage, tier);
-    match parse_analysis(&text) {
-        Ok(analysis) => Ok((
-            complete_stmt(
-                db,
-                &row.id,
-                &message.usage,
-                cost,
-                &text,
-                &analysis,
-                now,
-                batch,
-            )?,
+    let usage = &message.usage;
+    match row.kind() {
+        Kind::Feedback => match parse_analysis(&text) {
+            Ok(a) => Ok((
+                complete_stmt(db, &row.id, usage, cost, &text, Some(&a), now, batch)?,
+                true,
+            )),
+            Err(reason) => Ok((
+                fail_stmt(
+                    db,
+                    &row.id,
+                    &reason,
+                    Some((usage, cost)),
+                    Some(&text),
+                    now,
+                    batch,
+                )?,
+                false,
+            )),
+        },
+        Kind::Prompt | Kind::Pdf => Ok((
+            // Prompt results can be long: the text lives in R2 only.
+            complete_stmt(db, &row.id, usage, cost, "", None, now, batch)?,
             true,
-        )),
-        Err(reason) => Ok((
-            fail_stmt(
-                db,
-                &row.id,
-                &reason,
-                Some((&message.usage, cost)),
-                Some(&text),
-                now,
-                batch,
-            )?,
-            false,
         )),
     }
 }

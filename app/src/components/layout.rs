@@ -1,20 +1,30 @@
 use leptos::prelude::*;
 use leptos_router::components::A;
 
-use crate::api;
+use crate::api::{self, ApiError};
 use crate::components::status_badge::StatusBadge;
+use pipeline::dto::HealthReport;
 use pipeline::identity::AuthMode;
 
-/// The page frame: header with navigation and status, the demo banner, and the page itself.
-#[component]
-pub fn Layout(children: Children) -> impl IntoView {
-    let health = LocalResource::new(api::health);
-    let demo = move || {
+/// The Worker's health report, fetched once by the layout and shared with every page.
+pub type Health = LocalResource<Result<HealthReport, ApiError>>;
+
+/// Whether the Worker runs in open (demo) mode: no authentication, ops actions for everyone.
+pub fn demo_mode(health: Health) -> impl Fn() -> bool + Copy {
+    move || {
         health
             .get()
             .and_then(|r| r.ok())
             .is_some_and(|h| h.auth_mode == AuthMode::Open)
-    };
+    }
+}
+
+/// The page frame: header with navigation and status, the demo banner, and the page itself.
+#[component]
+pub fn Layout(children: Children) -> impl IntoView {
+    let health: Health = LocalResource::new(api::health);
+    provide_context(health);
+    let demo = demo_mode(health);
     view! {
         <header class="topbar">
             <a class="brand" href="/">"claude-pipeline"</a>

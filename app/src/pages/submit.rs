@@ -1,9 +1,9 @@
 use leptos::prelude::*;
 use pipeline::dto::FeedbackView;
-use pipeline::identity::AuthMode;
 use pipeline::status::{Mode, Status};
 
 use crate::api::{self, ApiError};
+use crate::components::layout::{demo_mode, Health};
 
 /// The Submit page: the feedback form and the live list of recent submissions.
 #[component]
@@ -146,13 +146,7 @@ fn RecentFeedback(submitted: RwSignal<u32>) -> impl IntoView {
         submitted.track();
         api::list_feedback()
     });
-    let health = LocalResource::new(api::health);
-    let demo = move || {
-        health
-            .get()
-            .and_then(|r| r.ok())
-            .is_some_and(|h| h.auth_mode == AuthMode::Open)
-    };
+    let demo = demo_mode(expect_context::<Health>());
     let poll = Action::new_local(|_: &()| api::poll_batches());
     let items = move || {
         list.get()

@@ -97,7 +97,7 @@ pub async fn get(
         return Err(missing().into());
     }
     let db = state.env.d1(DB)?;
-    let row = get_for_user(&db, &id, caller.user_id.as_str(), Kind::Feedback)
+    let row = get_for_user(&db, &id, caller.user_id.as_str(), Some(Kind::Feedback))
         .await?
         .ok_or_else(missing)?;
     Ok(Json(row.feedback_view(now_ms())).into_response())

@@ -2,6 +2,7 @@
 
 mod feedback;
 mod health;
+mod jobs;
 mod poll;
 
 use std::sync::Arc;
@@ -45,6 +46,10 @@ pub fn router(env: Env) -> Router {
         .route("/api/feedback", get(feedback::list))
         .route("/api/feedback/{id}", get(feedback::get))
         .route("/api/batches/poll", post(poll::run))
+        .route("/jobs", post(jobs::submit).get(jobs::list))
+        .route("/jobs/{id}", get(jobs::get))
+        .route("/jobs/{id}/result", get(jobs::result))
+        .route("/jobs/{id}/cancel", post(jobs::cancel))
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .with_state(state)

@@ -1,0 +1,295 @@
+//! Prompt-jobs suite: `/jobs` through the real local stack and the simulator — both lanes, the
+//! R2 claim-check and result, Idempotency-Key, cancel, expiry, filters and ownership.
+
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+use end2end::api::{assert_error, client, get_json, send_json};
+use end2end::{eventually, run_suite, tests, TestStack};
+use serde_json::{json, Value};
+
+fn main() -> ExitCode {
+    run_suite(
+        "jobs",
+        tests![
+            a_high_priority_prompt_completes_and_its_result_is_served,
+            a_bulk_prompt_goes_through_a_message_batch_at_half_price,
+            the_same_idempotency_key_and_body_make_one_job_and_one_call,
+            a_reused_idempotency_key_with_another_body_is_a_422,
+            a_queued_job_can_be_canceled_and_is_never_sent_to_claude,
+            a_job_past_its_expiry_is_expired_without_a_call,
+            bad_jobs_are_refused_and_store_nothing,
+            other_users_jobs_are_404_everywhere,
+            the_list_filters_by_priority_status_and_kind,
+        ],
+    )
+}
+
+fn post_job(s: &TestStack, body: Value) -> reqwest::RequestBuilder {
+    client()
+        .post(s.url("/jobs"))
+        .header("content-type", "application/json")
+        .body(body.to_string())
+}
+
+async fn submit(s: &TestStack, body: Value) -> String {
+    let (status, ack) = send_json(post_job(s, body)).await;
+    assert_eq!(status, 202, "{ack}");
+    let id = ack["jobId"].as_str().unwrap().to_string();
+    assert_eq!(ack["status"], "queued");
+    assert_eq!(ack["pollUrl"], format!("/jobs/{id}"));
+    id
+}
+
+async fn job(s: &TestStack, id: &str) -> Value {
+    let (status, body) = get_json(&s.url(&format!("/jobs/{id}"))).await;
+    assert_eq!(status, 200, "{body}");
+    body
+}
+
+async fn until(s: &Arc<TestStack>, id: &str, status: &str, cron: bool) -> Value {
+    eventually(
+        &format!("job {id} becomes {status}"),
+        Duration::from_secs(60),
+        || async {
+            if cron {
+                let s = s.clone();
+                tokio::task::spawn_blocking(move || s.trigger_cron())
+                    .await
+                    .unwrap();
+            }
+            let j = job(s, id).await;
+            (j["status"] == status).then_some(j)
+        },
+    )
+    .await
+}
+
+fn billed(s: &TestStack, id: &str) -> u64 {
+    s.sim
+        .lock()
+        .stats
+        .billed_by_job
+        .get(id)
+        .copied()
+        .unwrap_or(0)
+}
+
+async fn a_high_priority_prompt_completes_and_its_result_is_served(s: Arc<TestStack>) {
+    let id = submit(
+        &s,
+        json!({"prompt": "Explain queues in one sentence.", "max_tokens": 200}),
+    )
+    .await;
+    let done = until(&s, &id, "completed", false).await;
+    assert_eq!(done["kind"], "prompt");
+    assert_eq!(done["priority"], "high");
+    assert_eq!(done["mode"], "sync");
+    assert_eq!(done["attempts"], 1);
+    assert!(done["output_tokens"].as_u64().unwrap() > 0);
+    assert!(done["cost_micros"].as_u64().unwrap() > 0);
+    assert_eq!(done["result_url"], format!("/jobs/{id}/result"));
+    let resp = client()
+        .get(s.url(&format!("/jobs/{id}/result")))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status().as_u16(), 200);
+    assert!(resp.headers()["content-type"]
+        .to_str()
+        .unwrap()
+        .starts_with("text/plain"));
+    let text = resp.text().await.unwrap();
+    assert!(text.contains("Explain queues in one sentence."), "{text}");
+    assert_eq!(billed(&s, &id), 1);
+}
+
+async fn a_bulk_prompt_goes_through_a_message_batch_at_half_price(s: Arc<TestStack>) {
+    let id = submit(
+        &s,
+        json!({"prompt": "Summarize the plan.", "priority": "bulk"}),
+    )
+    .await;
+    let done = until(&s, &id, "completed", true).await;
+    assert_eq!(done["mode"], "batch");
+    assert!(done["anthropic_batch_id"]
+        .as_str()
+        .unwrap()
+        .starts_with("msgbatch_"));
+    let usage = pipeline::anthropic::Usage {
+        input_tokens: done["input_tokens"].as_u64().unwrap() as u32,
+        output_tokens: done["output_tokens"].as_u64().unwrap() as u32,
+        ..Default::default()
+    };
+    let half = pipeline::pricing::cost_micros(
+        done["model"].as_str().unwrap(),
+        &usage,
+        pipeline::pricing::Tier::Batch,
+    );
+    assert_eq!(done["cost_micros"].as_u64().unwrap(), half);
+    let resp = client()
+        .get(s.url(&format!("/jobs/{id}/result")))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status().as_u16(), 200);
+    assert_eq!(billed(&s, &id), 1);
+}
+
+async fn the_same_idempotency_key_and_body_make_one_job_and_one_call(s: Arc<TestStack>) {
+    let body = json!({"prompt": "Idempotent please."});
+    let send = || send_json(post_job(&s, body.clone()).header("idempotency-key", "order-42"));
+    let (a_status, a) = send().await;
+    let (b_status, b) = send().await;
+    assert_eq!((a_status, b_status), (202, 202), "{a} {b}");
+    assert_eq!(
+        a["jobId"], b["jobId"],
+        "the same key and body answer the original job"
+    );
+    let id = a["jobId"].as_str().unwrap().to_string();
+    until(&s, &id, "completed", false).await;
+    let (c_status, c) = send().await;
+    assert_eq!(c_status, 202);
+    assert_eq!(c["jobId"], id.as_str());
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    assert_eq!(billed(&s, &id), 1, "one job, one call");
+}
+
+async fn a_reused_idempotency_key_with_another_body_is_a_422(s: Arc<TestStack>) {
+    let (status, _) =
+        send_json(post_job(&s, json!({"prompt": "first"})).header("idempotency-key", "k-1")).await;
+    assert_eq!(status, 202);
+    let (status, e) =
+        send_json(post_job(&s, json!({"prompt": "second"})).header("idempotency-key", "k-1")).await;
+    assert_error(status, &e, 422, "idempotency_key_reused");
+    let (status, e) =
+        send_json(post_job(&s, json!({"prompt": "x"})).header("idempotency-key", "k".repeat(256)))
+            .await;
+    assert_error(status, &e, 400, "invalid_idempotency_key");
+    // Keys are per user: another user may use the same key for another body.
+    let (status, _) = send_json(
+        post_job(&s, json!({"prompt": "second"}))
+            .header("idempotency-key", "k-1")
+            .header("x-user-id", "someone-else"),
+    )
+    .await;
+    assert_eq!(status, 202);
+}
+
+async fn a_queued_job_can_be_canceled_and_is_never_sent_to_claude(s: Arc<TestStack>) {
+    // The bulk lane delivers after a delay, so the job is still queued when we cancel.
+    let id = submit(
+        &s,
+        json!({"prompt": "Never run me", "priority": "bulk", "mode": "sync"}),
+    )
+    .await;
+    let (status, canceled) = send_json(client().post(s.url(&format!("/jobs/{id}/cancel")))).await;
+    assert_eq!(status, 200, "{canceled}");
+    assert_eq!(canceled["status"], "canceled");
+    let (status, e) = send_json(client().post(s.url(&format!("/jobs/{id}/cancel")))).await;
+    assert_error(status, &e, 409, "not_cancelable");
+    tokio::time::sleep(Duration::from_secs(4)).await;
+    assert_eq!(job(&s, &id).await["status"], "canceled");
+    assert_eq!(billed(&s, &id), 0, "a canceled job is never sent to Claude");
+    let (status, e) = get_json(&s.url(&format!("/jobs/{id}/result"))).await;
+    assert_error(status, &e, 409, "not_completed");
+}
+
+async fn a_job_past_its_expiry_is_expired_without_a_call(s: Arc<TestStack>) {
+    // Delivered after the bulk delay, by which time its one second has passed.
+    let id = submit(
+        &s,
+        json!({"prompt": "Too late", "priority": "bulk", "mode": "sync", "expires_in_s": 1}),
+    )
+    .await;
+    let expired = until(&s, &id, "expired", false).await;
+    assert!(expired["expires_at"].is_i64());
+    assert_eq!(billed(&s, &id), 0);
+}
+
+async fn bad_jobs_are_refused_and_store_nothing(s: Arc<TestStack>) {
+    let count = || async {
+        let (_, l) = get_json(&s.url("/jobs?kind=prompt&limit=100")).await;
+        l["items"].as_array().unwrap().len()
+    };
+    let before = count().await;
+    for (body, field) in [
+        (json!({}), "prompt"),
+        (json!({"prompt": ""}), "prompt"),
+        (json!({"prompt": "a".repeat(200_001)}), "prompt"),
+        (json!({"prompt": "x", "priority": "urgent"}), "priority"),
+        (json!({"prompt": "x", "model": "gpt-4o"}), "model"),
+        (json!({"prompt": "x", "max_tokens": 0}), "max_tokens"),
+        (
+            json!({"prompt": "x", "expires_in_s": "soon"}),
+            "expires_in_s",
+        ),
+    ] {
+        let (status, e) = send_json(post_job(&s, body)).await;
+        assert_error(status, &e, 400, "invalid_field");
+        assert_eq!(e["field"], field);
+    }
+    let (status, e) = send_json(
+        client()
+            .post(s.url("/jobs"))
+            .header("content-type", "text/plain")
+            .body("hi"),
+    )
+    .await;
+    assert_error(status, &e, 415, "unsupported_media_type");
+    assert_eq!(count().await, before, "a refused job leaves no row");
+}
+
+async fn other_users_jobs_are_404_everywhere(s: Arc<TestStack>) {
+    let id = submit(&s, json!({"prompt": "private"})).await;
+    let as_bob = |req: reqwest::RequestBuilder| req.header("x-user-id", "bob");
+    for req in [
+        as_bob(client().get(s.url(&format!("/jobs/{id}")))),
+        as_bob(client().get(s.url(&format!("/jobs/{id}/result")))),
+        as_bob(client().post(s.url(&format!("/jobs/{id}/cancel")))),
+        client().get(s.url("/jobs/00000000-0000-4000-8000-000000000000")),
+        client().get(s.url("/jobs/not-an-id")),
+    ] {
+        let (status, e) = send_json(req).await;
+        assert_error(status, &e, 404, "not_found");
+    }
+}
+
+async fn the_list_filters_by_priority_status_and_kind(s: Arc<TestStack>) {
+    let user = "filterer";
+    let post = |body: Value| post_job(&s, body).header("x-user-id", user);
+    let (_, high) = send_json(post(json!({"prompt": "h"}))).await;
+    let (_, bulk) = send_json(post(json!({"prompt": "b", "priority": "bulk"}))).await;
+    let list = |q: &str| {
+        send_json(
+            client()
+                .get(s.url(&format!("/jobs{q}")))
+                .header("x-user-id", user),
+        )
+    };
+    let ids = |l: &Value| -> Vec<String> {
+        l["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|i| i["id"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let (_, all) = list("").await;
+    assert_eq!(
+        ids(&all),
+        [
+            bulk["jobId"].as_str().unwrap(),
+            high["jobId"].as_str().unwrap()
+        ]
+    );
+    let (_, b) = list("?priority=bulk").await;
+    assert_eq!(ids(&b), [bulk["jobId"].as_str().unwrap()]);
+    let (_, none) = list("?kind=feedback").await;
+    assert!(ids(&none).is_empty());
+    let (status, e) = list("?status=bogus").await;
+    assert_error(status, &e, 400, "invalid_filter");
+    let (status, e) = list("?priority=urgent").await;
+    assert_error(status, &e, 400, "invalid_filter");
+}

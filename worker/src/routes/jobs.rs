@@ -1,0 +1,288 @@
+//! The prompt-jobs API: `POST /jobs`, `GET /jobs`, `GET /jobs/:id`, `GET /jobs/:id/result`,
+//! `POST /jobs/:id/cancel`.
+
+use axum::body::{Body, Bytes};
+use axum::extract::{Path, Query, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+use pipeline::dto::{JobAck, JobList};
+use pipeline::error::ApiError;
+use pipeline::jobs::{self, Cursor};
+use pipeline::prompt::{self, Idempotency};
+use pipeline::status::{Kind, Lane, Status};
+use serde::Deserialize;
+
+use crate::config::{now_ms, DB, RESULTS};
+use crate::error::AppError;
+use crate::identity::Caller;
+use crate::jobs::{
+    cancel as cancel_row, get_for_user, idempotency_record, idempotency_stmt, insert_prompt_stmt,
+    list_jobs, mark_enqueue_failed, JobFilter, JobRow,
+};
+use crate::queues;
+use crate::routes::{require_json, AppState};
+
+/// 200,000 characters of up to 4 bytes, JSON-escaped, plus the other fields.
+const MAX_BODY_BYTES: usize = 2 * 1024 * 1024;
+
+fn accepted(job_id: &str) -> Response {
+    (StatusCode::ACCEPTED, Json(JobAck::queued(job_id))).into_response()
+}
+
+/// Validates; honours `Idempotency-Key`; puts the request in R2 (`prompts/<id>`), then the row
+/// and the idempotency record in one `db.batch()`, then sends the job to its lane. Whatever
+/// fails before the send leaves nothing behind; a failed send marks the row `enqueue_failed`.
+#[worker::send]
+pub async fn submit(
+    State(state): State<AppState>,
+    Caller(caller): Caller,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Result<Response, AppError> {
+    require_json(&headers)?;
+    if body.len() > MAX_BODY_BYTES {
+        return Err(ApiError::new(
+            413,
+            "body_too_large",
+            format!("the body must be at most {MAX_BODY_BYTES} bytes"),
+            None,
+        )
+        .into());
+    }
+    let key = prompt::idempotency_key(
+        headers
+            .get("idempotency-key")
+            .map(|v| v.to_str().unwrap_or("\u{0}")),
+    )?;
+    let input = prompt::parse_input(&body)?;
+    let user = caller.user_id.as_str();
+    let db = state.env.d1(DB)?;
+    let now = now_ms();
+    let hash = prompt::body_hash(&body);
+    if let Some(k) = &key {
+        let stored = idempotency_record(&db, user, k).await?;
+        let stored = stored
+            .as_ref()
+            .map(|(h, j, at)| (h.as_str(), j.as_str(), *at));
+        match prompt::idempotency(stored, &hash, now) {
+            Idempotency::Replay { job_id } => return Ok(accepted(&job_id)),
+            Idempotency::Conflict => {
+                return Err(ApiError::new(
+                    422,
+                    "idempotency_key_reused",
+                    "this Idempotency-Key was used with a different body",
+                    Some("Idempotency-Key"),
+                )
+                .into())
+            }
+            Idempotency::Fresh => {}
+        }
+    }
+    let id = jobs::new_id(queues::random_bytes()?);
+    let request = serde_json::to_vec(&input.request())
+        .map_err(|e| ApiError::internal(format!("cannot encode the request: {e}")))?;
+    let bucket = state.env.bucket(RESULTS)?;
+    let prompt_key = format!("prompts/{id}");
+    bucket.put(&prompt_key, request).execute().await?;
+    let expires_at = input.expires_in_s.map(|s| now + s as i64 * 1000);
+    let mut statements = vec![insert_prompt_stmt(
+        &db,
+        &id,
+        user,
+        input.priority,
+        input.mode,
+        &input.model,
+        expires_at,
+        now,
+    )?];
+    if let Some(k) = &key {
+        statements.push(idempotency_stmt(&db, user, k, &hash, &id, now)?);
+    }
+    if let Err(e) = db.batch(statements).await {
+        // No row, so the request object must not stay either.
+        let _ = bucket.delete(&prompt_key).await;
+        return Err(e.into());
+    }
+    if let Err(e) = queues::send_job(&state.env, &state.config, input.priority, &id).await {
+        worker::console_error!("enqueue of {id} failed: {e}");
+        mark_enqueue_failed(
+            &db,
+            &id,
+            &format!("the job could not be queued: {e}"),
+            now_ms(),
+        )
+        .await?;
+        return Err(ApiError::new(
+            503,
+            "enqueue_failed",
+            format!("the job {id} was stored but could not be queued; it will not run"),
+            None,
+        )
+        .into());
+    }
+    Ok(accepted(&id))
+}
+
+async fn own_job(state: &AppState, caller: &Caller, id: &str) -> Result<JobRow, AppError> {
+    let missing = || ApiError::not_found(format!("no job {id}"));
+    if !jobs::is_id(id) {
+        return Err(missing().into());
+    }
+    let db = state.env.d1(DB)?;
+    Ok(get_for_user(&db, id, caller.0.user_id.as_str(), None)
+        .await?
+        .ok_or_else(missing)?)
+}
+
+/// One of the caller's jobs; someone else's, or an unknown id, is a 404.
+#[worker::send]
+pub async fn get(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<String>,
+) -> Result<Response, AppError> {
+    let row = own_job(&state, &caller, &id).await?;
+    Ok(Json(row.job_view(now_ms())).into_response())
+}
+
+/// The result text of a completed job, streamed from R2.
+#[worker::send]
+pub async fn result(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<String>,
+) -> Result<Response, AppError> {
+    let row = own_job(&state, &caller, &id).await?;
+    let status = row.status();
+    if status != Status::Completed {
+        return Err(ApiError::new(
+            409,
+            "not_completed",
+            format!("the job is {status}; its result exists once it is completed"),
+            None,
+        )
+        .into());
+    }
+    let object = state
+        .env
+        .bucket(RESULTS)?
+        .get(format!("results/{id}"))
+        .execute()
+        .await?
+        .ok_or_else(|| ApiError::internal("the result of this completed job is missing"))?;
+    let stream = match object
+        .body()
+        .ok_or_else(|| ApiError::internal("the result of this completed job has no body"))?
+        .response_body()?
+    {
+        worker::ResponseBody::Stream(s) => s,
+        _ => {
+            return Err(
+                ApiError::internal("the result of this completed job is not a stream").into(),
+            )
+        }
+    };
+    // The R2 object's own ReadableStream, handed to the response without buffering it.
+    let body = Body::new(worker::Body::new(stream));
+    Ok(([("content-type", "text/plain; charset=utf-8")], body).into_response())
+}
+
+#[derive(Debug, Deserialize)]
+pub struct ListQuery {
+    status: Option<String>,
+    priority: Option<String>,
+    kind: Option<String>,
+    cursor: Option<String>,
+    limit: Option<String>,
+}
+
+/// The caller's jobs of every kind, newest first, filtered by status, priority and kind.
+#[worker::send]
+pub async fn list(
+    State(state): State<AppState>,
+    Caller(caller): Caller,
+    Query(q): Query<ListQuery>,
+) -> Result<Response, AppError> {
+    let bad = |field: &str, what: &str| {
+        ApiError::bad_request(
+            "invalid_filter",
+            format!("{field} must be {what}"),
+            Some(field),
+        )
+    };
+    let filter = JobFilter {
+        status: match q.status.as_deref() {
+            None => None,
+            Some(s) => Some(Status::parse(s).ok_or_else(|| bad("status", "a job status"))?),
+        },
+        priority: match q.priority.as_deref() {
+            None => None,
+            Some("high") => Some(Lane::High),
+            Some("bulk") => Some(Lane::Bulk),
+            Some(_) => return Err(bad("priority", "high or bulk").into()),
+        },
+        kind: match q.kind.as_deref() {
+            None => None,
+            Some(k) => Some(
+                Kind::ALL
+                    .into_iter()
+                    .find(|x| x.as_str() == k)
+                    .ok_or_else(|| bad("kind", "feedback, prompt or pdf"))?,
+            ),
+        },
+    };
+    let limit = jobs::page_limit(q.limit.as_deref())?;
+    let cursor = q.cursor.as_deref().map(Cursor::decode).transpose()?;
+    let db = state.env.d1(DB)?;
+    let mut rows = list_jobs(
+        &db,
+        caller.user_id.as_str(),
+        &filter,
+        cursor.as_ref(),
+        limit,
+    )
+    .await?;
+    let next_cursor = (rows.len() > limit as usize).then(|| {
+        rows.truncate(limit as usize);
+        rows.last()
+            .map(|r| {
+                Cursor {
+                    created_at: r.created_at,
+                    id: r.id.clone(),
+                }
+                .encode()
+            })
+            .unwrap_or_default()
+    });
+    let now = now_ms();
+    let list = JobList {
+        items: rows.iter().map(|r| r.job_view(now)).collect(),
+        next_cursor,
+    };
+    Ok(Json(list).into_response())
+}
+
+/// Cancels a job that has not started; it will never be sent to Claude. A job already running,
+/// in a batch, or finished is a 409.
+#[worker::send]
+pub async fn cancel(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<String>,
+) -> Result<Response, AppError> {
+    let row = own_job(&state, &caller, &id).await?;
+    let db = state.env.d1(DB)?;
+    if !cancel_row(&db, &row.id, now_ms()).await? {
+        let status = own_job(&state, &caller, &id).await?.status();
+        return Err(ApiError::new(
+            409,
+            "not_cancelable",
+            format!("the job is {status}; only a queued job can be canceled"),
+            None,
+        )
+        .into());
+    }
+    let row = own_job(&state, &caller, &id).await?;
+    Ok(Json(row.job_view(now_ms())).into_response())
+}
