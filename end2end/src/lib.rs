@@ -43,6 +43,12 @@ impl TestStack {
         format!("{}{}", self.base_url, path)
     }
 
+    /// Kills the local runtime mid-run and starts it again on the same port and state.
+    pub fn restart(&self) {
+        let mut stack = self.stack.lock().unwrap_or_else(|p| p.into_inner());
+        stack.restart().unwrap_or_else(|e| panic!("restart: {e}"));
+    }
+
     /// Runs the cron now, as the dev tooling does every minute.
     pub fn trigger_cron(&self) -> u16 {
         let stack = self.stack.lock().unwrap_or_else(|p| p.into_inner());
@@ -67,6 +73,11 @@ pub fn spawn_stack(suite: &str, rt: &tokio::runtime::Runtime) -> TestStack {
             profile: Profile::Test,
             auth_mode: "open",
             anthropic_base_url: sim_url.clone(),
+            // Dead letters are announced to the simulator's webhook sink.
+            extra_vars: vec![(
+                "NOTIFY_WEBHOOK_URL".into(),
+                format!("{sim_url}/_sim/webhooks"),
+            )],
         },
         anthropic_api_key: "sim-test-key".into(),
     };

@@ -154,6 +154,20 @@ async fn a_job_that_always_gets_529_is_dead_lettered(s: Arc<TestStack>) {
     );
     assert!(dead["completed_at"].is_i64());
     assert_eq!(sim_billed(&s, &id), 0);
+    // The dead letter was announced, Slack-compatible.
+    let hook = eventually(
+        "the dead-letter webhook",
+        Duration::from_secs(10),
+        || async {
+            let hooks = s.sim.lock().webhooks.clone();
+            hooks.into_iter().find(|h| h["jobId"] == id.as_str())
+        },
+    )
+    .await;
+    assert_eq!(hook["event"], "job.failed");
+    assert_eq!(hook["userId"], "anonymous");
+    assert!(hook["text"].as_str().unwrap().contains(&id));
+    assert!(hook["createdAt"].is_i64());
 }
 
 async fn a_400_fails_the_job_at_once_without_the_dlq(s: Arc<TestStack>) {

@@ -15,6 +15,7 @@ fn main() -> ExitCode {
         tests![
             a_high_priority_prompt_completes_and_its_result_is_served,
             a_bulk_prompt_goes_through_a_message_batch_at_half_price,
+            two_overloads_in_a_row_fall_back_to_the_next_model,
             the_same_idempotency_key_and_body_make_one_job_and_one_call,
             a_reused_idempotency_key_with_another_body_is_a_422,
             a_queued_job_can_be_canceled_and_is_never_sent_to_claude,
@@ -22,6 +23,7 @@ fn main() -> ExitCode {
             bad_jobs_are_refused_and_store_nothing,
             other_users_jobs_are_404_everywhere,
             the_list_filters_by_priority_status_and_kind,
+            every_job_reaches_a_terminal_state_across_a_runtime_kill,
         ],
     )
 }
@@ -292,4 +294,86 @@ async fn the_list_filters_by_priority_status_and_kind(s: Arc<TestStack>) {
     assert_error(status, &e, 400, "invalid_filter");
     let (status, e) = list("?priority=urgent").await;
     assert_error(status, &e, 400, "invalid_filter");
+}
+
+async fn two_overloads_in_a_row_fall_back_to_the_next_model(s: Arc<TestStack>) {
+    let id = submit(&s, json!({"prompt": "Sonnet is overloaded [[sim:529@claude-sonnet-5-5]]", "model": "claude-sonnet-5-5"})).await;
+    let done = until(&s, &id, "completed", false).await;
+    assert_eq!(done["attempts"], 3, "{done}");
+    assert_eq!(
+        done["model"], "claude-haiku-5-5",
+        "the row records the model that answered"
+    );
+    assert_eq!(billed(&s, &id), 1);
+}
+
+async fn every_job_reaches_a_terminal_state_across_a_runtime_kill(s: Arc<TestStack>) {
+    let user = "survivor";
+    let mut ids = Vec::new();
+    for i in 0..12 {
+        let (status, ack) = send_json(
+            post_job(&s, json!({"prompt": format!("Job {i} [[sim:slow=1500]]")}))
+                .header("x-user-id", user),
+        )
+        .await;
+        assert_eq!(status, 202, "{ack}");
+        ids.push(ack["jobId"].as_str().unwrap().to_string());
+    }
+    tokio::time::sleep(Duration::from_millis(1200)).await;
+    let in_flight = {
+        let mut n = 0;
+        for id in &ids {
+            let (_, j) = send_json(
+                client()
+                    .get(s.url(&format!("/jobs/{id}")))
+                    .header("x-user-id", user),
+            )
+            .await;
+            if j["status"] == "running" {
+                n += 1;
+            }
+        }
+        n
+    };
+    let restarted = s.clone();
+    tokio::task::spawn_blocking(move || restarted.restart())
+        .await
+        .unwrap();
+    // Lost messages come back through the reconciler (RECONCILE_AFTER_S is 20 s in tests).
+    for id in &ids {
+        eventually(
+            &format!("job {id} is terminal after the kill"),
+            Duration::from_secs(120),
+            || async {
+                let s2 = s.clone();
+                tokio::task::spawn_blocking(move || s2.trigger_cron())
+                    .await
+                    .unwrap();
+                let (_, j) = send_json(
+                    client()
+                        .get(s.url(&format!("/jobs/{id}")))
+                        .header("x-user-id", user),
+                )
+                .await;
+                (j["status"] == "completed").then_some(())
+            },
+        )
+        .await;
+    }
+    let twice: Vec<String> = ids
+        .iter()
+        .filter(|id| billed(&s, id) > 1)
+        .cloned()
+        .collect();
+    println!(
+        "    kill test: {in_flight} job(s) in flight at the kill, {} billed twice",
+        twice.len()
+    );
+    assert!(
+        twice.len() <= in_flight,
+        "billed twice: {twice:?}, in flight: {in_flight}"
+    );
+    for id in &ids {
+        assert!(billed(&s, id) >= 1, "{id} completed without a call");
+    }
 }

@@ -25,19 +25,37 @@ pub enum CallOutcome {
 pub enum Decision {
     /// Done (the result is stored): acknowledge.
     Ack,
-    /// A transient failure: retry the message after this delay (the queue dead-letters it once
-    /// its retries are exhausted).
-    Retry { delay_s: u32 },
+    /// A failure worth another try: retry the message after this delay (0 = the queue's
+    /// own retry). The queue dead-letters it once its retries are exhausted.
+    Retry {
+        delay_s: u32,
+        /// Raise an alert: a 429 without `retry-after` means a spend limit, not a rate limit.
+        alert: bool,
+    },
     /// A permanent failure: mark the job `failed` with this reason and acknowledge.
     Fail { reason: String },
 }
 
 /// Errors that the same request will always get again: retrying only pays again or wastes time.
 pub fn is_permanent(status: u16) -> bool {
-    (400..500).contains(&status) && !matches!(status, 408 | 409 | 425 | 429)
+    matches!(status, 400 | 401 | 403 | 404 | 413)
 }
 
-/// Decides what to do after delivery `attempt` (the first delivery is 1) ended with `outcome`.
+/// Errors that go away by themselves: retried with backoff.
+pub fn is_transient(status: u16) -> bool {
+    matches!(status, 408 | 409 | 429 | 500 | 502 | 503 | 504 | 529)
+}
+
+/// Answers that say the model is overloaded or failing: two in a row switch to the next model
+/// of the fallback chain.
+pub fn is_overload(outcome: &CallOutcome) -> bool {
+    matches!(outcome, CallOutcome::Http { status, .. } if *status == 529 || (500..600).contains(status))
+}
+
+/// Decides what to do after delivery `attempt` (the first delivery is 1) ended with `outcome`:
+/// permanent errors fail the job; transient ones and timeouts back off (or wait the server's
+/// `retry-after` when longer); a 429 without `retry-after` waits the cap and alerts; anything
+/// else is a plain retry, so `max_retries` takes it to the dead-letter queue.
 pub fn decide(outcome: &CallOutcome, attempt: u32, timing: &Timing) -> Decision {
     match outcome {
         CallOutcome::Success => Decision::Ack,
@@ -46,12 +64,41 @@ pub fn decide(outcome: &CallOutcome, attempt: u32, timing: &Timing) -> Decision 
         } if is_permanent(*status) => Decision::Fail {
             reason: format!("Anthropic API {status}: {message}"),
         },
-        CallOutcome::Http { retry_after_s, .. } => Decision::Retry {
+        CallOutcome::Http {
+            status: 429,
+            retry_after_s: None,
+            ..
+        } => Decision::Retry {
+            delay_s: timing.backoff_cap_s,
+            alert: true,
+        },
+        CallOutcome::Http {
+            status,
+            retry_after_s,
+            ..
+        } if is_transient(*status) => Decision::Retry {
             delay_s: timing.backoff_s(attempt, *retry_after_s),
+            alert: false,
+        },
+        CallOutcome::Http { .. } => Decision::Retry {
+            delay_s: 0,
+            alert: false,
         },
         CallOutcome::Timeout | CallOutcome::Network(_) => Decision::Retry {
             delay_s: timing.backoff_s(attempt, None),
+            alert: false,
         },
+    }
+}
+
+/// The model to ask after `overloads` consecutive overload answers: the requested one, or after
+/// every two in a row the next one of `chain` (e.g. `["claude-sonnet-5-5", "claude-haiku-5-5"]`)
+/// starting from the requested model; the last model of the chain is kept.
+pub fn model_for<'a>(requested: &'a str, overloads: u32, chain: &'a [String]) -> &'a str {
+    let steps = (overloads / 2) as usize;
+    match chain.iter().position(|m| m == requested) {
+        Some(i) if steps > 0 => chain[(i + steps).min(chain.len() - 1)].as_str(),
+        _ => requested,
     }
 }
 
@@ -79,6 +126,38 @@ mod tests {
         }
     }
 
+    fn retry(delay_s: u32) -> Decision {
+        Decision::Retry {
+            delay_s,
+            alert: false,
+        }
+    }
+
+    // The seed's non-negotiable three: success → ack; 429 → retry, no ack; 400 → failed + ack.
+    #[test]
+    fn success_is_acked_without_a_retry() {
+        assert_eq!(
+            decide(&CallOutcome::Success, 1, &Timing::production()),
+            Decision::Ack
+        );
+    }
+
+    #[test]
+    fn a_429_is_retried_not_acked() {
+        assert!(matches!(
+            decide(&http(429, Some(30)), 1, &Timing::production()),
+            Decision::Retry { .. }
+        ));
+    }
+
+    #[test]
+    fn a_400_fails_the_row_and_acks() {
+        assert!(matches!(
+            decide(&http(400, None), 1, &Timing::production()),
+            Decision::Fail { .. }
+        ));
+    }
+
     #[test]
     fn permanent_errors_fail_the_job_without_retrying() {
         for s in [400, 401, 403, 404, 413] {
@@ -95,41 +174,74 @@ mod tests {
     #[test]
     fn transient_errors_and_timeouts_are_retried_with_backoff() {
         let t = Timing::production();
-        for s in [429, 500, 502, 503, 504, 529, 408] {
-            assert_eq!(
-                decide(&http(s, None), 2, &t),
-                Decision::Retry { delay_s: 120 },
-                "{s}"
-            );
+        for s in [408, 409, 500, 502, 503, 504, 529] {
+            assert_eq!(decide(&http(s, None), 2, &t), retry(120), "{s}");
         }
-        assert_eq!(
-            decide(&CallOutcome::Timeout, 1, &t),
-            Decision::Retry { delay_s: 60 }
-        );
+        assert_eq!(decide(&CallOutcome::Timeout, 1, &t), retry(60));
         assert_eq!(
             decide(&CallOutcome::Network("reset".into()), 1, &t),
-            Decision::Retry { delay_s: 60 }
+            retry(60)
         );
     }
 
     #[test]
     fn a_429_with_retry_after_is_retried_after_that_delay_when_longer() {
         let t = Timing::production();
+        assert_eq!(decide(&http(429, Some(300)), 1, &t), retry(300));
+        assert_eq!(decide(&http(429, Some(5)), 1, &t), retry(60));
+    }
+
+    #[test]
+    fn a_429_without_retry_after_is_a_spend_limit_it_waits_the_cap_and_alerts() {
+        let t = Timing::production();
         assert_eq!(
-            decide(&http(429, Some(300)), 1, &t),
-            Decision::Retry { delay_s: 300 }
-        );
-        assert_eq!(
-            decide(&http(429, Some(5)), 1, &t),
-            Decision::Retry { delay_s: 60 }
+            decide(&http(429, None), 1, &t),
+            Decision::Retry {
+                delay_s: 600,
+                alert: true
+            }
         );
     }
 
     #[test]
-    fn success_is_acknowledged() {
+    fn any_other_error_is_a_plain_retry_towards_the_dlq() {
+        for s in [402, 418, 422, 501] {
+            assert_eq!(
+                decide(&http(s, None), 1, &Timing::production()),
+                retry(0),
+                "{s}"
+            );
+        }
+    }
+
+    #[test]
+    fn two_overloads_in_a_row_fall_back_to_the_next_model() {
+        let chain = vec![
+            "claude-sonnet-5-5".to_string(),
+            "claude-haiku-5-5".to_string(),
+        ];
         assert_eq!(
-            decide(&CallOutcome::Success, 3, &Timing::test()),
-            Decision::Ack
+            model_for("claude-sonnet-5-5", 0, &chain),
+            "claude-sonnet-5-5"
         );
+        assert_eq!(
+            model_for("claude-sonnet-5-5", 1, &chain),
+            "claude-sonnet-5-5"
+        );
+        assert_eq!(
+            model_for("claude-sonnet-5-5", 2, &chain),
+            "claude-haiku-5-5"
+        );
+        assert_eq!(
+            model_for("claude-sonnet-5-5", 9, &chain),
+            "claude-haiku-5-5"
+        );
+        assert_eq!(
+            model_for("claude-opus-5", 4, &chain),
+            "claude-opus-5",
+            "not in the chain"
+        );
+        assert!(is_overload(&http(529, None)) && is_overload(&http(503, None)));
+        assert!(!is_overload(&http(429, None)));
     }
 }

@@ -140,3 +140,18 @@ fn apply(sim: &Sim, knobs: Knobs) -> Result<Json<Knobs>, SimError> {
     inner.knobs = knobs.clone();
     Ok(Json(knobs))
 }
+
+/// `POST /_sim/webhooks`: records a JSON notification (a stand-in for Slack in tests).
+pub async fn receive_webhook(
+    State(sim): State<Sim>,
+    body: Result<Json<Value>, JsonRejection>,
+) -> Result<Json<Value>, SimError> {
+    let Json(v) = body.map_err(|e| SimError::invalid(e.body_text()))?;
+    sim.lock().webhooks.push(v);
+    Ok(Json(json!({"ok": true})))
+}
+
+/// `GET /_sim/webhooks`: every notification received since start or reset.
+pub async fn webhooks(State(sim): State<Sim>) -> Json<Value> {
+    Json(Value::Array(sim.lock().webhooks.clone()))
+}

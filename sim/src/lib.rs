@@ -54,6 +54,8 @@ pub struct Inner {
     pub cache: HashMap<u64, i64>,
     /// Message Batches, oldest first.
     pub batches: Vec<batches::Batch>,
+    /// Webhooks received at `/_sim/webhooks` (a sink for the pipeline's notifications in tests).
+    pub webhooks: Vec<serde_json::Value>,
 }
 
 impl Inner {
@@ -66,6 +68,7 @@ impl Inner {
             counters: faults::Counters::new(),
             cache: HashMap::new(),
             batches: Vec::new(),
+            webhooks: Vec::new(),
         }
     }
 }
@@ -107,6 +110,10 @@ pub fn router(sim: Sim) -> Router {
         .route("/v1/messages/batches/{id}/results", get(batches::results))
         .route("/_sim/stats", get(control::stats))
         .route("/_sim/reset", post(control::reset))
+        .route(
+            "/_sim/webhooks",
+            post(control::receive_webhook).get(control::webhooks),
+        )
         .route(
             "/_sim/config",
             get(control::get_config)

@@ -392,6 +392,19 @@ async fn each_job_is_billed_under_its_x_job_id() {
 }
 
 #[tokio::test]
+async fn webhooks_are_recorded_for_tests_to_read() {
+    let api = Api::start(sim::Knobs::default()).await;
+    let (status, _, _) = api
+        .post("/_sim/webhooks", json!({"event": "job.failed"}))
+        .await;
+    assert_eq!(status, 200);
+    assert_eq!(
+        api.get("/_sim/webhooks").await.2,
+        json!([{"event": "job.failed"}])
+    );
+}
+
+#[tokio::test]
 async fn reset_clears_stats_and_batches() {
     let api = Api::start(sim::Knobs::default()).await;
     api.message(ask("hi")).await;

@@ -160,3 +160,24 @@ fn http_error(raw: &Raw) -> CallOutcome {
         retry_after_s: raw.retry_after_s,
     }
 }
+
+/// POSTs a JSON document to a URL (webhooks); any non-2xx answer is an error.
+pub async fn post_json(url: &str, payload: &serde_json::Value) -> worker::Result<()> {
+    let headers = Headers::new();
+    headers.set("content-type", "application/json")?;
+    let mut init = RequestInit::new();
+    init.with_method(Method::Post)
+        .with_headers(headers)
+        .with_body(Some(JsValue::from_str(&payload.to_string())));
+    let resp = Fetch::Request(Request::new_with_init(url, &init)?)
+        .send()
+        .await?;
+    if (200..300).contains(&resp.status_code()) {
+        Ok(())
+    } else {
+        Err(worker::Error::RustError(format!(
+            "webhook answered {}",
+            resp.status_code()
+        )))
+    }
+}

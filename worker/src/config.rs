@@ -18,6 +18,8 @@ pub const BUDGET: &str = "BUDGET";
 pub const AUTH_MODE: &str = "AUTH_MODE";
 pub const ANTHROPIC_BASE_URL: &str = "ANTHROPIC_BASE_URL";
 pub const ANTHROPIC_API_KEY: &str = "ANTHROPIC_API_KEY";
+pub const MODEL_FALLBACKS: &str = "MODEL_FALLBACKS";
+pub const NOTIFY_WEBHOOK_URL: &str = "NOTIFY_WEBHOOK_URL";
 
 /// Configuration read from vars and secrets once per invocation.
 #[derive(Debug, Clone)]
@@ -27,6 +29,10 @@ pub struct Config {
     /// The secret `ANTHROPIC_API_KEY` (empty when not configured).
     pub anthropic_api_key: String,
     pub timing: Timing,
+    /// The fallback chain, best first (`MODEL_FALLBACKS`, comma-separated).
+    pub model_chain: Vec<String>,
+    /// Where dead letters are announced (Slack-compatible JSON), if anywhere.
+    pub notify_webhook_url: Option<String>,
 }
 
 impl Config {
@@ -45,6 +51,15 @@ impl Config {
                 .map(|s| s.to_string())
                 .unwrap_or_default(),
             timing,
+            model_chain: var(MODEL_FALLBACKS)
+                .unwrap_or_default()
+                .split(',')
+                .map(|m| m.trim().to_owned())
+                .filter(|m| !m.is_empty())
+                .collect(),
+            notify_webhook_url: var(NOTIFY_WEBHOOK_URL)
+                .or_else(|| env.secret(NOTIFY_WEBHOOK_URL).ok().map(|s| s.to_string()))
+                .filter(|u| !u.trim().is_empty()),
         })
     }
 }

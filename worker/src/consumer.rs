@@ -6,7 +6,7 @@ use futures_util::stream::{self, StreamExt};
 use pipeline::anthropic::{BatchRequest, CreateBatch};
 use pipeline::dto::QueueMessage;
 use pipeline::pricing::Tier;
-use pipeline::retry::{decide, describe, CallOutcome, Decision};
+use pipeline::retry::{decide, describe, is_overload, model_for, CallOutcome, Decision};
 use pipeline::status::{Mode, Status};
 use serde_json::Value;
 use worker::{D1Database, Env, Message, MessageBatch, MessageExt, QueueRetryOptionsBuilder};
@@ -102,13 +102,9 @@ pub async fn handle_batch(batch: MessageBatch<Value>, env: &Env) {
     }
     if role == Role::DeadLetters {
         for (msg, id) in work {
-            match jobs::dead_letter(&db, &id, now_ms()).await {
-                Ok(()) => msg.ack(),
-                Err(e) => {
-                    worker::console_error!("dead-lettering {id} failed, will retry: {e}");
-                    msg.retry();
-                }
-            }
+            dead_letter(&db, &config, &id).await;
+            // Always acked: a dead letter that throws would only loop.
+            msg.ack();
         }
         return;
     }
@@ -195,14 +191,19 @@ async fn run_sync(
 ) {
     let id = row.id.clone();
     let result: worker::Result<()> = async {
-        let now = now_ms();
-        let stale_before = now - config.timing.reconcile_after_s as i64 * 1000;
-        if !claim_running(db, &id, now, stale_before).await? {
+        if !claim_running(db, &id, now_ms()).await? {
             msg.ack();
             return Ok(());
         }
         let attempt = (row.attempts + 1).max(1) as u32;
-        let request = request_of(env, &row).await?;
+        let mut request = request_of(env, &row).await?;
+        // Two overload answers in a row move the job down the fallback chain.
+        let model = model_for(
+            &request.model,
+            row.overloads.max(0) as u32,
+            &config.model_chain,
+        );
+        request.model = model.to_owned();
         let outcome = api.messages(&request, &id).await;
         match outcome {
             Ok(message) => {
@@ -240,13 +241,23 @@ async fn apply(
                 .await?;
             msg.ack();
         }
-        Decision::Retry { delay_s } => {
+        Decision::Retry { delay_s, alert } => {
             let reason = format!(
                 "attempt {attempt} failed, retrying in {delay_s} s: {}",
                 describe(failure)
             );
-            requeue(db, id, &reason, now_ms()).await?;
-            retry_after(msg, delay_s);
+            if alert {
+                worker::console_error!(
+                    "ALERT job {id}: 429 without retry-after — a spend limit, not a rate limit"
+                );
+                db::count(db, "alert_spend_limit", now_ms()).await?;
+            }
+            requeue(db, id, &reason, is_overload(failure), now_ms()).await?;
+            if delay_s == 0 {
+                msg.retry();
+            } else {
+                retry_after(msg, delay_s);
+            }
         }
     }
     Ok(())
@@ -313,5 +324,40 @@ async fn submit_batch(
                 }
             }
         }
+    }
+}
+
+/// Marks a dead-lettered job and announces it; never calls Claude, never fails.
+async fn dead_letter(db: &D1Database, config: &Config, id: &str) {
+    if let Err(e) = jobs::dead_letter(db, id, now_ms()).await {
+        worker::console_error!("dead-lettering {id} failed: {e}");
+    }
+    let Some(url) = config.notify_webhook_url.as_deref() else {
+        return;
+    };
+    let row = match load_many(db, &[id.to_owned()]).await {
+        Ok(mut rows) if !rows.is_empty() => rows.remove(0),
+        Ok(_) => return,
+        Err(e) => {
+            worker::console_error!("dead letter {id}: cannot load the row for the webhook: {e}");
+            return;
+        }
+    };
+    let error = row
+        .error
+        .clone()
+        .unwrap_or_else(|| "retries exhausted".into());
+    let payload = serde_json::json!({
+        "event": "job.failed",
+        "jobId": row.id,
+        "userId": row.user_id,
+        "kind": row.kind,
+        "createdAt": row.created_at,
+        "error": error,
+        "text": format!("claude-pipeline: {} job {} of {} was dead-lettered: {error}", row.kind, row.id, row.user_id),
+    });
+    if let Err(e) = crate::anthropic::post_json(url, &payload).await {
+        // Swallowed: the notification is best effort, the row already says what happened.
+        worker::console_error!("dead letter {id}: webhook failed: {e}");
     }
 }

@@ -37,12 +37,14 @@ pub struct JobRow {
     pub completed_at: Option<i64>,
     pub expires_at: Option<i64>,
     pub prompt_key: Option<String>,
+    pub overloads: i64,
+    pub user_id: String,
 }
 
 const COLUMNS: &str =
     "id, user_id, kind, status, lane, mode, model, source, input_text, raw_text, \
     analysis, anthropic_batch_id, attempts, input_tokens, output_tokens, cache_write_tokens, \
-    cache_read_tokens, cost_micros, error, created_at, started_at, completed_at, expires_at, prompt_key";
+    cache_read_tokens, cost_micros, error, created_at, started_at, completed_at, expires_at, prompt_key, overloads, user_id";
 
 impl JobRow {
     pub fn status(&self) -> Status {
@@ -291,8 +293,10 @@ pub async fn expire(db: &D1Database, id: &str, now: i64) -> worker::Result<()> {
     Ok(())
 }
 
-/// Rows stuck in `queued` or `running` (not updated since `before`): their message was lost.
-/// Returns `(id, lane)` and touches `updated_at` so the next run does not pick them again at once.
+/// Rows stuck in `queued` or `running` (not updated since `before`): their message was lost, or
+/// their Worker died mid-call (a live call never outlasts the window: `Timing` checks that).
+/// They go back to `queued`, touched so the next run does not pick them again at once, and
+/// `(id, lane)` is returned for re-sending.
 pub async fn take_stuck(
     db: &D1Database,
     before: i64,
@@ -306,7 +310,7 @@ pub async fn take_stuck(
     }
     let rows: Vec<Row> = db
         .prepare(
-            "UPDATE jobs SET updated_at = ?2 WHERE id IN (SELECT id FROM jobs \
+            "UPDATE jobs SET status = 'queued', updated_at = ?2 WHERE id IN (SELECT id FROM jobs \
              WHERE status IN ('queued', 'running') AND updated_at < ?1 LIMIT ?3) RETURNING id, lane",
         )
         .bind(&[num(before), num(now), num(limit as i64)])?
@@ -448,21 +452,16 @@ pub async fn load_many(db: &D1Database, ids: &[String]) -> worker::Result<Vec<Jo
 }
 
 /// Claims a job for a synchronous call: `running`, one more attempt. Only a `queued` job can
-/// be claimed — or a `running` one untouched since `stale_before` (its Worker died mid-call and
-/// the reconciler re-sent it): a second delivery of a live job must never call Claude again.
-pub async fn claim_running(
-    db: &D1Database,
-    id: &str,
-    now: i64,
-    stale_before: i64,
-) -> worker::Result<bool> {
+/// be claimed, so a second delivery of a job that is already running never calls Claude again
+/// (a job whose Worker died mid-call is put back to `queued` by the reconciler first).
+pub async fn claim_running(db: &D1Database, id: &str, now: i64) -> worker::Result<bool> {
     let r = db
         .prepare(
             "UPDATE jobs SET status = 'running', attempts = attempts + 1, \
              started_at = COALESCE(started_at, ?2), updated_at = ?2 \
-             WHERE id = ?1 AND (status = 'queued' OR (status = 'running' AND updated_at < ?3))",
+             WHERE id = ?1 AND status = 'queued'",
         )
-        .bind(&[id.into(), num(now), num(stale_before)])?
+        .bind(&[id.into(), num(now)])?
         .run()
         .await?;
     Ok(r.meta()?.and_then(|m| m.changes).unwrap_or(0) > 0)
@@ -480,6 +479,7 @@ pub fn complete_stmt(
     analysis: Option<&Analysis>,
     now: i64,
     batch: Option<&str>,
+    answered_by: Option<&str>,
 ) -> worker::Result<D1PreparedStatement> {
     let analysis = analysis
         .map(serde_json::to_string)
@@ -489,7 +489,7 @@ pub fn complete_stmt(
         "UPDATE jobs SET status = 'completed', input_tokens = ?2, output_tokens = ?3, \
          cache_write_tokens = ?4, cache_read_tokens = ?5, cost_micros = ?6, raw_text = ?7, \
          analysis = ?8, result_key = 'results/' || id, error = NULL, completed_at = ?9, \
-         updated_at = ?9 WHERE id = ?1 AND {} {}",
+         updated_at = ?9, model = COALESCE(?11, model) WHERE id = ?1 AND {} {}",
         not_terminal(),
         batch_guard(batch)
     ))
@@ -504,6 +504,7 @@ pub fn complete_stmt(
         opt(analysis.as_deref()),
         num(now),
         opt(batch),
+        opt(answered_by),
     ])
 }
 
@@ -558,13 +559,26 @@ fn batch_guard(batch: Option<&str>) -> &'static str {
     }
 }
 
-/// A transient failure: back to `queued` with the reason, until the retry runs.
-pub async fn requeue(db: &D1Database, id: &str, reason: &str, now: i64) -> worker::Result<()> {
+/// A failure worth a retry: back to `queued` with the reason until the retry runs; an overload
+/// answer lengthens the job's overload streak, anything else ends it.
+pub async fn requeue(
+    db: &D1Database,
+    id: &str,
+    reason: &str,
+    overload: bool,
+    now: i64,
+) -> worker::Result<()> {
     db.prepare(format!(
-        "UPDATE jobs SET status = 'queued', error = ?2, updated_at = ?3 WHERE id = ?1 AND {}",
+        "UPDATE jobs SET status = 'queued', error = ?2, updated_at = ?3, \
+         overloads = CASE WHEN ?4 THEN overloads + 1 ELSE 0 END WHERE id = ?1 AND {}",
         not_terminal()
     ))
-    .bind(&[id.into(), reason.into(), num(now)])?
+    .bind(&[
+        id.into(),
+        reason.into(),
+        num(now),
+        JsValue::from_bool(overload),
+    ])?
     .run()
     .await?;
     Ok(())

@@ -67,13 +67,24 @@ pub fn settle(
     batch: Option<&str>,
 ) -> worker::Result<(D1PreparedStatement, bool)> {
     let text = message.text();
-    let model = row.model.as_deref().unwrap_or(&message.model);
-    let cost = cost_micros(model, &message.usage, tier);
+    // The model that answered (after a fallback, not the one asked for) is what was billed.
+    let answered_by = Some(message.model.as_str());
+    let cost = cost_micros(&message.model, &message.usage, tier);
     let usage = &message.usage;
     match row.kind() {
         Kind::Feedback => match parse_analysis(&text) {
             Ok(a) => Ok((
-                complete_stmt(db, &row.id, usage, cost, &text, Some(&a), now, batch)?,
+                complete_stmt(
+                    db,
+                    &row.id,
+                    usage,
+                    cost,
+                    &text,
+                    Some(&a),
+                    now,
+                    batch,
+                    answered_by,
+                )?,
                 true,
             )),
             Err(reason) => Ok((
@@ -91,7 +102,7 @@ pub fn settle(
         },
         Kind::Prompt | Kind::Pdf => Ok((
             // Prompt results can be long: the text lives in R2 only.
-            complete_stmt(db, &row.id, usage, cost, "", None, now, batch)?,
+            complete_stmt(db, &row.id, usage, cost, "", None, now, batch, answered_by)?,
             true,
         )),
     }

@@ -123,6 +123,7 @@ fn dev(args: &[String]) -> Result<()> {
             profile: Profile::Demo,
             auth_mode: "open",
             anthropic_base_url: base_url.clone(),
+            extra_vars: Vec::new(),
         },
         anthropic_api_key: real_key.unwrap_or_else(|| "sim-local-key".into()),
     })?;

@@ -3,7 +3,6 @@
 //! Children get their own process group, so stopping one also stops what it spawned (wrangler
 //! starts workerd); Ctrl-C is caught by us, not delivered to them, so we can stop them in order.
 
-use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -52,7 +51,11 @@ pub struct Service {
 impl Service {
     pub fn spawn(name: &str, cmd: &mut Command, log: &Path) -> Result<Service> {
         use std::os::unix::process::CommandExt;
-        let out = File::create(log).map_err(|e| format!("{name}: cannot create {log:?}: {e}"))?;
+        let out = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(log)
+            .map_err(|e| format!("{name}: cannot open {log:?}: {e}"))?;
         let err = out.try_clone()?;
         // SAFETY: prctl is async-signal-safe; it only sets an attribute of the new process.
         // If we die without running Drop (SIGKILL, Ctrl-C in a test binary), the child still

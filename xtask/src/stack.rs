@@ -29,6 +29,7 @@ pub struct Stack {
     pub base_url: String,
     pub state_dir: PathBuf,
     pub config: PathBuf,
+    persist: PathBuf,
     wrangler: Service,
 }
 
@@ -46,6 +47,20 @@ pub fn wrangler(config: Option<&Path>) -> Command {
         cmd.arg("--config").arg(c);
     }
     cmd
+}
+
+/// `wrangler dev` on `port` with persisted state, its output in `<state>/wrangler.log`.
+fn spawn_dev(config: &Path, persist: &Path, port: u16, state_dir: &Path) -> Result<Service> {
+    step(&format!("starting wrangler dev on 127.0.0.1:{port}"));
+    let mut cmd = wrangler(Some(config));
+    cmd.arg("dev")
+        .args(["--ip", "127.0.0.1", "--port", &port.to_string()])
+        .args(["--inspector-port", &free_port()?.to_string()])
+        .arg("--persist-to")
+        .arg(persist)
+        .args(["--test-scheduled", "--show-interactive-dev-session=false"]);
+    // Appends, so a restart keeps the log of the run before it.
+    Service::spawn("wrangler dev", &mut cmd, &state_dir.join("wrangler.log"))
 }
 
 impl Stack {
@@ -83,28 +98,25 @@ impl Stack {
             "wrangler d1 migrations apply",
         )?;
 
-        step(&format!("starting wrangler dev on 127.0.0.1:{}", opts.port));
-        let mut cmd = wrangler(Some(&config));
-        cmd.arg("dev")
-            .args(["--ip", "127.0.0.1", "--port", &opts.port.to_string()])
-            .args(["--inspector-port", &free_port()?.to_string()])
-            .arg("--persist-to")
-            .arg(&persist)
-            .args(["--test-scheduled", "--show-interactive-dev-session=false"]);
-        let wrangler = Service::spawn(
-            "wrangler dev",
-            &mut cmd,
-            &opts.state_dir.join("wrangler.log"),
-        )?;
+        let wrangler = spawn_dev(&config, &persist, opts.port, &opts.state_dir)?;
         let mut stack = Stack {
             port: opts.port,
             base_url: format!("http://127.0.0.1:{}", opts.port),
             state_dir: opts.state_dir,
             config,
+            persist,
             wrangler,
         };
         stack.wait_ready(Duration::from_secs(120))?;
         Ok(stack)
+    }
+
+    /// Kills the local runtime (wrangler and workerd, mid-whatever) and starts it again on the
+    /// same port and state: what a crash or a deploy does to in-flight work.
+    pub fn restart(&mut self) -> Result<()> {
+        self.wrangler.stop();
+        self.wrangler = spawn_dev(&self.config, &self.persist, self.port, &self.state_dir)?;
+        self.wait_ready(Duration::from_secs(120))
     }
 
     /// Waits until the Worker answers `/api/health` (with any status: a degraded report is still

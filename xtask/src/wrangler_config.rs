@@ -40,6 +40,8 @@ pub struct LocalSettings {
     pub profile: Profile,
     pub auth_mode: &'static str,
     pub anthropic_base_url: String,
+    /// Further vars (e.g. `NOTIFY_WEBHOOK_URL` pointing at the simulator's sink in tests).
+    pub extra_vars: Vec<(String, String)>,
 }
 
 /// Reads the production config.
@@ -93,6 +95,9 @@ pub fn local(settings: &LocalSettings) -> Result<String> {
     for (name, value) in settings.profile.timing().to_vars() {
         vars.insert(name.into(), value.into());
     }
+    for (name, value) in &settings.extra_vars {
+        vars.insert(name.clone(), value.clone().into());
+    }
     let (high, bulk) = settings.profile.batch_timeouts_s();
     if let Some(Value::Table(queues)) = t.get_mut("queues") {
         if let Some(Value::Array(consumers)) = queues.get_mut("consumers") {
@@ -121,6 +126,7 @@ mod tests {
             profile: Profile::Test,
             auth_mode: "open",
             anthropic_base_url: "http://127.0.0.1:9999".into(),
+            extra_vars: vec![("NOTIFY_WEBHOOK_URL".into(), "http://hook".into())],
         }
     }
 
@@ -160,6 +166,10 @@ mod tests {
             Some("http://127.0.0.1:9999")
         );
         assert_eq!(local["vars"]["BACKOFF_BASE_S"].as_str(), Some("1"));
+        assert_eq!(
+            local["vars"]["NOTIFY_WEBHOOK_URL"].as_str(),
+            Some("http://hook")
+        );
         assert!(local["main"].as_str().unwrap().starts_with('/'));
         let consumers = local["queues"]["consumers"].as_array().unwrap();
         assert_eq!(consumers.len(), 3);
