@@ -1,7 +1,7 @@
 //! The typed client of the Worker's API. Pages call these functions and nothing else.
 
 use gloo_net::http::{Request, Response};
-use pipeline::dto::{FeedbackAck, FeedbackList, HealthReport};
+use pipeline::dto::{FeedbackAck, FeedbackList, HealthReport, JobAck, JobList, JobView};
 use pipeline::error::ErrorBody;
 use pipeline::status::Mode;
 use serde::de::DeserializeOwned;
@@ -107,4 +107,61 @@ pub async fn health() -> Result<HealthReport, ApiError> {
         200 | 503 => decode(resp).await,
         _ => Err(error_of(resp).await),
     }
+}
+
+/// `POST /jobs`.
+pub async fn submit_prompt(body: &serde_json::Value) -> Result<JobAck, ApiError> {
+    let resp = Request::post("/jobs")
+        .json(body)
+        .map_err(network)?
+        .send()
+        .await
+        .map_err(network)?;
+    answer(resp).await
+}
+
+/// `GET /jobs` with filters (`status`, `priority`, `kind`; empty means any).
+pub async fn list_jobs(status: &str, priority: &str, kind: &str) -> Result<JobList, ApiError> {
+    let mut q = vec!["limit=50".to_string()];
+    for (k, v) in [("status", status), ("priority", priority), ("kind", kind)] {
+        if !v.is_empty() {
+            q.push(format!("{k}={v}"));
+        }
+    }
+    let resp = Request::get(&format!("/jobs?{}", q.join("&")))
+        .send()
+        .await
+        .map_err(network)?;
+    answer(resp).await
+}
+
+/// `GET /jobs/:id`.
+pub async fn get_job(id: &str) -> Result<JobView, ApiError> {
+    let resp = Request::get(&format!("/jobs/{id}"))
+        .send()
+        .await
+        .map_err(network)?;
+    answer(resp).await
+}
+
+/// `GET /jobs/:id/result`: the text.
+pub async fn job_result(id: &str) -> Result<String, ApiError> {
+    let resp = Request::get(&format!("/jobs/{id}/result"))
+        .send()
+        .await
+        .map_err(network)?;
+    if resp.ok() {
+        resp.text().await.map_err(network)
+    } else {
+        Err(error_of(resp).await)
+    }
+}
+
+/// `POST /jobs/:id/cancel`.
+pub async fn cancel_job(id: &str) -> Result<JobView, ApiError> {
+    let resp = Request::post(&format!("/jobs/{id}/cancel"))
+        .send()
+        .await
+        .map_err(network)?;
+    answer(resp).await
 }

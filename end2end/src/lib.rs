@@ -74,10 +74,15 @@ pub fn spawn_stack(suite: &str, rt: &tokio::runtime::Runtime) -> TestStack {
             auth_mode: "open",
             anthropic_base_url: sim_url.clone(),
             // Dead letters are announced to the simulator's webhook sink.
-            extra_vars: vec![(
-                "NOTIFY_WEBHOOK_URL".into(),
-                format!("{sim_url}/_sim/webhooks"),
-            )],
+            extra_vars: vec![
+                // Dead letters are announced to the simulator's webhook sink.
+                (
+                    "NOTIFY_WEBHOOK_URL".into(),
+                    format!("{sim_url}/_sim/webhooks"),
+                ),
+                // Half the users take the queue path of POST /api/claude.
+                ("QUEUE_ROLLOUT_PERCENT".into(), "50".into()),
+            ],
         },
         anthropic_api_key: "sim-test-key".into(),
     };

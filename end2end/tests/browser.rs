@@ -18,6 +18,7 @@ fn main() -> ExitCode {
             navigation_reaches_every_page_of_the_layout,
             a_deep_link_loads_its_page_and_an_unknown_one_says_not_found,
             feedback_submitted_in_both_modes_completes_with_frozen_elapsed_times,
+            a_prompt_job_is_followed_from_the_form_to_its_result_and_a_queued_one_is_canceled,
         ],
     )
 }
@@ -162,5 +163,75 @@ async fn feedback_submitted_in_both_modes_completes_with_frozen_elapsed_times(s:
     let after = (elapsed(sync_id).await, elapsed(batch_id).await);
     assert_eq!(before, after, "elapsed times must freeze once completed");
     screenshot(&page, &s, "feedback").await;
+    browser.close().await;
+}
+
+async fn a_prompt_job_is_followed_from_the_form_to_its_result_and_a_queued_one_is_canceled(
+    s: Arc<TestStack>,
+) {
+    let browser = Browser::launch(&s, "jobs").await;
+    let page = browser.open(&s.url("/")).await;
+    fill(
+        &page,
+        "pj-prompt",
+        "Explain the difference between a queue and a topic.",
+    )
+    .await;
+    click(&page, "pj-submit").await;
+    check_text(&page, "pj-last", "queued ").await;
+    // Follow the link to the job's page: it completes and shows its result.
+    find(&page, "pj-last")
+        .locator("a")
+        .click(None)
+        .await
+        .expect("open the job");
+    check_visible(&page, "page-job").await;
+    check_text(&page, "detail-status", "completed").await;
+    check_text(&page, "detail-model", "claude-sonnet-5-5").await;
+    check_text(
+        &page,
+        "job-result",
+        "Explain the difference between a queue",
+    )
+    .await;
+    screenshot(&page, &s, "job-detail").await;
+
+    // The Jobs page lists it; filtering by kind and lane narrows the list.
+    click_text(&page, "nav", "Jobs").await;
+    check_visible(&page, "jobs-table").await;
+    check_text(&page, "jobs-table", "prompt").await;
+    find(&page, "filter-kind")
+        .select_option("prompt", None)
+        .await
+        .expect("filter by kind");
+    find(&page, "filter-priority")
+        .select_option("bulk", None)
+        .await
+        .expect("filter by priority");
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let rows = find(&page, "jobs-table")
+        .locator("tbody tr")
+        .count()
+        .await
+        .unwrap();
+    assert_eq!(rows, 0, "no bulk prompt job yet");
+
+    // A bulk job waits for its delivery delay: cancel it from its page.
+    let page = browser.open(&s.url("/")).await;
+    fill(&page, "pj-prompt", "Cancel me before I run").await;
+    find(&page, "pj-priority")
+        .select_option("bulk", None)
+        .await
+        .expect("bulk");
+    click(&page, "pj-submit").await;
+    check_text(&page, "pj-last", "queued ").await;
+    find(&page, "pj-last")
+        .locator("a")
+        .click(None)
+        .await
+        .expect("open the job");
+    click(&page, "cancel-job").await;
+    check_text(&page, "detail-status", "canceled").await;
+    screenshot(&page, &s, "job-canceled").await;
     browser.close().await;
 }

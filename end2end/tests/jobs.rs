@@ -24,6 +24,7 @@ fn main() -> ExitCode {
             other_users_jobs_are_404_everywhere,
             the_list_filters_by_priority_status_and_kind,
             every_job_reaches_a_terminal_state_across_a_runtime_kill,
+            the_rollout_sends_users_inside_the_percent_through_the_queue,
         ],
     )
 }
@@ -376,4 +377,49 @@ async fn every_job_reaches_a_terminal_state_across_a_runtime_kill(s: Arc<TestSta
     for id in &ids {
         assert!(billed(&s, id) >= 1, "{id} completed without a call");
     }
+}
+
+async fn the_rollout_sends_users_inside_the_percent_through_the_queue(s: Arc<TestStack>) {
+    // The stack runs with QUEUE_ROLLOUT_PERCENT = 50.
+    let find = |inside: bool| {
+        (0..1000)
+            .map(|i| format!("user-{i}"))
+            .find(|u| pipeline::rollout::in_rollout(u, 50) == inside)
+            .unwrap()
+    };
+    let (inside, outside) = (find(true), find(false));
+    let call = |user: String| {
+        client()
+            .post(s.url("/api/claude"))
+            .header("content-type", "application/json")
+            .header("x-user-id", user)
+            .body(json!({"prompt": "Say hello through the rollout."}).to_string())
+    };
+    let (status, queued) = send_json(call(inside.clone())).await;
+    assert_eq!(status, 200, "{queued}");
+    assert_eq!(queued["path"], "queue");
+    let job_id = queued["jobId"].as_str().unwrap();
+    assert!(queued["text"].as_str().unwrap().contains("Say hello"));
+    let (_, row) = send_json(
+        client()
+            .get(s.url(&format!("/jobs/{job_id}")))
+            .header("x-user-id", inside.clone()),
+    )
+    .await;
+    assert_eq!(
+        row["status"], "completed",
+        "the queue path leaves a job behind"
+    );
+    assert_eq!(billed(&s, job_id), 1);
+
+    let (status, direct) = send_json(call(outside.clone())).await;
+    assert_eq!(status, 200, "{direct}");
+    assert_eq!(direct["path"], "direct");
+    assert_eq!(direct["jobId"], Value::Null);
+    assert!(direct["cost_micros"].as_u64().unwrap() > 0);
+    let (_, none) = send_json(client().get(s.url("/jobs")).header("x-user-id", outside)).await;
+    assert_eq!(none["items"], json!([]), "the direct path makes no job");
+    // Deterministic per user: the same user takes the same path again.
+    let (_, again) = send_json(call(inside)).await;
+    assert_eq!(again["path"], "queue");
 }

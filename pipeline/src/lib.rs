@@ -11,6 +11,7 @@
 //! - [`pricing`]: the price table and cost in micro-dollars.
 //! - [`prompt`]: prompt jobs' input and the Idempotency-Key rules.
 //! - [`retry`]: what a consumer does after a call (ack, retry with backoff, fail).
+//! - [`rollout`]: which users' calls take the queue path.
 //! - [`timing`]: every delay of the product as configuration, the three timing profiles and backoff.
 //! - [`tokens`]: token estimation from text.
 //! - [`anthropic`]: Anthropic wire types (Messages API, error bodies, rate-limit headers).
@@ -29,6 +30,7 @@ pub mod jobs;
 pub mod pricing;
 pub mod prompt;
 pub mod retry;
+pub mod rollout;
 pub mod status;
 pub mod timing;
 pub mod tokens;

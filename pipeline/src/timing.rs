@@ -65,7 +65,8 @@ impl Timing {
         Timing {
             backoff_base_s: 1,
             backoff_cap_s: 2,
-            bulk_delay_s: 1,
+            // Long enough for a person (or a browser test) to cancel a bulk job before it runs.
+            bulk_delay_s: 3,
             reconcile_after_s: 20,
             batch_flush_size: 20,
             batch_flush_age_s: 3,

@@ -1,3 +1,5 @@
 pub mod coming;
+pub mod format;
 pub mod layout;
+pub mod prompt_form;
 pub mod status_badge;

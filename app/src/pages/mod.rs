@@ -1,5 +1,6 @@
 pub mod dashboard;
 pub mod dead_letters;
+pub mod job_detail;
 pub mod jobs;
 pub mod not_found;
 pub mod sign_in;

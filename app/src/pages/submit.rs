@@ -4,6 +4,7 @@ use pipeline::status::{Mode, Status};
 
 use crate::api::{self, ApiError};
 use crate::components::layout::{demo_mode, Health};
+use crate::components::prompt_form::PromptForm;
 
 /// The Submit page: the feedback form and the live list of recent submissions.
 #[component]
@@ -18,6 +19,12 @@ pub fn Submit() -> impl IntoView {
                  batch joins a half-price Message Batch that the cron polls."
             </p>
             <FeedbackForm on_submitted=move || submitted.update(|n| *n += 1) />
+            <h2>"Submit a prompt job"</h2>
+            <p class="muted">
+                "Any prompt, on the high lane (now) or the bulk lane (batched at half price). \
+                 Follow it on the " <a href="/ui/jobs">"Jobs"</a> " page."
+            </p>
+            <PromptForm />
             <RecentFeedback submitted=submitted />
         </section>
     }

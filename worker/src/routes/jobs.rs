@@ -79,6 +79,22 @@ pub async fn submit(
             Idempotency::Fresh => {}
         }
     }
+    let idempotency = key.as_deref().map(|k| (k, hash.as_str()));
+    let id = create_prompt_job(&state, user, &input, idempotency).await?;
+    Ok(accepted(&id))
+}
+
+/// Creates a prompt job: the request to R2 (`prompts/<id>`), then the row (and the idempotency
+/// record) in one `db.batch()`, then the queue send. Whatever fails before the send leaves
+/// nothing behind; a failed send marks the row `enqueue_failed` and answers 503.
+pub async fn create_prompt_job(
+    state: &AppState,
+    user: &str,
+    input: &prompt::PromptInput,
+    idempotency: Option<(&str, &str)>,
+) -> Result<String, AppError> {
+    let db = state.env.d1(DB)?;
+    let now = now_ms();
     let id = jobs::new_id(queues::random_bytes()?);
     let request = serde_json::to_vec(&input.request())
         .map_err(|e| ApiError::internal(format!("cannot encode the request: {e}")))?;
@@ -96,8 +112,8 @@ pub async fn submit(
         expires_at,
         now,
     )?];
-    if let Some(k) = &key {
-        statements.push(idempotency_stmt(&db, user, k, &hash, &id, now)?);
+    if let Some((k, hash)) = idempotency {
+        statements.push(idempotency_stmt(&db, user, k, hash, &id, now)?);
     }
     if let Err(e) = db.batch(statements).await {
         // No row, so the request object must not stay either.
@@ -121,7 +137,23 @@ pub async fn submit(
         )
         .into());
     }
-    Ok(accepted(&id))
+    Ok(id)
+}
+
+/// The result text of a completed job.
+pub async fn result_text(state: &AppState, id: &str) -> Result<String, AppError> {
+    let object = state
+        .env
+        .bucket(RESULTS)?
+        .get(format!("results/{id}"))
+        .execute()
+        .await?
+        .ok_or_else(|| ApiError::internal("the result of this completed job is missing"))?;
+    Ok(object
+        .body()
+        .ok_or_else(|| ApiError::internal("the result of this completed job has no body"))?
+        .text()
+        .await?)
 }
 
 async fn own_job(state: &AppState, caller: &Caller, id: &str) -> Result<JobRow, AppError> {
