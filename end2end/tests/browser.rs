@@ -194,6 +194,7 @@ async fn a_prompt_job_is_followed_from_the_form_to_its_result_and_a_queued_one_i
         "Explain the difference between a queue",
     )
     .await;
+    check_text(&page, "attempt-log", "completed").await;
     screenshot(&page, &s, "job-detail").await;
 
     // The Jobs page lists it; filtering by kind and lane narrows the list.

@@ -25,6 +25,7 @@ fn main() -> ExitCode {
             the_list_filters_by_priority_status_and_kind,
             every_job_reaches_a_terminal_state_across_a_runtime_kill,
             the_rollout_sends_users_inside_the_percent_through_the_queue,
+            a_bulk_burst_keeps_three_in_flight_and_does_not_slow_the_high_lane,
         ],
     )
 }
@@ -306,6 +307,21 @@ async fn two_overloads_in_a_row_fall_back_to_the_next_model(s: Arc<TestStack>) {
         "the row records the model that answered"
     );
     assert_eq!(billed(&s, &id), 1);
+    let log = done["attempt_log"].as_array().unwrap();
+    let summary: Vec<(&str, &str)> = log
+        .iter()
+        .map(|a| (a["model"].as_str().unwrap(), a["outcome"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        summary,
+        [
+            ("claude-sonnet-5-5", "retry"),
+            ("claude-sonnet-5-5", "retry"),
+            ("claude-haiku-5-5", "completed"),
+        ],
+        "{done}"
+    );
+    assert!(log[0]["error"].as_str().unwrap().contains("529"));
 }
 
 async fn every_job_reaches_a_terminal_state_across_a_runtime_kill(s: Arc<TestStack>) {
@@ -422,4 +438,89 @@ async fn the_rollout_sends_users_inside_the_percent_through_the_queue(s: Arc<Tes
     // Deterministic per user: the same user takes the same path again.
     let (_, again) = send_json(call(inside)).await;
     assert_eq!(again["path"], "queue");
+}
+
+async fn a_bulk_burst_keeps_three_in_flight_and_does_not_slow_the_high_lane(s: Arc<TestStack>) {
+    let user = "burst";
+    let post = |body: Value| post_job(&s, body).header("x-user-id", user);
+    let mut bulk = Vec::new();
+    for i in 0..8 {
+        let (status, ack) = send_json(post(json!({
+            "prompt": format!("Bulk item {i} [[sim:slow=1500]]"), "priority": "bulk", "mode": "sync"
+        })))
+        .await;
+        assert_eq!(status, 202, "{ack}");
+        bulk.push(ack["jobId"].as_str().unwrap().to_string());
+    }
+    let in_flight = || async {
+        let (status, b) = get_json(&s.url("/api/budget")).await;
+        assert_eq!(status, 200, "{b}");
+        b["lanes"]["bulk"]["in_flight"].as_u64().unwrap()
+    };
+    // Sample the bulk lane while its burst runs; send one high-priority job in the middle of it.
+    let mut max_bulk = 0;
+    let mut high: Option<(String, std::time::Instant)> = None;
+    let started = std::time::Instant::now();
+    while started.elapsed() < Duration::from_secs(12) {
+        let n = in_flight().await;
+        max_bulk = max_bulk.max(n);
+        if n > 0 && high.is_none() {
+            let (_, ack) = send_json(post(json!({"prompt": "Interactive, please."}))).await;
+            high = Some((
+                ack["jobId"].as_str().unwrap().to_string(),
+                std::time::Instant::now(),
+            ));
+        }
+        tokio::time::sleep(Duration::from_millis(150)).await;
+    }
+    println!("    bulk burst: at most {max_bulk} bulk call(s) in flight");
+    assert!(
+        max_bulk <= 3,
+        "the bulk lane is limited to 3 in flight, saw {max_bulk}"
+    );
+    assert!(
+        max_bulk >= 2,
+        "the burst should have filled the lane, saw {max_bulk}"
+    );
+    let (high_id, sent) = high.expect("the bulk lane never got busy");
+    let done = eventually(
+        "the high-priority job completes",
+        Duration::from_secs(30),
+        || async {
+            let (_, j) = send_json(
+                client()
+                    .get(s.url(&format!("/jobs/{high_id}")))
+                    .header("x-user-id", user),
+            )
+            .await;
+            (j["status"] == "completed").then_some(j)
+        },
+    )
+    .await;
+    let high_ms = done["elapsed_ms"].as_i64().unwrap();
+    println!(
+        "    high-priority job during the burst: {high_ms} ms (sent {:?} into it)",
+        sent.elapsed()
+    );
+    assert!(
+        high_ms < 10_000,
+        "the high lane was slowed by the bulk burst: {high_ms} ms"
+    );
+    for id in &bulk {
+        eventually(
+            &format!("bulk job {id} completes"),
+            Duration::from_secs(60),
+            || async {
+                let (_, j) = send_json(
+                    client()
+                        .get(s.url(&format!("/jobs/{id}")))
+                        .header("x-user-id", user),
+                )
+                .await;
+                (j["status"] == "completed").then_some(())
+            },
+        )
+        .await;
+        assert_eq!(billed(&s, id), 1);
+    }
 }

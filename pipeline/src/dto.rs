@@ -162,6 +162,21 @@ pub struct JobView {
     pub elapsed_ms: i64,
     /// Where the result text is, once completed.
     pub result_url: Option<String>,
+    /// Every call made for the job, oldest first.
+    #[serde(default)]
+    pub attempt_log: Vec<AttemptView>,
+}
+
+/// One call made for a job.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AttemptView {
+    pub n: u32,
+    pub model: Option<String>,
+    pub started_at: i64,
+    pub ended_at: i64,
+    /// `completed`, `failed`, `retry` or `submitted` (to a Message Batch).
+    pub outcome: String,
+    pub error: Option<String>,
 }
 
 /// `GET /jobs`: the caller's jobs, newest first.

@@ -8,6 +8,7 @@
 //! - [`identity`]: auth modes, user ids and roles, and the identity decision the Worker's one
 //!   extractor carries out.
 //! - [`jobs`]: job ids, elapsed time and list cursors.
+//! - [`lanes`]: per-lane in-flight slots (leases) kept by the BUDGET Durable Object.
 //! - [`pricing`]: the price table and cost in micro-dollars.
 //! - [`prompt`]: prompt jobs' input and the Idempotency-Key rules.
 //! - [`retry`]: what a consumer does after a call (ack, retry with backoff, fail).
@@ -27,6 +28,7 @@ pub mod error;
 pub mod feedback;
 pub mod identity;
 pub mod jobs;
+pub mod lanes;
 pub mod pricing;
 pub mod prompt;
 pub mod retry;

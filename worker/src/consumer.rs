@@ -7,15 +7,18 @@ use pipeline::anthropic::{BatchRequest, CreateBatch};
 use pipeline::dto::QueueMessage;
 use pipeline::pricing::Tier;
 use pipeline::retry::{decide, describe, is_overload, model_for, CallOutcome, Decision};
-use pipeline::status::{Mode, Status};
+use pipeline::status::{Lane, Mode, Status};
 use serde_json::Value;
 use worker::{D1Database, Env, Message, MessageBatch, MessageExt, QueueRetryOptionsBuilder};
 
 use crate::anthropic::Anthropic;
 use crate::config::{now_ms, Config, DB};
-use crate::db;
-use crate::jobs::{self, claim_running, fail_stmt, load_many, requeue, submitted_stmt, JobRow};
+use crate::jobs::{
+    self, claim_running, fail_stmt, load_many, record_attempt, requeue, submitted_stmt, Attempt,
+    JobRow,
+};
 use crate::results::{request_of, settle, store_raw};
+use crate::{db, lanes, queues};
 
 /// Synchronous calls in flight at once within one queue batch.
 const SYNC_CONCURRENCY: usize = 5;
@@ -190,6 +193,22 @@ async fn run_sync(
     row: JobRow,
 ) {
     let id = row.id.clone();
+    let lane = row.lane();
+    // A slot of the lane first: the lanes' concurrency holds even where the runtime ignores
+    // max_concurrency. No slot → defer without spending a retry.
+    let ttl_ms = config.timing.call_timeout_ms as i64 + 30_000;
+    match lanes::acquire(env, lane, &id, ttl_ms).await {
+        Ok(grant) if grant.granted => {}
+        Ok(grant) => {
+            defer(env, config, &msg, lane, &id, grant.retry_after_ms).await;
+            return;
+        }
+        Err(e) => {
+            worker::console_error!("job {id}: no answer from the lane budget ({e}); deferring");
+            defer(env, config, &msg, lane, &id, 1_000).await;
+            return;
+        }
+    }
     let result: worker::Result<()> = async {
         if !claim_running(db, &id, now_ms()).await? {
             msg.ack();
@@ -203,20 +222,44 @@ async fn run_sync(
             row.overloads.max(0) as u32,
             &config.model_chain,
         );
-        request.model = model.to_owned();
+        let model = model.to_owned();
+        request.model = model.clone();
+        let started_at = now_ms();
         let outcome = api.messages(&request, &id).await;
-        match outcome {
+        let (label, error) = match &outcome {
             Ok(message) => {
                 store_raw(env, &id, &message.text()).await?;
-                let (stmt, _) = settle(db, &row, &message, Tier::Standard, now_ms(), None)?;
+                let (stmt, completed) = settle(db, &row, message, Tier::Standard, now_ms(), None)?;
                 stmt.run().await?;
                 msg.ack();
+                if completed {
+                    ("completed", None)
+                } else {
+                    ("failed", Some("the answer could not be read".to_string()))
+                }
             }
-            Err(failure) => apply(db, &msg, &id, &failure, attempt, config).await?,
+            Err(failure) => (
+                apply(db, &msg, &id, failure, attempt, config).await?,
+                Some(describe(failure)),
+            ),
+        };
+        let record = Attempt {
+            job_id: &id,
+            n: attempt,
+            model: Some(&model),
+            started_at,
+            ended_at: now_ms(),
+            outcome: label,
+            error: error.as_deref(),
+        };
+        if let Err(e) = record_attempt(db, &record).await {
+            // The attempt log is for people; the job itself is already settled.
+            worker::console_error!("job {id}: attempt {attempt} not logged: {e}");
         }
         Ok(())
     }
     .await;
+    lanes::release(env, &id).await;
     if let Err(e) = result {
         // Storage failed around the call: retry; the guarded writes make the rerun safe.
         worker::console_error!("job {id}: {e}; retrying");
@@ -224,7 +267,28 @@ async fn run_sync(
     }
 }
 
-/// Carries out the decision for a failed call.
+/// Puts a job back on its lane after `after_ms` without counting a retry: a fresh message is
+/// sent with a delivery delay, then this one is acked (or retried if the send fails).
+async fn defer(
+    env: &Env,
+    config: &Config,
+    msg: &Message<Value>,
+    lane: Lane,
+    id: &str,
+    after_ms: u64,
+) {
+    let delay_s = after_ms.div_ceil(1000).clamp(1, 60) as u32;
+    match queues::send_job_after(env, config, lane, id, Some(delay_s)).await {
+        Ok(()) => msg.ack(),
+        Err(e) => {
+            worker::console_error!("job {id}: deferral failed ({e}); retrying instead");
+            retry_after(msg, delay_s);
+        }
+    }
+}
+
+/// Carries out the decision for a failed call; answers what became of the job (`failed` or
+/// `retry`), for the attempt log.
 async fn apply(
     db: &D1Database,
     msg: &Message<Value>,
@@ -232,14 +296,18 @@ async fn apply(
     failure: &CallOutcome,
     attempt: u32,
     config: &Config,
-) -> worker::Result<()> {
-    match decide(failure, attempt, &config.timing) {
-        Decision::Ack => msg.ack(),
+) -> worker::Result<&'static str> {
+    let label = match decide(failure, attempt, &config.timing) {
+        Decision::Ack => {
+            msg.ack();
+            "completed"
+        }
         Decision::Fail { reason } => {
             fail_stmt(db, id, &reason, None, None, now_ms(), None)?
                 .run()
                 .await?;
             msg.ack();
+            "failed"
         }
         Decision::Retry { delay_s, alert } => {
             let reason = format!(
@@ -258,9 +326,10 @@ async fn apply(
             } else {
                 retry_after(msg, delay_s);
             }
+            "retry"
         }
-    }
-    Ok(())
+    };
+    Ok(label)
 }
 
 /// One Message Batch for every batch-mode job of this queue batch; all rows are marked

@@ -3,7 +3,7 @@
 //! nothing the second time.
 
 use pipeline::anthropic::Usage;
-use pipeline::dto::{FeedbackView, JobView};
+use pipeline::dto::{AttemptView, FeedbackView, JobView};
 use pipeline::feedback::Analysis;
 use pipeline::jobs::{elapsed_ms, Cursor};
 use pipeline::status::{Kind, Lane, Mode, Status};
@@ -100,6 +100,7 @@ impl JobRow {
             expires_at: self.expires_at,
             elapsed_ms: elapsed_ms(status, self.created_at, self.completed_at, now),
             result_url: (status == Status::Completed).then(|| format!("/jobs/{}/result", self.id)),
+            attempt_log: Vec::new(),
         }
     }
 
@@ -639,4 +640,68 @@ pub async fn in_batch(db: &D1Database, batch_id: &str) -> worker::Result<Vec<Job
     .all()
     .await?
     .results()
+}
+
+/// Records one call made for a job (replacing a record of the same attempt number, which only a
+/// redelivery after a crash can produce).
+pub struct Attempt<'a> {
+    pub job_id: &'a str,
+    pub n: u32,
+    pub model: Option<&'a str>,
+    pub started_at: i64,
+    pub ended_at: i64,
+    pub outcome: &'a str,
+    pub error: Option<&'a str>,
+}
+
+pub async fn record_attempt(db: &D1Database, a: &Attempt<'_>) -> worker::Result<()> {
+    db.prepare(
+        "INSERT OR REPLACE INTO job_attempts (job_id, n, model, started_at, ended_at, outcome, error) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+    )
+    .bind(&[
+        a.job_id.into(),
+        num(a.n as i64),
+        opt(a.model),
+        num(a.started_at),
+        num(a.ended_at),
+        a.outcome.into(),
+        opt(a.error),
+    ])?
+    .run()
+    .await?;
+    Ok(())
+}
+
+/// A job's calls, oldest first.
+pub async fn attempts(db: &D1Database, job_id: &str) -> worker::Result<Vec<AttemptView>> {
+    #[derive(Deserialize)]
+    struct Row {
+        n: i64,
+        model: Option<String>,
+        started_at: i64,
+        ended_at: i64,
+        outcome: String,
+        error: Option<String>,
+    }
+    let rows: Vec<Row> = db
+        .prepare(
+            "SELECT n, model, started_at, ended_at, outcome, error FROM job_attempts \
+             WHERE job_id = ?1 ORDER BY n",
+        )
+        .bind(&[job_id.into()])?
+        .all()
+        .await?
+        .results()?;
+    Ok(rows
+        .into_iter()
+        .map(|r| AttemptView {
+            n: r.n.max(0) as u32,
+            model: r.model,
+            started_at: r.started_at,
+            ended_at: r.ended_at,
+            outcome: r.outcome,
+            error: r.error,
+        })
+        .collect())
 }

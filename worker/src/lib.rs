@@ -10,7 +10,7 @@
 //! - [`consumer`]: the queue consumers (high, bulk, dead letters).
 //! - [`anthropic`]: the Anthropic API over fetch, with timeouts.
 //! - [`jobs`]: job rows in D1 (guarded writes); [`results`]: answers into R2 and D1.
-//! - [`queues`]: sending jobs to their lane.
+//! - [`queues`]: sending jobs to their lane; [`lanes`]: lane slots from the BUDGET object.
 //! - [`batches`]: the Message Batches poller.
 //! - [`cron`]: the scheduled handler.
 //! - [`budget`]: the `TokenBudget` Durable Object.
@@ -26,6 +26,7 @@ mod db;
 mod error;
 mod identity;
 mod jobs;
+mod lanes;
 mod queues;
 mod results;
 mod routes;

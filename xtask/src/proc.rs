@@ -40,8 +40,8 @@ pub fn output(cmd: &mut Command) -> Option<String> {
 }
 
 /// A supervised child process whose output goes to a log file. Stopped (with its whole process
-/// group) when dropped, so a failing test or a panic never leaves it behind; and sent SIGTERM by
-/// the kernel if the spawning thread dies first.
+/// group) when dropped, so a failing test or a panic never leaves it behind; and, when spawned
+/// from the main thread, sent SIGTERM by the kernel if we die first.
 pub struct Service {
     pub name: String,
     pub log: PathBuf,
@@ -57,14 +57,20 @@ impl Service {
             .open(log)
             .map_err(|e| format!("{name}: cannot open {log:?}: {e}"))?;
         let err = out.try_clone()?;
-        // SAFETY: prctl is async-signal-safe; it only sets an attribute of the new process.
         // If we die without running Drop (SIGKILL, Ctrl-C in a test binary), the child still
-        // gets SIGTERM — it must be spawned from a thread that lives as long as it should.
-        unsafe {
-            cmd.pre_exec(|| {
-                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM);
-                Ok(())
-            });
+        // gets SIGTERM. The kernel ties that to the spawning *thread*, so it is only asked for
+        // from the main thread: a child spawned from a worker thread (a restart in a test) must
+        // not die when that thread is recycled; Drop stops it.
+        // SAFETY: getpid/gettid have no preconditions.
+        let on_main_thread = unsafe { libc::getpid() == libc::gettid() };
+        if on_main_thread {
+            // SAFETY: prctl is async-signal-safe; it only sets an attribute of the new process.
+            unsafe {
+                cmd.pre_exec(|| {
+                    libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM);
+                    Ok(())
+                });
+            }
         }
         let child = cmd
             .stdin(Stdio::null())

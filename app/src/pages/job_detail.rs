@@ -65,6 +65,21 @@ pub fn JobDetail() -> impl IntoView {
                             <dt>"Cost"</dt><dd data-testid="detail-cost">{dollars(j.cost_micros)}</dd>
                             <dt>"Last error"</dt><dd class="error">{j.error.clone().unwrap_or_else(|| "—".into())}</dd>
                         </dl>
+                        <h2>"Attempts"</h2>
+                        <table class="grid" data-testid="attempt-log">
+                            <thead><tr><th>"#"</th><th>"Model"</th><th>"Outcome"</th><th class="num">"Took"</th><th>"Error"</th></tr></thead>
+                            <tbody>
+                                {j.attempt_log.iter().map(|a| view! {
+                                    <tr>
+                                        <td>{a.n}</td>
+                                        <td>{a.model.clone().unwrap_or_default()}</td>
+                                        <td>{a.outcome.clone()}</td>
+                                        <td class="num">{seconds(a.ended_at - a.started_at)}</td>
+                                        <td class="error">{a.error.clone().unwrap_or_default()}</td>
+                                    </tr>
+                                }).collect_view()}
+                            </tbody>
+                        </table>
                         <Show when=move || cancelable>
                             <button class="secondary" data-testid="cancel-job" on:click=move |_| { cancel.dispatch(()); }>
                                 "Cancel this job"

@@ -17,8 +17,8 @@ use crate::config::{now_ms, DB, RESULTS};
 use crate::error::AppError;
 use crate::identity::Caller;
 use crate::jobs::{
-    cancel as cancel_row, get_for_user, idempotency_record, idempotency_stmt, insert_prompt_stmt,
-    list_jobs, mark_enqueue_failed, JobFilter, JobRow,
+    attempts, cancel as cancel_row, get_for_user, idempotency_record, idempotency_stmt,
+    insert_prompt_stmt, list_jobs, mark_enqueue_failed, JobFilter, JobRow,
 };
 use crate::queues;
 use crate::routes::{require_json, AppState};
@@ -175,7 +175,9 @@ pub async fn get(
     Path(id): Path<String>,
 ) -> Result<Response, AppError> {
     let row = own_job(&state, &caller, &id).await?;
-    Ok(Json(row.job_view(now_ms())).into_response())
+    let mut view = row.job_view(now_ms());
+    view.attempt_log = attempts(&state.env.d1(DB)?, &id).await?;
+    Ok(Json(view).into_response())
 }
 
 /// The result text of a completed job, streamed from R2.

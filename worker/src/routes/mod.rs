@@ -1,5 +1,6 @@
 //! The axum router: every Worker path of the contract, JSON 404/405 for the rest.
 
+mod budget;
 mod claude;
 mod feedback;
 mod health;
@@ -48,6 +49,7 @@ pub fn router(env: Env) -> Router {
         .route("/api/feedback/{id}", get(feedback::get))
         .route("/api/batches/poll", post(poll::run))
         .route("/api/claude", post(claude::call))
+        .route("/api/budget", get(budget::get))
         .route("/jobs", post(jobs::submit).get(jobs::list))
         .route("/jobs/{id}", get(jobs::get))
         .route("/jobs/{id}/result", get(jobs::result))
