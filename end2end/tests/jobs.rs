@@ -26,6 +26,9 @@ fn main() -> ExitCode {
             every_job_reaches_a_terminal_state_across_a_runtime_kill,
             the_rollout_sends_users_inside_the_percent_through_the_queue,
             a_bulk_burst_keeps_three_in_flight_and_does_not_slow_the_high_lane,
+            a_429_without_retry_after_waits_the_cap_and_raises_an_alert,
+            any_other_error_is_a_plain_retry,
+            no_job_was_billed_twice_outside_the_kill_test,
         ],
     )
 }
@@ -523,4 +526,58 @@ async fn a_bulk_burst_keeps_three_in_flight_and_does_not_slow_the_high_lane(s: A
         .await;
         assert_eq!(billed(&s, id), 1);
     }
+}
+
+async fn a_429_without_retry_after_waits_the_cap_and_raises_an_alert(s: Arc<TestStack>) {
+    s.sim.lock().knobs.retry_after_s = 0;
+    let id = submit(&s, json!({"prompt": "Spend limit reached [[sim:429x1]]"})).await;
+    let done = until(&s, &id, "completed", false).await;
+    s.sim.lock().knobs.retry_after_s = 1;
+    assert_eq!(done["attempts"], 2, "{done}");
+    assert!(done["attempt_log"][0]["error"]
+        .as_str()
+        .unwrap()
+        .contains("429"));
+    let (_, budget) = get_json(&s.url("/api/budget")).await;
+    assert!(
+        budget["alerts"]["spend_limit_429s"].as_u64().unwrap() >= 1,
+        "{budget}"
+    );
+    assert_eq!(billed(&s, &id), 1);
+}
+
+async fn any_other_error_is_a_plain_retry(s: Arc<TestStack>) {
+    let id = submit(&s, json!({"prompt": "I am a teapot [[sim:418x1]]"})).await;
+    let done = until(&s, &id, "completed", false).await;
+    assert_eq!(done["attempts"], 2, "{done}");
+    assert_eq!(done["attempt_log"][0]["outcome"], "retry");
+    assert!(done["attempt_log"][0]["error"]
+        .as_str()
+        .unwrap()
+        .contains("418"));
+}
+
+async fn no_job_was_billed_twice_outside_the_kill_test(s: Arc<TestStack>) {
+    let (_, survivors) = send_json(
+        client()
+            .get(s.url("/jobs?limit=100"))
+            .header("x-user-id", "survivor"),
+    )
+    .await;
+    let killed: Vec<String> = survivors["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|j| j["id"].as_str().unwrap().to_string())
+        .collect();
+    let twice: Vec<(String, u64)> = s
+        .sim
+        .lock()
+        .stats
+        .billed_by_job
+        .iter()
+        .filter(|(id, n)| **n > 1 && !killed.contains(id))
+        .map(|(id, n)| (id.clone(), *n))
+        .collect();
+    assert!(twice.is_empty(), "billed more than once: {twice:?}");
 }

@@ -42,7 +42,8 @@ pub struct Knobs {
     pub fence_rate: f64,
     /// …and followed by a sentence of commentary, so that repair is exercised.
     pub commentary_rate: f64,
-    /// `retry-after` of injected 429 and 529 answers, in seconds.
+    /// `retry-after` of injected 429 and 529 answers, in seconds; 0 sends none (as the real
+    /// API's spend-limit 429 does).
     pub retry_after_s: u64,
 }
 
@@ -122,7 +123,8 @@ usage: anthropic-sim [flags]
   --batch-ms N                processing time of a Message Batch (SIM_BATCH_MS, default 3000)
   --fence-rate F              share of JSON answers wrapped in ```json fences (SIM_FENCE_RATE, 0.1)
   --commentary-rate F         share of JSON answers followed by commentary (SIM_COMMENTARY_RATE, 0.1)
-  --retry-after-s N           retry-after of injected 429/529 answers (SIM_RETRY_AFTER_S, 1)
+  --retry-after-s N           retry-after of injected 429/529 answers; 0 sends none, like a
+                              spend-limit 429 (SIM_RETRY_AFTER_S, default 1)
   -h, --help                  this text
 
 Prompt markers (deterministic faults, also inside batch requests):

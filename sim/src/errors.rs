@@ -88,7 +88,8 @@ impl SimError {
             message: message.into(),
             headers: Vec::new(),
         };
-        if matches!(status, 429 | 529) {
+        // 0 sends none: the real API's spend-limit 429 comes without retry-after.
+        if matches!(status, 429 | 529) && retry_after_s > 0 {
             e.headers
                 .push((header::RETRY_AFTER.into(), retry_after_s.to_string()));
         }
@@ -143,6 +144,10 @@ mod tests {
         let e = SimError::injected(529, 3);
         assert_eq!((e.status, e.kind), (529, ErrorType::OverloadedError));
         assert!(e.headers.contains(&("retry-after".into(), "3".into())));
+        assert!(
+            SimError::injected(429, 0).headers.is_empty(),
+            "0 sends no retry-after"
+        );
         let e = SimError::injected(503, 3);
         assert_eq!((e.status, e.kind), (503, ErrorType::ApiError));
         assert!(e.headers.is_empty());
