@@ -133,6 +133,35 @@ pub struct Usage {
     pub cache_read_input_tokens: u32,
 }
 
+impl Usage {
+    /// As string pairs, to travel as R2 custom metadata beside a stored answer.
+    pub fn to_metadata(&self) -> Vec<(String, String)> {
+        vec![
+            ("input_tokens".into(), self.input_tokens.to_string()),
+            ("output_tokens".into(), self.output_tokens.to_string()),
+            (
+                "cache_creation_input_tokens".into(),
+                self.cache_creation_input_tokens.to_string(),
+            ),
+            (
+                "cache_read_input_tokens".into(),
+                self.cache_read_input_tokens.to_string(),
+            ),
+        ]
+    }
+
+    /// Back from metadata; `None` if any field is missing or not a number.
+    pub fn from_metadata(get: impl Fn(&str) -> Option<String>) -> Option<Usage> {
+        let n = |k: &str| get(k)?.parse::<u32>().ok();
+        Some(Usage {
+            input_tokens: n("input_tokens")?,
+            output_tokens: n("output_tokens")?,
+            cache_creation_input_tokens: n("cache_creation_input_tokens")?,
+            cache_read_input_tokens: n("cache_read_input_tokens")?,
+        })
+    }
+}
+
 /// The error types of the API and the status each comes with.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -316,6 +345,19 @@ mod tests {
         .unwrap();
         assert_eq!(m.text(), "ab");
         assert_eq!(m.usage.cache_read_input_tokens, 0);
+    }
+
+    #[test]
+    fn usage_survives_a_trip_through_metadata() {
+        let u = Usage {
+            input_tokens: 1,
+            output_tokens: 2,
+            cache_creation_input_tokens: 3,
+            cache_read_input_tokens: 4,
+        };
+        let m: std::collections::HashMap<String, String> = u.to_metadata().into_iter().collect();
+        assert_eq!(Usage::from_metadata(|k| m.get(k).cloned()), Some(u));
+        assert_eq!(Usage::from_metadata(|_| None), None);
     }
 
     #[test]

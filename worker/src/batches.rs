@@ -75,7 +75,7 @@ pub async fn poll(env: &Env, config: &Config) -> worker::Result<PollReport> {
             seen.insert(row.id.clone());
             match &line.result {
                 BatchResult::Succeeded { message } => {
-                    store_raw(env, &row.id, &message.text()).await?;
+                    store_raw(env, &row.id, message).await?;
                     let (stmt, ok) = settle(&db, row, message, Tier::Batch, now, Some(&batch_id))?;
                     statements.push(stmt);
                     if ok {

@@ -17,7 +17,7 @@ use crate::jobs::{
     self, claim_running, fail_stmt, load_many, record_attempt, requeue, submitted_stmt, Attempt,
     JobRow,
 };
-use crate::results::{request_of, settle, store_raw};
+use crate::results::{request_of, settle, store_raw, stored_answer};
 use crate::{db, lanes, queues};
 
 /// Synchronous calls in flight at once within one queue batch.
@@ -215,6 +215,13 @@ async fn run_sync(
             return Ok(());
         }
         let attempt = (row.attempts + 1).max(1) as u32;
+        if let Some(message) = stored_answer(env, &id).await? {
+            // Answered before a crash; settle from what was stored, never call twice.
+            let (stmt, _) = settle(db, &row, &message, Tier::Standard, now_ms(), None)?;
+            stmt.run().await?;
+            msg.ack();
+            return Ok(());
+        }
         let mut request = request_of(env, &row).await?;
         // Two overload answers in a row move the job down the fallback chain.
         let model = model_for(
@@ -228,7 +235,7 @@ async fn run_sync(
         let outcome = api.messages(&request, &id).await;
         let (label, error) = match &outcome {
             Ok(message) => {
-                store_raw(env, &id, &message.text()).await?;
+                store_raw(env, &id, message).await?;
                 let (stmt, completed) = settle(db, &row, message, Tier::Standard, now_ms(), None)?;
                 stmt.run().await?;
                 msg.ack();

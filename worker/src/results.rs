@@ -2,7 +2,9 @@
 //! D1 update that points at it) and the statement that completes — or fails — the row. Also
 //! the request each kind of job sends.
 
-use pipeline::anthropic::{Message, MessagesRequest};
+use std::collections::HashMap;
+
+use pipeline::anthropic::{Message, MessagesRequest, OutputBlock, Role, Usage};
 use pipeline::feedback::{self, parse_analysis};
 use pipeline::pricing::{cost_micros, Tier, DEFAULT_MODEL};
 use pipeline::status::Kind;
@@ -11,11 +13,14 @@ use worker::{Conditional, D1Database, D1PreparedStatement, Env};
 use crate::config::RESULTS;
 use crate::jobs::{complete_stmt, fail_stmt, JobRow};
 
-/// Stores the answer's raw text at `results/<id>` unless it is already there (a retry after a
-/// crash must not overwrite what an earlier attempt stored).
-pub async fn store_raw(env: &Env, id: &str, text: &str) -> worker::Result<()> {
+/// Stores the answer's text at `results/<id>` — with its model and usage as metadata — unless it
+/// is already there (a retry after a crash must not overwrite what an earlier attempt stored).
+pub async fn store_raw(env: &Env, id: &str, message: &Message) -> worker::Result<()> {
+    let mut metadata: HashMap<String, String> = message.usage.to_metadata().into_iter().collect();
+    metadata.insert("model".into(), message.model.clone());
     env.bucket(RESULTS)?
-        .put(format!("results/{id}"), text.as_bytes().to_vec())
+        .put(format!("results/{id}"), message.text().into_bytes())
+        .custom_metadata(metadata)
         .only_if(Conditional {
             etag_does_not_match: Some("*".into()),
             ..Default::default()
@@ -23,6 +28,37 @@ pub async fn store_raw(env: &Env, id: &str, text: &str) -> worker::Result<()> {
         .execute()
         .await?;
     Ok(())
+}
+
+/// An answer already stored for this job (a Worker that died between the R2 write and the D1
+/// update): rebuilt from the object, so the job completes without a second call.
+pub async fn stored_answer(env: &Env, id: &str) -> worker::Result<Option<Message>> {
+    let Some(object) = env
+        .bucket(RESULTS)?
+        .get(format!("results/{id}"))
+        .execute()
+        .await?
+    else {
+        return Ok(None);
+    };
+    let metadata = object.custom_metadata()?;
+    let Some(usage) = Usage::from_metadata(|k| metadata.get(k).cloned()) else {
+        return Ok(None);
+    };
+    let text = match object.body() {
+        Some(b) => b.text().await?,
+        None => return Ok(None),
+    };
+    Ok(Some(Message {
+        id: format!("stored-{id}"),
+        kind: "message".into(),
+        role: Role::Assistant,
+        content: vec![OutputBlock::Text { text }],
+        model: metadata.get("model").cloned().unwrap_or_default(),
+        stop_reason: None,
+        stop_sequence: None,
+        usage,
+    }))
 }
 
 /// The Messages request a job sends: built from the row for feedback, read back from its R2
