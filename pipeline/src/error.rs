@@ -61,6 +61,23 @@ impl ApiError {
     }
 }
 
+/// Reads a request body that must be a JSON object: 400 `invalid_json` or `invalid_body`.
+pub fn json_object(body: &[u8]) -> Result<serde_json::Map<String, serde_json::Value>, ApiError> {
+    match serde_json::from_slice::<serde_json::Value>(body) {
+        Ok(serde_json::Value::Object(map)) => Ok(map),
+        Ok(_) => Err(ApiError::bad_request(
+            "invalid_body",
+            "the body must be a JSON object",
+            None,
+        )),
+        Err(e) => Err(ApiError::bad_request(
+            "invalid_json",
+            format!("the body is not valid JSON: {e}"),
+            None,
+        )),
+    }
+}
+
 impl std::fmt::Display for ApiError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{} {}: {}", self.status, self.body.code, self.body.error)

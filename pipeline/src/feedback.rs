@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::anthropic::{Content, InputMessage, MessagesRequest, Role};
-use crate::error::ApiError;
+use crate::error::{json_object, ApiError};
 use crate::status::Mode;
 
 /// Longest feedback text accepted, in Unicode scalar values.
@@ -27,16 +27,7 @@ pub struct FeedbackInput {
 /// Parses and validates a `POST /feedback` body. Unknown fields are tolerated; wrong types,
 /// an empty or oversized text, an unknown mode or a malformed source are 400s naming the field.
 pub fn parse_input(body: &[u8]) -> Result<FeedbackInput, ApiError> {
-    let value: Value = serde_json::from_slice(body).map_err(|e| {
-        ApiError::bad_request(
-            "invalid_json",
-            format!("the body is not valid JSON: {e}"),
-            None,
-        )
-    })?;
-    let obj = value.as_object().ok_or_else(|| {
-        ApiError::bad_request("invalid_body", "the body must be a JSON object", None)
-    })?;
+    let obj = &json_object(body)?;
     let field = |name: &str, msg: String| ApiError::bad_request("invalid_field", msg, Some(name));
 
     let text = match obj.get("text") {

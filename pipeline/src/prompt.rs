@@ -6,7 +6,7 @@ use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 use crate::anthropic::{Content, InputMessage, MessagesRequest, Role};
-use crate::error::ApiError;
+use crate::error::{json_object, ApiError};
 use crate::pricing::{price_of, DEFAULT_MODEL};
 use crate::status::{Lane, Mode};
 
@@ -56,16 +56,7 @@ fn field(name: &str, msg: impl Into<String>) -> ApiError {
 /// Parses and validates a `POST /jobs` body. Mode defaults follow the contract: sync on the high
 /// lane, batch on the bulk lane.
 pub fn parse_input(body: &[u8]) -> Result<PromptInput, ApiError> {
-    let value: Value = serde_json::from_slice(body).map_err(|e| {
-        ApiError::bad_request(
-            "invalid_json",
-            format!("the body is not valid JSON: {e}"),
-            None,
-        )
-    })?;
-    let obj = value.as_object().ok_or_else(|| {
-        ApiError::bad_request("invalid_body", "the body must be a JSON object", None)
-    })?;
+    let obj = &json_object(body)?;
     let text = |name: &str| -> Result<Option<&String>, ApiError> {
         match obj.get(name) {
             None | Some(Value::Null) => Ok(None),

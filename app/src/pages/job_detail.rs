@@ -4,6 +4,7 @@ use pipeline::status::Status;
 
 use crate::api;
 use crate::components::format::{dollars, seconds};
+use crate::components::ticker::every_second;
 
 /// One job: status, model, tokens, cost, attempts and error, its result once completed, and a
 /// cancel button while it can still be canceled. Refreshed every second until it is terminal.
@@ -11,13 +12,7 @@ use crate::components::format::{dollars, seconds};
 pub fn JobDetail() -> impl IntoView {
     let params = use_params_map();
     let id = move || params.read().get("id").unwrap_or_default();
-    let tick = RwSignal::new(0u32);
-    if let Ok(handle) = set_interval_with_handle(
-        move || tick.update(|t| *t = t.wrapping_add(1)),
-        std::time::Duration::from_secs(1),
-    ) {
-        on_cleanup(move || handle.clear());
-    }
+    let tick = every_second();
     let job = LocalResource::new(move || {
         tick.track();
         let id = id();

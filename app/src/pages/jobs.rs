@@ -4,6 +4,7 @@ use pipeline::dto::JobView;
 
 use crate::api;
 use crate::components::format::{dollars, seconds};
+use crate::components::ticker::every_second;
 
 /// Every job of the caller (all kinds), filtered, refreshed every second.
 #[component]
@@ -11,13 +12,7 @@ pub fn Jobs() -> impl IntoView {
     let status = RwSignal::new(String::new());
     let priority = RwSignal::new(String::new());
     let kind = RwSignal::new(String::new());
-    let tick = RwSignal::new(0u32);
-    if let Ok(handle) = set_interval_with_handle(
-        move || tick.update(|t| *t = t.wrapping_add(1)),
-        std::time::Duration::from_secs(1),
-    ) {
-        on_cleanup(move || handle.clear());
-    }
+    let tick = every_second();
     let list = LocalResource::new(move || {
         tick.track();
         let (s, p, k) = (status.get(), priority.get(), kind.get());

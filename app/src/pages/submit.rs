@@ -5,6 +5,7 @@ use pipeline::status::{Mode, Status};
 use crate::api::{self, ApiError};
 use crate::components::layout::{demo_mode, Health};
 use crate::components::prompt_form::PromptForm;
+use crate::components::ticker::every_second;
 
 /// The Submit page: the feedback form and the live list of recent submissions.
 #[component]
@@ -141,13 +142,7 @@ fn FeedbackForm(on_submitted: impl Fn() + Copy + 'static) -> impl IntoView {
 /// The caller's recent feedback, refreshed every second; elapsed times tick until completion.
 #[component]
 fn RecentFeedback(submitted: RwSignal<u32>) -> impl IntoView {
-    let tick = RwSignal::new(0u32);
-    if let Ok(handle) = set_interval_with_handle(
-        move || tick.update(|t| *t = t.wrapping_add(1)),
-        std::time::Duration::from_secs(1),
-    ) {
-        on_cleanup(move || handle.clear());
-    }
+    let tick = every_second();
     let list = LocalResource::new(move || {
         tick.track();
         submitted.track();

@@ -18,7 +18,7 @@ use crate::error::AppError;
 use crate::identity::Caller;
 use crate::jobs::{get_for_user, insert_feedback, list_for_user, mark_enqueue_failed, NewFeedback};
 use crate::queues;
-use crate::routes::{require_json, AppState};
+use crate::routes::{json_body, AppState};
 
 /// A feedback body is a few KB at most; anything far larger is refused before it is read.
 const MAX_BODY_BYTES: usize = 64 * 1024;
@@ -33,16 +33,7 @@ pub async fn submit(
     headers: HeaderMap,
     body: Bytes,
 ) -> Result<Response, AppError> {
-    require_json(&headers)?;
-    if body.len() > MAX_BODY_BYTES {
-        return Err(ApiError::new(
-            413,
-            "body_too_large",
-            format!("the body must be at most {MAX_BODY_BYTES} bytes"),
-            None,
-        )
-        .into());
-    }
+    json_body(&headers, &body, MAX_BODY_BYTES)?;
     let input = feedback::parse_input(&body)?;
     let id = jobs::new_id(queues::random_bytes()?);
     let lane = input.mode.default_lane();

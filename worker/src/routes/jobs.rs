@@ -21,7 +21,7 @@ use crate::jobs::{
     insert_prompt_stmt, list_jobs, mark_enqueue_failed, JobFilter, JobRow,
 };
 use crate::queues;
-use crate::routes::{require_json, AppState};
+use crate::routes::{json_body, AppState};
 
 /// 200,000 characters of up to 4 bytes, JSON-escaped, plus the other fields.
 const MAX_BODY_BYTES: usize = 2 * 1024 * 1024;
@@ -40,16 +40,7 @@ pub async fn submit(
     headers: HeaderMap,
     body: Bytes,
 ) -> Result<Response, AppError> {
-    require_json(&headers)?;
-    if body.len() > MAX_BODY_BYTES {
-        return Err(ApiError::new(
-            413,
-            "body_too_large",
-            format!("the body must be at most {MAX_BODY_BYTES} bytes"),
-            None,
-        )
-        .into());
-    }
+    json_body(&headers, &body, MAX_BODY_BYTES)?;
     let key = prompt::idempotency_key(
         headers
             .get("idempotency-key")

@@ -59,6 +59,21 @@ pub fn router(env: Env) -> Router {
         .with_state(state)
 }
 
+/// A body we parse: JSON by its content type (415 otherwise) and at most `max` bytes (413).
+pub fn json_body(headers: &HeaderMap, body: &[u8], max: usize) -> Result<(), AppError> {
+    require_json(headers)?;
+    if body.len() > max {
+        return Err(ApiError::new(
+            413,
+            "body_too_large",
+            format!("the body must be at most {max} bytes"),
+            None,
+        )
+        .into());
+    }
+    Ok(())
+}
+
 /// Bodies we parse must say they are JSON: 415 otherwise.
 pub fn require_json(headers: &HeaderMap) -> Result<(), AppError> {
     let ctype = headers
