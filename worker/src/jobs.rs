@@ -404,37 +404,6 @@ pub async fn get_for_user(
     .await
 }
 
-/// The user's jobs of this kind, newest first, after `cursor`; one more than `limit` is read so
-/// the caller knows whether there is a next page.
-pub async fn list_for_user(
-    db: &D1Database,
-    user: &str,
-    kind: Kind,
-    cursor: Option<&Cursor>,
-    limit: u32,
-) -> worker::Result<Vec<JobRow>> {
-    let (at, id) = match cursor {
-        Some(c) => (c.created_at, c.id.as_str()),
-        None => (i64::MAX, ""),
-    };
-    db.prepare(format!(
-        "SELECT {COLUMNS} FROM jobs WHERE user_id = ?1 AND kind = ?2 \
-         AND (created_at < ?3 OR (created_at = ?3 AND id < ?4)) \
-         ORDER BY created_at DESC, id DESC LIMIT ?5"
-    ))
-    .bind(&[
-        user.into(),
-        kind.as_str().into(),
-        // i64::MAX is not exact as a JS number; any far-future instant works as "no cursor".
-        num(at.min(1 << 52)),
-        id.into(),
-        num(limit as i64 + 1),
-    ])?
-    .all()
-    .await?
-    .results()
-}
-
 /// The rows of these ids (missing ids are simply absent).
 pub async fn load_many(db: &D1Database, ids: &[String]) -> worker::Result<Vec<JobRow>> {
     if ids.is_empty() {
@@ -704,4 +673,20 @@ pub async fn attempts(db: &D1Database, job_id: &str) -> worker::Result<Vec<Attem
             error: r.error,
         })
         .collect())
+}
+
+/// Cuts a list read with one row more than `limit` back to `limit` rows, and answers the cursor
+/// of the next page when there is one.
+pub fn next_page(rows: &mut Vec<JobRow>, limit: u32) -> Option<String> {
+    if rows.len() <= limit as usize {
+        return None;
+    }
+    rows.truncate(limit as usize);
+    rows.last().map(|r| {
+        Cursor {
+            created_at: r.created_at,
+            id: r.id.clone(),
+        }
+        .encode()
+    })
 }

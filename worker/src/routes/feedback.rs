@@ -16,7 +16,10 @@ use serde::Deserialize;
 use crate::config::{now_ms, DB};
 use crate::error::AppError;
 use crate::identity::Caller;
-use crate::jobs::{get_for_user, insert_feedback, list_for_user, mark_enqueue_failed, NewFeedback};
+use crate::jobs::{
+    get_for_user, insert_feedback, list_jobs, mark_enqueue_failed, next_page, JobFilter,
+    NewFeedback,
+};
 use crate::queues;
 use crate::routes::{json_body, AppState};
 
@@ -110,26 +113,19 @@ pub async fn list(
     let limit = jobs::page_limit(q.limit.as_deref())?;
     let cursor = q.cursor.as_deref().map(Cursor::decode).transpose()?;
     let db = state.env.d1(DB)?;
-    let mut rows = list_for_user(
+    let filter = JobFilter {
+        kind: Some(Kind::Feedback),
+        ..JobFilter::default()
+    };
+    let mut rows = list_jobs(
         &db,
         caller.user_id.as_str(),
-        Kind::Feedback,
+        &filter,
         cursor.as_ref(),
         limit,
     )
     .await?;
-    let next_cursor = if rows.len() > limit as usize {
-        rows.truncate(limit as usize);
-        rows.last().map(|r| {
-            Cursor {
-                created_at: r.created_at,
-                id: r.id.clone(),
-            }
-            .encode()
-        })
-    } else {
-        None
-    };
+    let next_cursor = next_page(&mut rows, limit);
     let now = now_ms();
     let list = FeedbackList {
         items: rows.iter().map(|r| r.feedback_view(now)).collect(),

@@ -18,7 +18,7 @@ use crate::error::AppError;
 use crate::identity::Caller;
 use crate::jobs::{
     attempts, cancel as cancel_row, get_for_user, idempotency_record, idempotency_stmt,
-    insert_prompt_stmt, list_jobs, mark_enqueue_failed, JobFilter, JobRow,
+    insert_prompt_stmt, list_jobs, mark_enqueue_failed, next_page, JobFilter, JobRow,
 };
 use crate::queues;
 use crate::routes::{json_body, AppState};
@@ -268,18 +268,7 @@ pub async fn list(
         limit,
     )
     .await?;
-    let next_cursor = (rows.len() > limit as usize).then(|| {
-        rows.truncate(limit as usize);
-        rows.last()
-            .map(|r| {
-                Cursor {
-                    created_at: r.created_at,
-                    id: r.id.clone(),
-                }
-                .encode()
-            })
-            .unwrap_or_default()
-    });
+    let next_cursor = next_page(&mut rows, limit);
     let now = now_ms();
     let list = JobList {
         items: rows.iter().map(|r| r.job_view(now)).collect(),
