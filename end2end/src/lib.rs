@@ -59,8 +59,22 @@ impl TestStack {
 /// Starts the simulator (in this process, on `rt`) and a fresh `wrangler dev` pointed at it.
 /// Call it from the thread that outlives the suite: wrangler is tied to it (see `xtask::proc`).
 pub fn spawn_stack(suite: &str, rt: &tokio::runtime::Runtime) -> TestStack {
+    spawn_stack_with(suite, rt, sim::Knobs::default(), Vec::new())
+}
+
+/// [`spawn_stack`] with the simulator's knobs and further Worker vars (which win over the
+/// profile's) chosen by the suite.
+pub fn spawn_stack_with(
+    suite: &str,
+    rt: &tokio::runtime::Runtime,
+    knobs: sim::Knobs,
+    vars: Vec<(String, String)>,
+) -> TestStack {
     let (sim_addr, sim) = rt
-        .block_on(sim::spawn(sim::Config::default()))
+        .block_on(sim::spawn(sim::Config {
+            api_key: None,
+            knobs,
+        }))
         .expect("start anthropic-sim");
     let sim_url = format!("http://{sim_addr}");
     let state_dir = target_dir().join("e2e").join(suite);
@@ -82,7 +96,10 @@ pub fn spawn_stack(suite: &str, rt: &tokio::runtime::Runtime) -> TestStack {
                 ),
                 // Half the users take the queue path of POST /api/claude.
                 ("QUEUE_ROLLOUT_PERCENT".into(), "50".into()),
-            ],
+            ]
+            .into_iter()
+            .chain(vars)
+            .collect(),
         },
         anthropic_api_key: "sim-test-key".into(),
     };
@@ -114,6 +131,17 @@ const TEST_TIMEOUT: Duration = Duration::from_secs(180);
 /// Runs `tests` against one fresh stack and prints cargo's summary line.
 /// An optional command-line argument filters tests by substring, as libtest does.
 pub fn run_suite(suite: &str, tests: &[(&str, TestFn)]) -> ExitCode {
+    run_suite_with(suite, sim::Knobs::default(), Vec::new(), tests)
+}
+
+/// [`run_suite`] on a stack with the simulator's knobs and further Worker vars of the suite's
+/// choosing (see [`spawn_stack_with`]).
+pub fn run_suite_with(
+    suite: &str,
+    knobs: sim::Knobs,
+    vars: Vec<(String, String)>,
+    tests: &[(&str, TestFn)],
+) -> ExitCode {
     let filter = std::env::args().skip(1).find(|a| !a.starts_with('-'));
     let selected: Vec<_> = tests
         .iter()
@@ -127,7 +155,7 @@ pub fn run_suite(suite: &str, tests: &[(&str, TestFn)]) -> ExitCode {
         .expect("tokio runtime");
     let mut failures = Vec::new();
     if !selected.is_empty() {
-        let stack = Arc::new(spawn_stack(suite, &rt));
+        let stack = Arc::new(spawn_stack_with(suite, &rt, knobs, vars));
         for (name, test) in &selected {
             let t0 = Instant::now();
             let fut = test(stack.clone());

@@ -69,6 +69,19 @@ pub enum InputBlock {
 pub struct CacheControl {
     #[serde(rename = "type")]
     pub kind: String,
+    /// `5m` (the default when absent) or `1h`.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub ttl: Option<String>,
+}
+
+impl CacheControl {
+    /// `{"type":"ephemeral"}`: a 5-minute cache breakpoint.
+    pub fn ephemeral() -> CacheControl {
+        CacheControl {
+            kind: "ephemeral".into(),
+            ttl: None,
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -131,6 +144,18 @@ pub struct Usage {
     pub cache_creation_input_tokens: u32,
     #[serde(default)]
     pub cache_read_input_tokens: u32,
+    /// The cache writes by lifetime (the API sends it beside the total).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_creation: Option<CacheCreation>,
+}
+
+/// `usage.cache_creation`: cache-write tokens by lifetime.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CacheCreation {
+    #[serde(default)]
+    pub ephemeral_5m_input_tokens: u32,
+    #[serde(default)]
+    pub ephemeral_1h_input_tokens: u32,
 }
 
 impl Usage {
@@ -147,7 +172,19 @@ impl Usage {
                 "cache_read_input_tokens".into(),
                 self.cache_read_input_tokens.to_string(),
             ),
+            (
+                "cache_creation_1h_input_tokens".into(),
+                self.cache_write_1h().to_string(),
+            ),
         ]
+    }
+
+    /// Cache-write tokens with a one-hour lifetime (the rest of the writes are 5-minute).
+    pub fn cache_write_1h(&self) -> u32 {
+        self.cache_creation
+            .map(|c| c.ephemeral_1h_input_tokens)
+            .unwrap_or(0)
+            .min(self.cache_creation_input_tokens)
     }
 
     /// Back from metadata; `None` if any field is missing or not a number.
@@ -158,6 +195,14 @@ impl Usage {
             output_tokens: n("output_tokens")?,
             cache_creation_input_tokens: n("cache_creation_input_tokens")?,
             cache_read_input_tokens: n("cache_read_input_tokens")?,
+            cache_creation: n("cache_creation_1h_input_tokens")
+                .filter(|h| *h > 0)
+                .map(|h| CacheCreation {
+                    ephemeral_5m_input_tokens: n("cache_creation_input_tokens")
+                        .unwrap_or(0)
+                        .saturating_sub(h),
+                    ephemeral_1h_input_tokens: h,
+                }),
         })
     }
 }
@@ -264,6 +309,19 @@ pub struct MessageBatch {
     pub request_counts: RequestCounts,
     #[serde(default)]
     pub results_url: Option<String>,
+    /// RFC 3339.
+    #[serde(default)]
+    pub created_at: Option<String>,
+}
+
+/// `GET /v1/messages/batches`: a page of the account's batches, newest first.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BatchList {
+    pub data: Vec<MessageBatch>,
+    #[serde(default)]
+    pub has_more: bool,
+    #[serde(default)]
+    pub last_id: Option<String>,
 }
 
 impl MessageBatch {
@@ -354,6 +412,7 @@ mod tests {
             output_tokens: 2,
             cache_creation_input_tokens: 3,
             cache_read_input_tokens: 4,
+            cache_creation: None,
         };
         let m: std::collections::HashMap<String, String> = u.to_metadata().into_iter().collect();
         assert_eq!(Usage::from_metadata(|k| m.get(k).cloned()), Some(u));

@@ -109,6 +109,9 @@ pub struct FeedbackView {
     pub cache_write_tokens: u64,
     pub cache_read_tokens: u64,
     pub cost_micros: u64,
+    /// The model that answered is not in the price table: `cost_micros` is not its cost.
+    #[serde(default)]
+    pub cost_unknown: bool,
     pub error: Option<String>,
     pub created_at: i64,
     pub started_at: Option<i64>,
@@ -153,6 +156,9 @@ pub struct JobView {
     pub cache_write_tokens: u64,
     pub cache_read_tokens: u64,
     pub cost_micros: u64,
+    /// The model that answered is not in the price table: `cost_micros` is not its cost.
+    #[serde(default)]
+    pub cost_unknown: bool,
     pub error: Option<String>,
     pub anthropic_batch_id: Option<String>,
     pub created_at: i64,

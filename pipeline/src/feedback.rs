@@ -5,7 +5,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::anthropic::{Content, InputMessage, MessagesRequest, Role};
+use crate::anthropic::{CacheControl, Content, InputBlock, InputMessage, MessagesRequest, Role};
 use crate::error::{json_object, ApiError};
 use crate::status::Mode;
 
@@ -91,7 +91,12 @@ pub fn request(model: &str, text: &str) -> MessagesRequest {
     MessagesRequest {
         model: model.to_owned(),
         max_tokens: MAX_TOKENS,
-        system: Some(Content::Text(SYSTEM.into())),
+        // The fixed instructions carry a cache breakpoint: cached wherever the API caches a
+        // prefix this long (it is shorter than the minimum today, so it is simply not cached).
+        system: Some(Content::Blocks(vec![InputBlock::Text {
+            text: SYSTEM.into(),
+            cache_control: Some(CacheControl::ephemeral()),
+        }])),
         messages: vec![InputMessage {
             role: Role::User,
             content: Content::Text(format!("<feedback>\n{safe}\n</feedback>")),

@@ -8,6 +8,8 @@
 //! - [`identity`]: auth modes, user ids and roles, and the identity decision the Worker's one
 //!   extractor carries out.
 //! - [`jobs`]: job ids, elapsed time and list cursors.
+//! - [`batching`]: the bulk lane's accumulation, flushes, batch-result outcomes and recovery.
+//! - [`budget`]: the token budget (RPM / ITPM / OTPM buckets, reservations, reconciliation).
 //! - [`lanes`]: per-lane in-flight slots (leases) kept by the BUDGET Durable Object.
 //! - [`pricing`]: the price table and cost in micro-dollars.
 //! - [`prompt`]: prompt jobs' input and the Idempotency-Key rules.
@@ -22,6 +24,8 @@
 //! - [`feedback`]: the feedback flow's input, prompt and analysis (with JSON repair).
 
 pub mod anthropic;
+pub mod batching;
+pub mod budget;
 pub mod clock;
 pub mod dto;
 pub mod error;

@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
-use crate::anthropic::{Content, InputMessage, MessagesRequest, Role};
+use crate::anthropic::{CacheControl, Content, InputBlock, InputMessage, MessagesRequest, Role};
 use crate::error::{json_object, ApiError};
 use crate::pricing::{price_of, DEFAULT_MODEL};
 use crate::status::{Lane, Mode};
@@ -39,7 +39,14 @@ impl PromptInput {
         MessagesRequest {
             model: self.model.clone(),
             max_tokens: self.max_tokens,
-            system: self.system.clone().map(Content::Text),
+            // A job's system prompt is its fixed scaffolding: sent with a cache breakpoint, so
+            // jobs that share a long one (≥ the model's minimum) read it from the cache.
+            system: self.system.clone().map(|text| {
+                Content::Blocks(vec![InputBlock::Text {
+                    text,
+                    cache_control: Some(CacheControl::ephemeral()),
+                }])
+            }),
             messages: vec![InputMessage {
                 role: Role::User,
                 content: Content::Text(self.prompt.clone()),

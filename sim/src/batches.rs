@@ -215,7 +215,8 @@ pub async fn create(
     body: Result<Bytes, BytesRejection>,
 ) -> Response {
     let base = base_url(&headers);
-    endpoint(&sim, &headers, "batches.create", |inner, now| {
+    let delay_ms = sim.lock().knobs.create_batch_delay_ms;
+    let answer = endpoint(&sim, &headers, "batches.create", |inner, now| {
         let v = json_body(body, MAX_BATCH_BYTES)?;
         let list = match v.get("requests") {
             Some(Value::Array(a)) => a,
@@ -283,7 +284,11 @@ pub async fn create(
         let view = batch.view(&base);
         inner.batches.push(batch);
         Ok(ok(view))
-    })
+    });
+    if delay_ms > 0 {
+        tokio::time::sleep(std::time::Duration::from_millis(delay_ms)).await;
+    }
+    answer
 }
 
 /// `GET /v1/messages/batches/{id}`.

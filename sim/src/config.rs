@@ -45,6 +45,9 @@ pub struct Knobs {
     /// `retry-after` of injected 429 and 529 answers, in seconds; 0 sends none (as the real
     /// API's spend-limit 429 does).
     pub retry_after_s: u64,
+    /// Answer batch creates only after this long (the batch exists meanwhile): a client that
+    /// times out does not know its batch was created.
+    pub create_batch_delay_ms: u64,
 }
 
 impl Default for Knobs {
@@ -65,6 +68,7 @@ impl Default for Knobs {
             fence_rate: 0.1,
             commentary_rate: 0.1,
             retry_after_s: 1,
+            create_batch_delay_ms: 0,
         }
     }
 }

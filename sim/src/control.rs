@@ -44,6 +44,8 @@ pub struct Stats {
     pub batch: Billing,
     /// How many times each job was billed, by `x-job-id` header or batch `custom_id`.
     pub billed_by_job: BTreeMap<String, u64>,
+    /// What each job was billed in all, in micro-dollars.
+    pub cost_by_job: BTreeMap<String, u64>,
 }
 
 impl Stats {
@@ -63,6 +65,7 @@ impl Stats {
         .add(u, cost_micros);
         if let Some(job) = job.filter(|j| !j.is_empty()) {
             *self.billed_by_job.entry(job.to_owned()).or_default() += 1;
+            *self.cost_by_job.entry(job.to_owned()).or_default() += cost_micros;
         }
     }
 }
@@ -84,6 +87,7 @@ pub async fn stats(State(sim): State<Sim>) -> Json<Value> {
         "total_cost_micros": total,
         "total_cost_usd": total as f64 / 1e6,
         "billed_by_job": s.billed_by_job,
+        "cost_micros_by_job": s.cost_by_job,
         "jobs_billed_more_than_once": twice,
     }))
 }

@@ -12,7 +12,7 @@ use axum::extract::State;
 use axum::http::HeaderMap;
 use axum::response::{IntoResponse, Response};
 use axum::Json;
-use pipeline::anthropic::{header, ErrorType, Message, OutputBlock, Role, Usage};
+use pipeline::anthropic::{header, CacheCreation, ErrorType, Message, OutputBlock, Role, Usage};
 use serde_json::{json, Value};
 
 use crate::errors::{new_id, with_headers, SimError};
@@ -23,8 +23,6 @@ use crate::{now_ms, pricing, Inner, Sim};
 
 /// The Messages API accepts requests of up to 32 MB.
 pub const MAX_REQUEST_BYTES: usize = 32 * 1024 * 1024;
-/// A cached prefix lives 5 minutes after its last use.
-pub const CACHE_TTL_MS: i64 = 5 * 60 * 1000;
 /// The header the Worker sends with each job's calls (harmless to the real API).
 pub const JOB_HEADER: &str = "x-job-id";
 
@@ -37,6 +35,7 @@ pub fn plan(inner: &Inner, req: &Parsed, now: i64) -> (Answer, Usage) {
         output_tokens: answer.output_tokens,
         cache_creation_input_tokens: 0,
         cache_read_input_tokens: 0,
+        cache_creation: Some(CacheCreation::default()),
     };
     if let Some(prefix) = req.cache {
         usage.input_tokens -= prefix.tokens;
@@ -44,6 +43,17 @@ pub fn plan(inner: &Inner, req: &Parsed, now: i64) -> (Answer, Usage) {
             usage.cache_read_input_tokens = prefix.tokens;
         } else {
             usage.cache_creation_input_tokens = prefix.tokens;
+            usage.cache_creation = Some(if prefix.ttl_ms > request::CACHE_5M_MS {
+                CacheCreation {
+                    ephemeral_5m_input_tokens: 0,
+                    ephemeral_1h_input_tokens: prefix.tokens,
+                }
+            } else {
+                CacheCreation {
+                    ephemeral_5m_input_tokens: prefix.tokens,
+                    ephemeral_1h_input_tokens: 0,
+                }
+            });
         }
     }
     (answer, usage)
@@ -59,7 +69,9 @@ pub fn commit(
     job: Option<&str>,
 ) {
     if let Some(prefix) = req.cache {
-        inner.cache.insert(prefix.key, now + CACHE_TTL_MS);
+        // A hit refreshes the entry for its lifetime, as a write starts it.
+        let until = (now + prefix.ttl_ms).max(inner.cache.get(&prefix.key).copied().unwrap_or(0));
+        inner.cache.insert(prefix.key, until);
     }
     let cost = pricing::cost_micros(&req.model, usage, batch);
     inner.stats.bill(usage, cost, batch, job);
@@ -152,10 +164,10 @@ async fn handle(
         let (answer, usage) = plan(&inner, &req, now);
         // Cache reads do not count toward input tokens per minute, as with the real API.
         let counted_input = usage.input_tokens + usage.cache_creation_input_tokens;
-        if let Err(wait_ms) = inner
-            .limits
-            .try_take(counted_input, usage.output_tokens, now)
-        {
+        // Output tokens are estimated from max_tokens when the request starts and adjusted to
+        // what was generated when it ends, as with the real API.
+        let reserved_output = req.max_tokens.max(usage.output_tokens);
+        if let Err(wait_ms) = inner.limits.try_take(counted_input, reserved_output, now) {
             let mut e = SimError::injected(429, (wait_ms as u64).div_ceil(1000).max(1));
             e.headers.extend(inner.limits.headers(now));
             return Err(e);
@@ -172,6 +184,8 @@ async fn handle(
     if latency_ms > 0 {
         tokio::time::sleep(Duration::from_millis(latency_ms)).await;
     }
+    let unused = req.max_tokens.saturating_sub(message.usage.output_tokens);
+    sim.lock().limits.refund_output(unused, now_ms());
     Ok(with_headers(Json(message).into_response(), rl_headers))
 }
 

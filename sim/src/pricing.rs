@@ -1,6 +1,7 @@
 //! The simulator's own price table, written independently of `pipeline`'s so that each can check
-//! the other. Dollars per million tokens. Cache writes (5-minute TTL) cost 1.25× input, cache
-//! reads a model-specific fraction of input (0.1× for most), and batches half of everything.
+//! the other. Dollars per million tokens. Cache writes cost 1.25× input (5-minute TTL) or 2×
+//! (1-hour TTL), cache reads a model-specific fraction of input (0.1× for most), and batches
+//! half of everything.
 //!
 //! Sources: the official pricing page for the 3.x and 4.x families; the 5.x rows (model ids from
 //! the official Python SDK 2.14) come from secondary sources that quote the official page and
@@ -60,25 +61,37 @@ pub fn known_model(model: &str) -> bool {
     price(model).is_some()
 }
 
-/// Cost in micro-dollars of one answer (rounded to the nearest micro-dollar).
+/// Cost in micro-dollars of one answer, rounded half up to the micro-dollar. Computed in
+/// pico-dollars per token (a $/MTok price is 10^6 pico-dollars per token), so nothing is lost
+/// to floating point: 5-minute cache writes 1.25×, 1-hour writes 2×, reads the model's factor,
+/// batches half of the sum.
 pub fn cost_micros(model: &str, u: &Usage, batch: bool) -> u64 {
     let Some(p) = price(model) else {
         return 0;
     };
     let prompt = u.input_tokens + u.cache_creation_input_tokens + u.cache_read_input_tokens;
-    let tier = if p.prefix == "claude-haiku-5-5" && prompt > HAIKU_5_5_LONG_PROMPT {
-        5.0
+    let tier: u128 = if p.prefix == "claude-haiku-5-5" && prompt > HAIKU_5_5_LONG_PROMPT {
+        5
     } else {
-        1.0
+        1
     };
-    let (input, output) = (p.input * tier, p.output * tier);
-    // $/MTok is exactly µ$/token.
-    let micros = u.input_tokens as f64 * input
-        + u.cache_creation_input_tokens as f64 * input * 1.25
-        + u.cache_read_input_tokens as f64 * input * p.cache_read
-        + u.output_tokens as f64 * output;
-    let micros = if batch { micros / 2.0 } else { micros };
-    micros.round() as u64
+    let pico = |dollars_per_mtok: f64| (dollars_per_mtok * 1e6).round() as u128 * tier;
+    let (input, output) = (pico(p.input), pico(p.output));
+    let read = pico(p.input * p.cache_read);
+    let hour = u
+        .cache_creation
+        .map(|c| c.ephemeral_1h_input_tokens)
+        .unwrap_or(0)
+        .min(u.cache_creation_input_tokens) as u128;
+    let five = u.cache_creation_input_tokens as u128 - hour;
+    // Quarter pico-dollars, so the 1.25× of 5-minute writes stays whole.
+    let quarters = 4 * u.input_tokens as u128 * input
+        + 5 * five * input
+        + 8 * hour * input
+        + 4 * u.cache_read_input_tokens as u128 * read
+        + 4 * u.output_tokens as u128 * output;
+    let per_micro: u128 = 4 * 1_000_000 * if batch { 2 } else { 1 };
+    ((quarters + per_micro / 2) / per_micro) as u64
 }
 
 #[cfg(test)]
@@ -91,6 +104,7 @@ mod tests {
             output_tokens: o,
             cache_creation_input_tokens: cw,
             cache_read_input_tokens: cr,
+            cache_creation: None,
         }
     }
 
@@ -174,6 +188,21 @@ mod tests {
         assert_eq!(
             cost_micros("claude-haiku-5-5", &usage(100_001, 0, 0, 0), false),
             50_001
+        );
+    }
+
+    #[test]
+    fn one_hour_cache_writes_cost_twice_the_input_and_stack_with_the_batch_discount() {
+        let mut u = usage(0, 0, 1_000, 0);
+        u.cache_creation = Some(pipeline::anthropic::CacheCreation {
+            ephemeral_5m_input_tokens: 0,
+            ephemeral_1h_input_tokens: 1_000,
+        });
+        assert_eq!(cost_micros("claude-sonnet-4-6", &u, false), 6_000);
+        assert_eq!(cost_micros("claude-sonnet-4-6", &u, true), 3_000);
+        assert_eq!(
+            cost_micros("claude-sonnet-4-6", &usage(0, 0, 1_000, 0), false),
+            3_750
         );
     }
 

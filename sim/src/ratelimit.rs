@@ -89,6 +89,13 @@ impl Limits {
         Ok(())
     }
 
+    /// Gives back output tokens reserved from `max_tokens` but not generated.
+    pub fn refund_output(&mut self, n: u32, now_ms: i64) {
+        let b = &mut self.output_tokens;
+        b.refill(now_ms);
+        b.level = (b.level + n as f64).min(b.capacity);
+    }
+
     /// `anthropic-ratelimit-{requests,input-tokens,output-tokens}-{limit,remaining,reset}`.
     pub fn headers(&mut self, now_ms: i64) -> Vec<(String, String)> {
         let mut out = Vec::with_capacity(9);

@@ -15,8 +15,23 @@ use crate::pricing;
 pub const TOKENS_PER_PAGE: u32 = 1_500;
 /// The API reads at most 100 pages per request.
 pub const MAX_PDF_PAGES: u32 = 100;
-/// Shortest prefix that is cached; shorter `cache_control` prefixes are silently not cached.
+/// Shortest prefix that is cached (Sonnet and Opus); shorter `cache_control` prefixes are
+/// silently not cached.
 pub const MIN_CACHEABLE_TOKENS: u32 = 1_024;
+/// Haiku models cache only from twice that.
+pub const MIN_CACHEABLE_TOKENS_HAIKU: u32 = 2_048;
+/// Lifetimes of a cache entry: `5m` (the default) and `1h`.
+pub const CACHE_5M_MS: i64 = 5 * 60 * 1000;
+pub const CACHE_1H_MS: i64 = 60 * 60 * 1000;
+
+/// The shortest cacheable prefix for `model`.
+pub fn min_cacheable(model: &str) -> u32 {
+    if model.contains("haiku") {
+        MIN_CACHEABLE_TOKENS_HAIKU
+    } else {
+        MIN_CACHEABLE_TOKENS
+    }
+}
 
 /// A request that passed validation.
 #[derive(Debug, Clone, PartialEq)]
@@ -40,13 +55,16 @@ pub struct Parsed {
 pub struct CachePrefix {
     pub key: u64,
     pub tokens: u32,
+    /// The lifetime the breakpoint asked for (`ttl`), in ms.
+    pub ttl_ms: i64,
 }
 
 /// One content block in prompt order, for token and cache accounting.
 struct Segment {
     tokens: u32,
     fingerprint: u64,
-    breakpoint: bool,
+    /// A `cache_control` breakpoint here, with its lifetime in ms.
+    breakpoint: Option<i64>,
 }
 
 /// Validates a `/v1/messages` (`max_tokens` required) or `/v1/messages/count_tokens` body.
@@ -139,7 +157,7 @@ pub fn parse(v: &Value, require_max_tokens: bool) -> Result<Parsed, SimError> {
         segments.push(Segment {
             tokens: 3,
             fingerprint: i as u64,
-            breakpoint: false,
+            breakpoint: None,
         });
         turns.push((role, text));
     }
@@ -152,7 +170,7 @@ pub fn parse(v: &Value, require_max_tokens: bool) -> Result<Parsed, SimError> {
     let input_tokens = segments.iter().map(|s| s.tokens).sum();
     let cache = segments
         .iter()
-        .rposition(|s| s.breakpoint)
+        .rposition(|s| s.breakpoint.is_some())
         .and_then(|last| {
             let prefix = &segments[..=last];
             let tokens: u32 = prefix.iter().map(|s| s.tokens).sum();
@@ -160,7 +178,12 @@ pub fn parse(v: &Value, require_max_tokens: bool) -> Result<Parsed, SimError> {
             for s in prefix {
                 key = mix(key, s.fingerprint);
             }
-            (tokens >= MIN_CACHEABLE_TOKENS).then_some(CachePrefix { key, tokens })
+            let ttl_ms = segments[last].breakpoint.unwrap_or(CACHE_5M_MS);
+            (tokens >= min_cacheable(&model)).then_some(CachePrefix {
+                key,
+                tokens,
+                ttl_ms,
+            })
         });
     let all_text: String = std::iter::once(system.as_str())
         .chain(turns.iter().map(|(_, t)| t.as_str()))
@@ -196,7 +219,7 @@ fn content(
             segments.push(Segment {
                 tokens: tokens::estimate(s),
                 fingerprint: fnv(s.as_bytes()),
-                breakpoint: false,
+                breakpoint: None,
             });
             Ok(s.clone())
         }
@@ -208,8 +231,18 @@ fn content(
             for (j, b) in blocks.iter().enumerate() {
                 let here = format!("{at}.{j}");
                 let breakpoint = match b.get("cache_control") {
-                    None | Some(Value::Null) => false,
-                    Some(cc) if cc.get("type").and_then(Value::as_str) == Some("ephemeral") => true,
+                    None | Some(Value::Null) => None,
+                    Some(cc) if cc.get("type").and_then(Value::as_str) == Some("ephemeral") => {
+                        match cc.get("ttl").and_then(Value::as_str) {
+                            None | Some("5m") => Some(CACHE_5M_MS),
+                            Some("1h") => Some(CACHE_1H_MS),
+                            Some(_) => {
+                                return Err(SimError::invalid(format!(
+                                    "{here}.cache_control.ttl: Input should be '5m' or '1h'"
+                                )))
+                            }
+                        }
+                    }
                     Some(_) => {
                         return Err(SimError::invalid(format!(
                             "{here}.cache_control.type: Input should be 'ephemeral'"

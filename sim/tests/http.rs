@@ -225,6 +225,65 @@ async fn cache_reads_do_not_count_toward_input_tokens_per_minute() {
 }
 
 #[tokio::test]
+async fn output_tokens_per_minute_are_reserved_from_max_tokens_and_refunded_after() {
+    let api = Api::start(sim::Knobs {
+        otpm: 1_000,
+        ..sim::Knobs::default()
+    })
+    .await;
+    let big = |t: &str| json!({"model": "claude-sonnet-4-5", "max_tokens": 800,
+        "messages": [{"role": "user", "content": t}]});
+    let first = api.message(big("a")).await;
+    assert_eq!(first.0, 200, "{}", first.2);
+    let generated = first.2["usage"]["output_tokens"].as_u64().unwrap();
+    assert!(generated < 800);
+    // While it ran, 800 were held: the header says so.
+    let during: u64 = first.1["anthropic-ratelimit-output-tokens-remaining"]
+        .to_str()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(during <= 200, "{during}");
+    // After it, only what was generated is gone, so a second 800 fits at once.
+    assert_eq!(api.message(big("b")).await.0, 200);
+    // But a max_tokens larger than what is left is refused, however short the answer.
+    let huge = json!({"model": "claude-sonnet-4-5", "max_tokens": 1_000,
+        "messages": [{"role": "user", "content": "c"}]});
+    assert_api_error(&api.message(huge).await, 429, "rate_limit_error");
+}
+
+#[tokio::test]
+async fn haiku_caches_only_prefixes_of_2048_tokens_or_more() {
+    let api = Api::start(sim::Knobs::default()).await;
+    let mid = "The policy text. ".repeat(250); // about 1,200 tokens
+    let ask_with = |model: &str| {
+        let mut v = cached_system(&mid, "q");
+        v["model"] = json!(model);
+        v
+    };
+    let sonnet = api.message(ask_with("claude-sonnet-4-5")).await.2;
+    assert!(sonnet["usage"]["cache_creation_input_tokens"].as_u64().unwrap() >= 1024);
+    let haiku = api.message(ask_with("claude-haiku-4-5")).await.2;
+    assert_eq!(haiku["usage"]["cache_creation_input_tokens"], 0, "{haiku}");
+}
+
+#[tokio::test]
+async fn a_one_hour_breakpoint_is_reported_and_billed_as_a_one_hour_write() {
+    let api = Api::start(sim::Knobs::default()).await;
+    let long = "The policy text. ".repeat(400);
+    let mut body = cached_system(&long, "q1");
+    body["system"][0]["cache_control"]["ttl"] = json!("1h");
+    let a = api.message(body.clone()).await;
+    assert_eq!(a.0, 200, "{}", a.2);
+    let usage = &a.2["usage"];
+    let written = usage["cache_creation_input_tokens"].as_u64().unwrap();
+    assert_eq!(usage["cache_creation"]["ephemeral_1h_input_tokens"], written);
+    assert_eq!(usage["cache_creation"]["ephemeral_5m_input_tokens"], 0);
+    body["system"][0]["cache_control"]["ttl"] = json!("2h");
+    assert_api_error(&api.message(body).await, 400, "invalid_request_error");
+}
+
+#[tokio::test]
 async fn a_pdf_document_is_summarized_with_its_page_count() {
     let api = Api::start(sim::Knobs::default()).await;
     let data =
@@ -617,6 +676,33 @@ async fn batches_are_listed_newest_first_in_pages() {
         .await
         .2;
     assert_eq!(back["data"].as_array().unwrap().len(), 2);
+}
+
+#[tokio::test]
+async fn a_slow_create_answer_still_creates_the_batch() {
+    let api = Api::start(sim::Knobs {
+        create_batch_delay_ms: 2_000,
+        ..fast_batches()
+    })
+    .await;
+    let body = json!({"requests": [{"custom_id": "a", "params": ask("x")}]});
+    let started = Instant::now();
+    let http = reqwest::Client::builder()
+        .timeout(Duration::from_millis(300))
+        .build()
+        .unwrap();
+    let gave_up = http
+        .post(format!("{}/v1/messages/batches", api.base))
+        .header("x-api-key", "sk-test")
+        .header("anthropic-version", "2023-06-01")
+        .json(&body)
+        .send()
+        .await;
+    assert!(gave_up.is_err(), "the client timed out");
+    assert!(started.elapsed() < Duration::from_millis(1_500));
+    // The batch exists although its creator never heard so.
+    let list = api.get("/v1/messages/batches").await.2;
+    assert_eq!(list["data"].as_array().unwrap().len(), 1, "{list}");
 }
 
 #[tokio::test]

@@ -6,7 +6,10 @@ use std::time::Duration;
 
 use futures_util::future::{select, Either};
 use futures_util::pin_mut;
-use pipeline::anthropic::{header, CreateBatch, ErrorResponse, Message, MessageBatch, API_VERSION};
+use pipeline::anthropic::{
+    header, BatchList, CreateBatch, ErrorResponse, Message, MessageBatch, API_VERSION,
+};
+use pipeline::budget::{reported, Reported};
 use pipeline::retry::CallOutcome;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
@@ -30,6 +33,14 @@ struct Raw {
     status: u16,
     text: String,
     retry_after_s: Option<u32>,
+    /// The `anthropic-ratelimit-*` headers, for the token budget.
+    reported: Vec<Reported>,
+}
+
+/// A Messages answer and what the provider said about its rate limits (also on errors).
+pub struct Answered {
+    pub result: Result<Message, CallOutcome>,
+    pub reported: Vec<Reported>,
 }
 
 impl Anthropic {
@@ -41,14 +52,49 @@ impl Anthropic {
         }
     }
 
-    /// `POST /v1/messages` for one job.
-    pub async fn messages<B: Serialize>(
-        &self,
-        body: &B,
-        job_id: &str,
-    ) -> Result<Message, CallOutcome> {
-        self.call(Method::Post, "/v1/messages", Some(body), Some(job_id))
-            .await
+    /// `POST /v1/messages` for one job, with the rate-limit headers of the answer.
+    pub async fn messages<B: Serialize>(&self, body: &B, job_id: &str) -> Answered {
+        let url = format!("{}/v1/messages", self.base_url);
+        match self.send(Method::Post, &url, Some(body), Some(job_id)).await {
+            Ok(raw) => {
+                let reported = raw.reported.clone();
+                Answered {
+                    result: decode(raw, "/v1/messages"),
+                    reported,
+                }
+            }
+            Err(e) => Answered {
+                result: Err(e),
+                reported: Vec::new(),
+            },
+        }
+    }
+
+    /// `POST /v1/messages/count_tokens`: the input tokens of a request (documents included).
+    pub async fn count_tokens<B: Serialize>(&self, body: &B) -> Result<u64, CallOutcome> {
+        #[derive(serde::Deserialize)]
+        struct Count {
+            input_tokens: u64,
+        }
+        let c: Count = self
+            .call(Method::Post, "/v1/messages/count_tokens", Some(body), None)
+            .await?;
+        Ok(c.input_tokens)
+    }
+
+    /// `GET /v1/messages/batches`: a page of the account's batches, newest first.
+    pub async fn list_batches(&self, after_id: Option<&str>) -> Result<BatchList, CallOutcome> {
+        let path = match after_id {
+            Some(a) => format!("/v1/messages/batches?limit=100&after_id={a}"),
+            None => "/v1/messages/batches?limit=100".to_owned(),
+        };
+        self.call::<(), _>(Method::Get, &path, None, None).await
+    }
+
+    /// `POST /v1/messages/batches/{id}/cancel`.
+    pub async fn cancel_batch(&self, id: &str) -> Result<MessageBatch, CallOutcome> {
+        let path = format!("/v1/messages/batches/{id}/cancel");
+        self.call::<(), _>(Method::Post, &path, None, None).await
     }
 
     /// `POST /v1/messages/batches`.
@@ -81,12 +127,7 @@ impl Anthropic {
         job_id: Option<&str>,
     ) -> Result<T, CallOutcome> {
         let url = format!("{}{path}", self.base_url);
-        let raw = self.send(method, &url, body, job_id).await?;
-        if !(200..300).contains(&raw.status) {
-            return Err(http_error(&raw));
-        }
-        serde_json::from_str(&raw.text)
-            .map_err(|e| CallOutcome::Network(format!("unreadable answer from {path}: {e}")))
+        decode(self.send(method, &url, body, job_id).await?, path)
     }
 
     /// Sends one request and reads the whole answer, racing our timeout: when it fires, the
@@ -128,11 +169,14 @@ impl Anthropic {
                 .flatten()
                 .and_then(|v| v.trim().parse::<f64>().ok())
                 .map(|s| s.ceil().max(0.0) as u32);
+            let headers = resp.headers();
+            let reported = reported(|name| headers.get(name).ok().flatten());
             let text = resp.text().await?;
             Ok::<_, worker::Error>(Raw {
                 status,
                 text,
                 retry_after_s,
+                reported,
             })
         };
         let timer = Delay::from(self.timeout);
@@ -147,6 +191,15 @@ impl Anthropic {
             }
         }
     }
+}
+
+/// A 2xx answer's body as `T`; anything else as an outcome.
+fn decode<T: DeserializeOwned>(raw: Raw, path: &str) -> Result<T, CallOutcome> {
+    if !(200..300).contains(&raw.status) {
+        return Err(http_error(&raw));
+    }
+    serde_json::from_str(&raw.text)
+        .map_err(|e| CallOutcome::Network(format!("unreadable answer from {path}: {e}")))
 }
 
 /// An error answer as an outcome, with the API's own message when it sent one.

@@ -3,6 +3,7 @@
 //! affected row in one `db.batch()`. Guarded updates make it safe to run twice or concurrently.
 
 use pipeline::anthropic::{parse_results, BatchResult};
+use pipeline::batching::{self, Outcome};
 use pipeline::pricing::Tier;
 use pipeline::retry::describe;
 use serde::Serialize;
@@ -10,7 +11,7 @@ use worker::Env;
 
 use crate::anthropic::Anthropic;
 use crate::config::{now_ms, Config, DB};
-use crate::jobs::{fail_stmt, in_batch, open_batches};
+use crate::jobs::{batch_end_stmt, fail_stmt, in_batch, open_batches, resubmit_stmt};
 use crate::results::{settle, store_raw};
 
 /// What one poll did.
@@ -20,6 +21,10 @@ pub struct PollReport {
     pub batches_ended: u32,
     pub jobs_completed: u32,
     pub jobs_failed: u32,
+    /// Transient errors and expiries, back in the accumulation for a later batch.
+    pub jobs_resubmitted: u32,
+    pub jobs_dead_lettered: u32,
+    pub jobs_canceled: u32,
     pub errors: Vec<String>,
 }
 
@@ -61,6 +66,7 @@ pub async fn poll(env: &Env, config: &Config) -> worker::Result<PollReport> {
             |id: &str, reason: &str| fail_stmt(&db, id, reason, None, None, now, Some(&batch_id));
         let mut statements = Vec::with_capacity(rows.len());
         let mut seen = std::collections::HashSet::new();
+        let mut dead = Vec::new();
         for line in parse_results(&jsonl) {
             let line = match line {
                 Ok(l) => l,
@@ -85,22 +91,47 @@ pub async fn poll(env: &Env, config: &Config) -> worker::Result<PollReport> {
                     }
                 }
                 other => {
-                    let reason = match other {
-                        BatchResult::Errored { error } => format!(
-                            "the batch request errored: {} ({})",
-                            error.error.message,
-                            serde_json::to_value(error.error.kind)
-                                .ok()
-                                .and_then(|v| v.as_str().map(String::from))
-                                .unwrap_or_default()
-                        ),
-                        BatchResult::Expired => {
-                            "the batch request expired before it was processed".into()
+                    let tries = row.batch_tries.max(0) as u32;
+                    let outcome = match other {
+                        BatchResult::Errored { error } => {
+                            batching::errored(error.error.kind, &error.error.message, tries)
                         }
-                        _ => "the batch request was canceled".into(),
+                        BatchResult::Expired => batching::expired(tries),
+                        _ => Outcome::Canceled,
                     };
-                    statements.push(fail(&row.id, &reason)?);
-                    report.jobs_failed += 1;
+                    match outcome {
+                        Outcome::Fail(reason) => {
+                            statements.push(fail(&row.id, &reason)?);
+                            report.jobs_failed += 1;
+                        }
+                        Outcome::Resubmit(reason) => {
+                            statements.push(resubmit_stmt(&db, &row.id, &batch_id, &reason, now)?);
+                            report.jobs_resubmitted += 1;
+                        }
+                        Outcome::DeadLetter(reason) => {
+                            statements.push(batch_end_stmt(
+                                &db,
+                                &row.id,
+                                &batch_id,
+                                "dead_lettered",
+                                &reason,
+                                now,
+                            )?);
+                            dead.push(row.id.clone());
+                            report.jobs_dead_lettered += 1;
+                        }
+                        Outcome::Canceled => {
+                            statements.push(batch_end_stmt(
+                                &db,
+                                &row.id,
+                                &batch_id,
+                                "canceled",
+                                "the batch was canceled before this request ran",
+                                now,
+                            )?);
+                            report.jobs_canceled += 1;
+                        }
+                    }
                 }
             }
         }
@@ -111,6 +142,9 @@ pub async fn poll(env: &Env, config: &Config) -> worker::Result<PollReport> {
         }
         if !statements.is_empty() {
             db.batch(statements).await?;
+        }
+        for id in dead {
+            crate::consumer::announce_dead_letter(&db, config, &id).await;
         }
     }
     Ok(report)

@@ -3,25 +3,29 @@
 //! batch. The decisions come from `pipeline::retry`; this module carries them out.
 
 use futures_util::stream::{self, StreamExt};
-use pipeline::anthropic::{BatchRequest, CreateBatch};
+use pipeline::budget::{Need, Reserve, Settle};
 use pipeline::dto::QueueMessage;
 use pipeline::pricing::Tier;
 use pipeline::retry::{decide, describe, is_overload, model_for, CallOutcome, Decision};
 use pipeline::status::{Lane, Mode, Status};
 use serde_json::Value;
-use worker::{D1Database, Env, Message, MessageBatch, MessageExt, QueueRetryOptionsBuilder};
+use worker::{
+    D1Database, Delay, Env, Message, MessageBatch, MessageExt, QueueRetryOptionsBuilder,
+};
 
 use crate::anthropic::Anthropic;
 use crate::config::{now_ms, Config, DB};
-use crate::jobs::{
-    self, claim_running, fail_stmt, load_many, record_attempt, requeue, submitted_stmt, Attempt,
-    JobRow,
-};
+use crate::jobs::{self, claim_running, fail_stmt, load_many, record_attempt, requeue, Attempt, JobRow};
 use crate::results::{request_of, settle, store_raw, stored_answer};
-use crate::{db, lanes, queues};
+use crate::{db, flush, lanes, queues};
 
 /// Synchronous calls in flight at once within one queue batch.
 const SYNC_CONCURRENCY: usize = 5;
+/// A reservation that fits within this long is waited for in place (cheaper and closer to the
+/// limit than a re-sent message, whose delay has whole-second granularity)…
+const SHORT_WAIT_MS: u64 = 5_000;
+/// …up to this much waiting per job in one delivery; beyond, the job is deferred.
+const MAX_INLINE_WAIT_MS: u64 = 30_000;
 
 /// Which consumer a batch belongs to, from its queue name (`…-high`, `…-bulk`, `…-dlq`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -171,7 +175,17 @@ async fn run_jobs(
         })
         .await;
     if !batch.is_empty() {
-        submit_batch(env, config, db, &api, batch).await;
+        // Batch-mode jobs wait in D1 for a flush (by size here, by age in the cron as well).
+        for (msg, row) in batch {
+            match flush::accumulate(db, &row.id, now_ms()).await {
+                Ok(()) => msg.ack(),
+                Err(e) => {
+                    worker::console_error!("job {}: cannot join the accumulation: {e}", row.id);
+                    retry_after(&msg, config.timing.backoff_s(1, None));
+                }
+            }
+        }
+        flush::flush_due(env, config, db, false).await;
     }
 }
 
@@ -194,21 +208,74 @@ async fn run_sync(
 ) {
     let id = row.id.clone();
     let lane = row.lane();
-    // A slot of the lane first: the lanes' concurrency holds even where the runtime ignores
-    // max_concurrency. No slot → defer without spending a retry.
-    let ttl_ms = config.timing.call_timeout_ms as i64 + 30_000;
-    match lanes::acquire(env, lane, &id, ttl_ms).await {
-        Ok(grant) if grant.granted => {}
-        Ok(grant) => {
-            defer(env, config, &msg, lane, &id, grant.retry_after_ms).await;
+    let mut request = match request_of(env, &row).await {
+        Ok(r) => r,
+        Err(e) => {
+            worker::console_error!("job {id}: cannot build its request ({e}); retrying");
+            retry_after(&msg, config.timing.backoff_s(1, None));
             return;
         }
-        Err(e) => {
-            worker::console_error!("job {id}: no answer from the lane budget ({e}); deferring");
-            defer(env, config, &msg, lane, &id, 1_000).await;
-            return;
+    };
+    // Two overload answers in a row move the job down the fallback chain.
+    let model = model_for(
+        &request.model,
+        row.overloads.max(0) as u32,
+        &config.model_chain,
+    )
+    .to_owned();
+    request.model = model.clone();
+    // A reservation first: tokens per minute and a slot of the lane. No room → wait a little
+    // in place, or defer without spending a retry.
+    let input = match pipeline::tokens::estimate_request(&request) {
+        Some(n) => n,
+        None => match api.count_tokens(&request).await {
+            Ok(n) => n,
+            Err(e) => {
+                worker::console_error!("job {id}: count_tokens failed ({}); deferring", describe(&e));
+                defer(env, config, &msg, lane, &id, 5_000).await;
+                return;
+            }
+        },
+    };
+    let reservation = Reserve {
+        job_id: id.clone(),
+        lane,
+        model: model.clone(),
+        need: Need {
+            input,
+            output: request.max_tokens as u64,
+        },
+        ttl_ms: config.timing.call_timeout_ms as i64 + 30_000,
+    };
+    let mut waited = 0;
+    loop {
+        match lanes::reserve(env, &reservation).await {
+            Ok(grant) if grant.granted => break,
+            Ok(grant)
+                if grant.retry_after_ms <= SHORT_WAIT_MS
+                    && waited + grant.retry_after_ms <= MAX_INLINE_WAIT_MS =>
+            {
+                waited += grant.retry_after_ms;
+                Delay::from(std::time::Duration::from_millis(grant.retry_after_ms)).await;
+            }
+            Ok(grant) => {
+                defer(env, config, &msg, lane, &id, grant.retry_after_ms).await;
+                return;
+            }
+            Err(e) => {
+                worker::console_error!("job {id}: no answer from the budget ({e}); deferring");
+                defer(env, config, &msg, lane, &id, 1_000).await;
+                return;
+            }
         }
     }
+    let mut settlement = Settle {
+        job_id: id.clone(),
+        model: Some(model.clone()),
+        used: None,
+        reported: Vec::new(),
+        rate_limited_for_s: None,
+    };
     let result: worker::Result<()> = async {
         if !claim_running(db, &id, now_ms()).await? {
             msg.ack();
@@ -222,19 +289,13 @@ async fn run_sync(
             msg.ack();
             return Ok(());
         }
-        let mut request = request_of(env, &row).await?;
-        // Two overload answers in a row move the job down the fallback chain.
-        let model = model_for(
-            &request.model,
-            row.overloads.max(0) as u32,
-            &config.model_chain,
-        );
-        let model = model.to_owned();
-        request.model = model.clone();
         let started_at = now_ms();
-        let outcome = api.messages(&request, &id).await;
-        let (label, error) = match &outcome {
+        let answered = api.messages(&request, &id).await;
+        settlement.reported = answered.reported;
+        let (label, error) = match &answered.result {
             Ok(message) => {
+                settlement.used = Some(Need::used(&message.usage));
+                settlement.model = Some(message.model.clone());
                 store_raw(env, &id, message).await?;
                 let (stmt, completed) = settle(db, &row, message, Tier::Standard, now_ms(), None)?;
                 stmt.run().await?;
@@ -245,10 +306,20 @@ async fn run_sync(
                     ("failed", Some("the answer could not be read".to_string()))
                 }
             }
-            Err(failure) => (
-                apply(db, &msg, &id, failure, attempt, config).await?,
-                Some(describe(failure)),
-            ),
+            Err(failure) => {
+                if let CallOutcome::Http {
+                    status: 429,
+                    retry_after_s: Some(s),
+                    ..
+                } = failure
+                {
+                    settlement.rate_limited_for_s = Some(*s);
+                }
+                (
+                    apply(db, &msg, &id, failure, attempt, config).await?,
+                    Some(describe(failure)),
+                )
+            }
         };
         let record = Attempt {
             job_id: &id,
@@ -266,7 +337,7 @@ async fn run_sync(
         Ok(())
     }
     .await;
-    lanes::release(env, &id).await;
+    lanes::settle(env, &settlement).await;
     if let Err(e) = result {
         // Storage failed around the call: retry; the guarded writes make the rerun safe.
         worker::console_error!("job {id}: {e}; retrying");
@@ -339,75 +410,16 @@ async fn apply(
     Ok(label)
 }
 
-/// One Message Batch for every batch-mode job of this queue batch; all rows are marked
-/// `submitted` with its id in a single `db.batch()`.
-async fn submit_batch(
-    env: &Env,
-    config: &Config,
-    db: &D1Database,
-    api: &Anthropic,
-    items: Vec<(Message<Value>, JobRow)>,
-) {
-    let mut requests = Vec::with_capacity(items.len());
-    let mut ready = Vec::with_capacity(items.len());
-    for (msg, row) in items {
-        match request_of(env, &row).await {
-            Ok(params) => {
-                requests.push(BatchRequest {
-                    custom_id: row.id.clone(),
-                    params,
-                });
-                ready.push((msg, row));
-            }
-            Err(e) => {
-                worker::console_error!("job {}: cannot build its request: {e}; retrying", row.id);
-                retry_after(&msg, config.timing.backoff_s(1, None));
-            }
-        }
-    }
-    if ready.is_empty() {
-        return;
-    }
-    let items = ready;
-    let attempt = items
-        .iter()
-        .map(|(_, r)| r.attempts + 1)
-        .max()
-        .unwrap_or(1)
-        .max(1) as u32;
-    match api.create_batch(&CreateBatch { requests }).await {
-        Ok(created) => {
-            let now = now_ms();
-            let statements: worker::Result<Vec<_>> = items
-                .iter()
-                .map(|(_, row)| submitted_stmt(db, &row.id, &created.id, now))
-                .collect();
-            match async { db.batch(statements?).await }.await {
-                Ok(_) => items.iter().for_each(|(msg, _)| msg.ack()),
-                Err(e) => {
-                    // The batch exists but the rows do not say so: the poller cannot settle
-                    // them, and a retry would pay twice. Log loudly; the reconciler handles it.
-                    worker::console_error!("batch {} created but rows not marked: {e}", created.id);
-                    items.iter().for_each(|(msg, _)| msg.ack());
-                }
-            }
-        }
-        Err(failure) => {
-            for (msg, row) in &items {
-                if let Err(e) = apply(db, msg, &row.id, &failure, attempt, config).await {
-                    worker::console_error!("job {}: {e}; retrying", row.id);
-                    retry_after(msg, config.timing.backoff_s(1, None));
-                }
-            }
-        }
-    }
-}
-
 /// Marks a dead-lettered job and announces it; never calls Claude, never fails.
 async fn dead_letter(db: &D1Database, config: &Config, id: &str) {
     if let Err(e) = jobs::dead_letter(db, id, now_ms()).await {
         worker::console_error!("dead-lettering {id} failed: {e}");
     }
+    announce_dead_letter(db, config, id).await;
+}
+
+/// Calls the webhook about a dead-lettered job (best effort).
+pub async fn announce_dead_letter(db: &D1Database, config: &Config, id: &str) {
     let Some(url) = config.notify_webhook_url.as_deref() else {
         return;
     };

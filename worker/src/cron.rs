@@ -1,6 +1,6 @@
 //! The scheduled handler. It runs every minute in production (and is triggered by the dev tooling
-//! and the tests locally); for now it records its heartbeat, later it polls batches, reconciles
-//! stuck rows, writes metrics and flushes bulk accumulations.
+//! and the tests locally): heartbeat, flush due bulk accumulations, resolve flushes of unknown
+//! outcome, poll open batches, reconcile stuck rows.
 
 use worker::{Env, ScheduledEvent};
 
@@ -20,6 +20,12 @@ pub async fn run(event: &ScheduledEvent, env: &Env) {
             return;
         }
     };
+    if let Ok(db) = env.d1(DB) {
+        crate::flush::flush_due(env, &config, &db, false).await;
+        if let Err(e) = crate::flush::recover(&config, &db).await {
+            worker::console_error!("flush recovery failed: {e}");
+        }
+    }
     match crate::batches::poll(env, &config).await {
         Ok(report) if !report.errors.is_empty() => {
             worker::console_error!("batch poll: {:?}", report.errors)

@@ -39,12 +39,17 @@ pub struct JobRow {
     pub prompt_key: Option<String>,
     pub overloads: i64,
     pub user_id: String,
+    #[serde(default)]
+    pub cost_unknown: i64,
+    #[serde(default)]
+    pub batch_tries: i64,
 }
 
-const COLUMNS: &str =
+pub const COLUMNS: &str =
     "id, user_id, kind, status, lane, mode, model, source, input_text, raw_text, \
     analysis, anthropic_batch_id, attempts, input_tokens, output_tokens, cache_write_tokens, \
-    cache_read_tokens, cost_micros, error, created_at, started_at, completed_at, expires_at, prompt_key, overloads, user_id";
+    cache_read_tokens, cost_micros, error, created_at, started_at, completed_at, expires_at, prompt_key, overloads, user_id, \
+    cost_unknown, batch_tries";
 
 impl JobRow {
     pub fn status(&self) -> Status {
@@ -92,6 +97,7 @@ impl JobRow {
             cache_write_tokens: self.cache_write_tokens.max(0) as u64,
             cache_read_tokens: self.cache_read_tokens.max(0) as u64,
             cost_micros: self.cost_micros.max(0) as u64,
+            cost_unknown: self.cost_unknown != 0,
             error: self.error.clone(),
             anthropic_batch_id: self.anthropic_batch_id.clone(),
             created_at: self.created_at,
@@ -131,6 +137,7 @@ impl JobRow {
             cache_write_tokens: self.cache_write_tokens.max(0) as u64,
             cache_read_tokens: self.cache_read_tokens.max(0) as u64,
             cost_micros: self.cost_micros.max(0) as u64,
+            cost_unknown: self.cost_unknown != 0,
             error: self.error.clone(),
             created_at: self.created_at,
             started_at: self.started_at,
@@ -273,7 +280,7 @@ pub async fn cancel(db: &D1Database, id: &str, now: i64) -> worker::Result<bool>
     let r = db
         .prepare(
             "UPDATE jobs SET status = 'canceled', error = 'canceled by the user', \
-             completed_at = ?2, updated_at = ?2 WHERE id = ?1 AND status = 'queued'",
+             completed_at = ?2, updated_at = ?2 WHERE id = ?1 AND status IN ('queued', 'submitted')",
         )
         .bind(&[id.into(), num(now)])?
         .run()
@@ -312,7 +319,8 @@ pub async fn take_stuck(
     let rows: Vec<Row> = db
         .prepare(
             "UPDATE jobs SET status = 'queued', updated_at = ?2 WHERE id IN (SELECT id FROM jobs \
-             WHERE status IN ('queued', 'running') AND updated_at < ?1 LIMIT ?3) RETURNING id, lane",
+             WHERE status IN ('queued', 'running') AND updated_at < ?1 AND accumulated_at IS NULL \
+             LIMIT ?3) RETURNING id, lane",
         )
         .bind(&[num(before), num(now), num(limit as i64)])?
         .all()
@@ -444,7 +452,7 @@ pub fn complete_stmt(
     db: &D1Database,
     id: &str,
     usage: &Usage,
-    cost_micros: u64,
+    cost_micros: Option<u64>,
     raw_text: &str,
     analysis: Option<&Analysis>,
     now: i64,
@@ -459,7 +467,8 @@ pub fn complete_stmt(
         "UPDATE jobs SET status = 'completed', input_tokens = ?2, output_tokens = ?3, \
          cache_write_tokens = ?4, cache_read_tokens = ?5, cost_micros = ?6, raw_text = ?7, \
          analysis = ?8, result_key = 'results/' || id, error = NULL, completed_at = ?9, \
-         updated_at = ?9, model = COALESCE(?11, model) WHERE id = ?1 AND {} {}",
+         updated_at = ?9, model = COALESCE(?11, model), cost_unknown = ?12 \
+         WHERE id = ?1 AND {} {}",
         not_terminal(),
         batch_guard(batch)
     ))
@@ -469,12 +478,13 @@ pub fn complete_stmt(
         num(usage.output_tokens as i64),
         num(usage.cache_creation_input_tokens as i64),
         num(usage.cache_read_input_tokens as i64),
-        num(cost_micros as i64),
+        num(cost_micros.unwrap_or(0) as i64),
         opt(Some(raw_text).filter(|t| !t.is_empty())),
         opt(analysis.as_deref()),
         num(now),
         opt(batch),
         opt(answered_by),
+        JsValue::from_bool(cost_micros.is_none()),
     ])
 }
 
@@ -484,27 +494,28 @@ pub fn fail_stmt(
     db: &D1Database,
     id: &str,
     reason: &str,
-    usage: Option<(&Usage, u64)>,
+    usage: Option<(&Usage, Option<u64>)>,
     raw_text: Option<&str>,
     now: i64,
     batch: Option<&str>,
 ) -> worker::Result<D1PreparedStatement> {
-    let (i, o, cw, cr, cost) = match usage {
+    let (i, o, cw, cr, cost, unknown) = match usage {
         Some((u, c)) => (
             u.input_tokens as i64,
             u.output_tokens as i64,
             u.cache_creation_input_tokens as i64,
             u.cache_read_input_tokens as i64,
-            c as i64,
+            c.unwrap_or(0) as i64,
+            c.is_none(),
         ),
-        None => (0, 0, 0, 0, 0),
+        None => (0, 0, 0, 0, 0, false),
     };
     db.prepare(format!(
         "UPDATE jobs SET status = 'failed', error = ?2, raw_text = COALESCE(?3, raw_text), \
          input_tokens = input_tokens + ?4, output_tokens = output_tokens + ?5, \
          cache_write_tokens = cache_write_tokens + ?6, cache_read_tokens = cache_read_tokens + ?7, \
-         cost_micros = cost_micros + ?8, completed_at = ?9, updated_at = ?9 \
-         WHERE id = ?1 AND {} {}",
+         cost_micros = cost_micros + ?8, completed_at = ?9, updated_at = ?9, \
+         cost_unknown = MAX(cost_unknown, ?11) WHERE id = ?1 AND {} {}",
         not_terminal(),
         batch_guard(batch)
     ))
@@ -519,6 +530,7 @@ pub fn fail_stmt(
         num(cost),
         num(now),
         opt(batch),
+        JsValue::from_bool(unknown),
     ])
 }
 
@@ -568,19 +580,54 @@ pub async fn dead_letter(db: &D1Database, id: &str, now: i64) -> worker::Result<
     Ok(())
 }
 
-/// The statement that records a job as inside an Anthropic batch.
-pub fn submitted_stmt(
+/// A transient error (or expiry) in a batch's results: the job goes back to the accumulation for a
+/// later batch, its try counted.
+pub fn resubmit_stmt(
     db: &D1Database,
     id: &str,
     batch_id: &str,
+    reason: &str,
     now: i64,
 ) -> worker::Result<D1PreparedStatement> {
     db.prepare(
-        "UPDATE jobs SET status = 'submitted', anthropic_batch_id = ?2, attempts = attempts + 1, \
-         started_at = COALESCE(started_at, ?3), error = NULL, updated_at = ?3 \
-         WHERE id = ?1 AND status = 'queued'",
+        "UPDATE jobs SET status = 'queued', anthropic_batch_id = NULL, flush_id = NULL, \
+         accumulated_at = ?4, batch_tries = batch_tries + 1, error = ?3, updated_at = ?4 \
+         WHERE id = ?1 AND status = 'submitted' AND anthropic_batch_id = ?2",
     )
-    .bind(&[id.into(), batch_id.into(), num(now)])
+    .bind(&[id.into(), batch_id.into(), reason.into(), num(now)])
+}
+
+/// A terminal end other than completed/failed for a job of a batch (`dead_lettered` after too
+/// many resubmissions, `canceled` with its batch).
+pub fn batch_end_stmt(
+    db: &D1Database,
+    id: &str,
+    batch_id: &str,
+    status: &str,
+    reason: &str,
+    now: i64,
+) -> worker::Result<D1PreparedStatement> {
+    db.prepare(
+        "UPDATE jobs SET status = ?3, error = ?4, completed_at = ?5, updated_at = ?5 \
+         WHERE id = ?1 AND status = 'submitted' AND anthropic_batch_id = ?2",
+    )
+    .bind(&[id.into(), batch_id.into(), status.into(), reason.into(), num(now)])
+}
+
+/// How many jobs of an Anthropic batch still wait for its results.
+pub async fn live_in_batch(db: &D1Database, batch_id: &str) -> worker::Result<u32> {
+    #[derive(Deserialize)]
+    struct Row {
+        n: i64,
+    }
+    let row: Option<Row> = db
+        .prepare(
+            "SELECT COUNT(*) AS n FROM jobs WHERE anthropic_batch_id = ?1 AND status = 'submitted'",
+        )
+        .bind(&[batch_id.into()])?
+        .first(None)
+        .await?;
+    Ok(row.map(|r| r.n.max(0) as u32).unwrap_or(0))
 }
 
 /// The Anthropic batches that still have submitted jobs.

@@ -1,20 +1,19 @@
-//! Lane slots from the `BUDGET` Durable Object: taken before a call, given back after it.
+//! The consumer's side of the `BUDGET` Durable Object: reserve before a call, settle after it.
 
-use pipeline::lanes::Grant;
-use pipeline::status::Lane;
+use pipeline::budget::{BudgetView, Grant, Reserve, Settle};
 use wasm_bindgen::JsValue;
 use worker::{Env, Headers, Method, Request, RequestInit};
 
 use crate::config::BUDGET;
 
-/// The one instance that holds every slot.
+/// The one instance that holds the whole budget.
 const INSTANCE: &str = "global";
 
 async fn call(
     env: &Env,
     method: Method,
     path: &str,
-    body: Option<serde_json::Value>,
+    body: Option<String>,
 ) -> worker::Result<worker::Response> {
     let stub = env.durable_object(BUDGET)?.get_by_name(INSTANCE)?;
     let mut init = RequestInit::new();
@@ -23,7 +22,7 @@ async fn call(
         let headers = Headers::new();
         headers.set("content-type", "application/json")?;
         init.with_headers(headers)
-            .with_body(Some(JsValue::from_str(&b.to_string())));
+            .with_body(Some(JsValue::from_str(&b)));
     }
     stub.fetch_with_request(Request::new_with_init(
         &format!("https://budget{path}"),
@@ -32,24 +31,27 @@ async fn call(
     .await
 }
 
-/// Asks for a slot on `lane` for `job`, held at most `ttl_ms`.
-pub async fn acquire(env: &Env, lane: Lane, job: &str, ttl_ms: i64) -> worker::Result<Grant> {
-    let body = serde_json::json!({ "lane": lane, "job_id": job, "ttl_ms": ttl_ms });
-    call(env, Method::Post, "/lanes/acquire", Some(body))
+fn json<T: serde::Serialize>(v: &T) -> worker::Result<String> {
+    serde_json::to_string(v).map_err(|e| worker::Error::RustError(e.to_string()))
+}
+
+/// Asks for a reservation (tokens and a lane slot).
+pub async fn reserve(env: &Env, r: &Reserve) -> worker::Result<Grant> {
+    call(env, Method::Post, "/reserve", Some(json(r)?))
         .await?
         .json()
         .await
 }
 
-/// Gives the job's slot back; a failure only means the lease lapses on its own.
-pub async fn release(env: &Env, job: &str) {
-    let body = serde_json::json!({ "job_id": job });
-    if let Err(e) = call(env, Method::Post, "/lanes/release", Some(body)).await {
-        worker::console_error!("releasing the lane slot of {job} failed: {e}");
+/// Settles a reservation; a failure only means the lease lapses on its own.
+pub async fn settle(env: &Env, s: &Settle) {
+    let sent = async { call(env, Method::Post, "/settle", Some(json(s)?)).await }.await;
+    if let Err(e) = sent {
+        worker::console_error!("settling the budget of {} failed: {e}", s.job_id);
     }
 }
 
-/// Calls in flight per lane, for `GET /api/budget`.
-pub async fn state(env: &Env) -> worker::Result<serde_json::Value> {
-    call(env, Method::Get, "/lanes", None).await?.json().await
+/// The budget as it stands, for `GET /api/budget`.
+pub async fn state(env: &Env) -> worker::Result<BudgetView> {
+    call(env, Method::Get, "/state", None).await?.json().await
 }

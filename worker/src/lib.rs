@@ -24,6 +24,7 @@ mod consumer;
 mod cron;
 mod db;
 mod error;
+mod flush;
 mod identity;
 mod jobs;
 mod lanes;

@@ -95,6 +95,15 @@ pub fn local(settings: &LocalSettings) -> Result<String> {
     for (name, value) in settings.profile.timing().to_vars() {
         vars.insert(name.into(), value.into());
     }
+    // The token budget starts from the simulator's default limits (production starts from the
+    // first usage tier); either way the answers' rate-limit headers teach it the real ones.
+    for (name, value) in [
+        ("BUDGET_RPM", "4000"),
+        ("BUDGET_ITPM", "2000000"),
+        ("BUDGET_OTPM", "400000"),
+    ] {
+        vars.insert(name.into(), value.into());
+    }
     for (name, value) in &settings.extra_vars {
         vars.insert(name.clone(), value.clone().into());
     }

@@ -1,5 +1,6 @@
-//! `GET /api/budget` (admins): what the BUDGET Durable Object holds — for now, the calls in flight
-//! per lane against their limits — and the count of spend-limit alerts (429s without
+//! `GET /api/budget` (admins): what the BUDGET Durable Object holds — every model class's
+//! requests / input-token / output-token buckets (limit, remaining, debt, charged), pauses after
+//! 429s, calls in flight per lane — and the count of spend-limit alerts (429s without
 //! retry-after).
 
 use axum::extract::State;
@@ -19,7 +20,7 @@ pub async fn get(
     if !caller.is_admin() {
         return Err(ApiError::forbidden("only admins may see the budget").into());
     }
-    let lanes = crate::lanes::state(&state.env).await?;
+    let budget = crate::lanes::state(&state.env).await?;
     let db = state.env.d1(crate::config::DB)?;
     let spend_limit = crate::db::last_beat(&db, "alert_spend_limit")
         .await?
@@ -27,7 +28,14 @@ pub async fn get(
         .and_then(|d| d.parse::<u64>().ok())
         .unwrap_or(0);
     Ok(Json(serde_json::json!({
-        "lanes": lanes,
+        "enforce": budget.enforce,
+        "configured": budget.configured,
+        "classes": budget.classes,
+        "lanes": { "high": budget.high, "bulk": budget.bulk },
+        "reservations": budget.reservations,
+        "granted": budget.granted,
+        "refused": budget.refused,
+        "rate_limited": budget.rate_limited,
         "alerts": { "spend_limit_429s": spend_limit },
     }))
     .into_response())

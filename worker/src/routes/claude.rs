@@ -10,6 +10,7 @@ use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
+use pipeline::budget::{Need, Reserve, Settle};
 use pipeline::dto::JobAck;
 use pipeline::error::ApiError;
 use pipeline::pricing::{cost_micros, Tier};
@@ -24,7 +25,7 @@ use crate::config::{now_ms, DB};
 use crate::error::AppError;
 use crate::identity::Caller;
 use crate::jobs::get_for_user;
-use crate::queues;
+use crate::{lanes, queues};
 use crate::routes::jobs::{create_prompt_job, result_text};
 use crate::routes::{require_json, AppState};
 
@@ -103,7 +104,55 @@ async fn direct(state: &AppState, input: &prompt::PromptInput) -> Result<Respons
     let api = Anthropic::new(&state.config);
     // An id for the call, so the simulator's billing can count it like any other.
     let call_id = format!("direct-{}", ids::new_id(queues::random_bytes()?));
-    match api.messages(&input.request(), &call_id).await {
+    let request = input.request();
+    // The direct path spends the same provider limits: it reserves like a consumer, and a
+    // refusal is a 429 the caller can retry, not a call that would draw one.
+    let reservation = Reserve {
+        job_id: call_id.clone(),
+        lane: Lane::High,
+        model: request.model.clone(),
+        need: Need {
+            input: pipeline::tokens::estimate_request(&request).unwrap_or(0),
+            output: request.max_tokens as u64,
+        },
+        ttl_ms: state.config.timing.call_timeout_ms as i64 + 30_000,
+    };
+    let grant = lanes::reserve(&state.env, &reservation).await?;
+    if !grant.granted {
+        return Err(ApiError::new(
+            429,
+            "rate_limited",
+            format!(
+                "the provider's rate limits are in use ({}); retry in {} s",
+                grant.limited_by.unwrap_or_default(),
+                grant.retry_after_ms.div_ceil(1000)
+            ),
+            None,
+        )
+        .into());
+    }
+    let answered = api.messages(&request, &call_id).await;
+    let mut settlement = Settle {
+        job_id: call_id,
+        model: Some(request.model.clone()),
+        used: None,
+        reported: answered.reported,
+        rate_limited_for_s: None,
+    };
+    match &answered.result {
+        Ok(m) => {
+            settlement.used = Some(Need::used(&m.usage));
+            settlement.model = Some(m.model.clone());
+        }
+        Err(CallOutcome::Http {
+            status: 429,
+            retry_after_s,
+            ..
+        }) => settlement.rate_limited_for_s = *retry_after_s,
+        Err(_) => {}
+    }
+    lanes::settle(&state.env, &settlement).await;
+    match answered.result {
         Ok(message) => Ok(Json(json!({
             "path": "direct",
             "jobId": null,

@@ -13,11 +13,12 @@ use pipeline::prompt::{self, Idempotency};
 use pipeline::status::{Kind, Lane, Status};
 use serde::Deserialize;
 
+use crate::anthropic::Anthropic;
 use crate::config::{now_ms, DB, RESULTS};
 use crate::error::AppError;
 use crate::identity::Caller;
 use crate::jobs::{
-    attempts, cancel as cancel_row, get_for_user, idempotency_record, idempotency_stmt,
+    attempts, cancel as cancel_row, get_for_user, live_in_batch, idempotency_record, idempotency_stmt,
     insert_prompt_stmt, list_jobs, mark_enqueue_failed, next_page, JobFilter, JobRow,
 };
 use crate::queues;
@@ -277,8 +278,9 @@ pub async fn list(
     Ok(Json(list).into_response())
 }
 
-/// Cancels a job that has not started; it will never be sent to Claude. A job already running,
-/// in a batch, or finished is a 409.
+/// Cancels a job that has not run: queued (it will never be sent to Claude), or waiting inside a
+/// Message Batch (its result will be ignored; when it was the batch's last live job, the batch is
+/// canceled so that what has not run is not billed). A job running or finished is a 409.
 #[worker::send]
 pub async fn cancel(
     State(state): State<AppState>,
@@ -292,10 +294,22 @@ pub async fn cancel(
         return Err(ApiError::new(
             409,
             "not_cancelable",
-            format!("the job is {status}; only a queued job can be canceled"),
+            format!("the job is {status}; only a queued or batched job can be canceled"),
             None,
         )
         .into());
+    }
+    // The last live job of an Anthropic batch takes the batch with it: what has not run yet
+    // is not billed.
+    if let Some(batch) = row.anthropic_batch_id.as_deref() {
+        if row.status() == Status::Submitted && live_in_batch(&db, batch).await? == 0 {
+            if let Err(e) = Anthropic::new(&state.config).cancel_batch(batch).await {
+                worker::console_error!(
+                    "canceling batch {batch}: {}",
+                    pipeline::retry::describe(&e)
+                );
+            }
+        }
     }
     let row = own_job(&state, &caller, &id).await?;
     Ok(Json(row.job_view(now_ms())).into_response())

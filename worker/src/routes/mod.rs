@@ -48,6 +48,7 @@ pub fn router(env: Env) -> Router {
         .route("/api/feedback", get(feedback::list))
         .route("/api/feedback/{id}", get(feedback::get))
         .route("/api/batches/poll", post(poll::run))
+        .route("/api/batches/flush", post(poll::flush))
         .route("/api/claude", post(claude::call))
         .route("/api/budget", get(budget::get))
         .route("/jobs", post(jobs::submit).get(jobs::list))

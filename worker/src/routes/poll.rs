@@ -1,5 +1,6 @@
-//! `POST /api/batches/poll`: runs the batch poller now (admins; everyone in open mode), so the
-//! demo does not have to wait for the next cron tick.
+//! `POST /api/batches/poll`: runs the batch machinery now — flush due accumulations, resolve
+//! flushes of unknown outcome, poll open batches — (admins; everyone in open mode), so the demo
+//! and the tests do not have to wait for the next cron tick.
 
 use axum::extract::State;
 use axum::response::{IntoResponse, Response};
@@ -15,9 +16,35 @@ pub async fn run(
     State(state): State<AppState>,
     Caller(caller): Caller,
 ) -> Result<Response, AppError> {
+    batch_machinery(&state, &caller, false).await
+}
+
+/// `POST /api/batches/flush`: the same, but every waiting batch-mode job is flushed now, due or
+/// not (an operator's "send what is waiting").
+#[worker::send]
+pub async fn flush(
+    State(state): State<AppState>,
+    Caller(caller): Caller,
+) -> Result<Response, AppError> {
+    batch_machinery(&state, &caller, true).await
+}
+
+async fn batch_machinery(
+    state: &AppState,
+    caller: &pipeline::identity::Identity,
+    force: bool,
+) -> Result<Response, AppError> {
     if !caller.is_admin() {
-        return Err(ApiError::forbidden("only admins may run the batch poller").into());
+        return Err(ApiError::forbidden("only admins may run the batch machinery").into());
     }
+    let db = state.env.d1(crate::config::DB)?;
+    let flushed = crate::flush::flush_due(&state.env, &state.config, &db, force).await;
+    let recovered = crate::flush::recover(&state.config, &db).await?;
     let report = crate::batches::poll(&state.env, &state.config).await?;
-    Ok(Json(report).into_response())
+    Ok(Json(serde_json::json!({
+        "flush": flushed,
+        "recovery": recovered,
+        "poll": report,
+    }))
+    .into_response())
 }

@@ -1,0 +1,266 @@
+//! The bulk lane on the Message Batches API: when to flush the accumulated batch-mode jobs into one
+//! Message Batch, how many go into one create call, what an errored result does to its job, and
+//! how a flush whose create call had an unknown outcome is resolved without paying twice.
+
+use crate::anthropic::ErrorType;
+use crate::timing::Timing;
+
+/// The Message Batches API takes at most this many requests per batch…
+pub const MAX_REQUESTS_PER_BATCH: u32 = 100_000;
+/// …and 256 MB. A Worker has 128 MB of memory, so one create call carries at most this much;
+/// what does not fit goes into the next flush at once.
+pub const MAX_FLUSH_BYTES: usize = 32 * 1024 * 1024;
+/// A job whose batch request errored transiently (or expired) is resubmitted at most this many
+/// times in later batches, then dead-lettered.
+pub const MAX_BATCH_TRIES: u32 = 3;
+
+/// Jobs claimed by one flush.
+pub fn flush_size(timing: &Timing) -> u32 {
+    timing.batch_flush_size.clamp(1, MAX_REQUESTS_PER_BATCH)
+}
+
+/// Whether the waiting jobs are flushed now: enough of them, or the oldest waited long enough.
+pub fn flush_due(waiting: u32, oldest_at: Option<i64>, now: i64, timing: &Timing) -> bool {
+    if waiting == 0 {
+        return false;
+    }
+    waiting >= flush_size(timing)
+        || oldest_at.is_some_and(|t| now - t >= timing.batch_flush_age_s as i64 * 1000)
+}
+
+/// How many of the claimed requests (their encoded sizes, in order) go into one create call:
+/// as many as fit in `max_bytes`, and always at least one.
+pub fn fit(sizes: &[usize], max_bytes: usize) -> usize {
+    let mut total = 0;
+    let mut n = 0;
+    for &s in sizes {
+        if n > 0 && total + s > max_bytes {
+            break;
+        }
+        total += s;
+        n += 1;
+    }
+    n
+}
+
+/// What becomes of a job after its line in a batch's results.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Outcome {
+    /// A permanent error: the same request will always fail.
+    Fail(String),
+    /// Transient: back into the accumulation for a later batch.
+    Resubmit(String),
+    /// Transient, but resubmitted [`MAX_BATCH_TRIES`] times already.
+    DeadLetter(String),
+    /// The request was canceled (the job or its batch was canceled).
+    Canceled,
+}
+
+/// An errored result line, classified like a synchronous error of the same type; `tries` is how
+/// many times the job was resubmitted already.
+pub fn errored(kind: ErrorType, message: &str, tries: u32) -> Outcome {
+    let status = kind.status();
+    let reason = format!("the batch request errored: {message} ({status})");
+    if crate::retry::is_permanent(status) {
+        Outcome::Fail(reason)
+    } else {
+        transient(reason, tries)
+    }
+}
+
+/// An expired result line: the batch ended (24 h) before this request was processed.
+pub fn expired(tries: u32) -> Outcome {
+    transient(
+        "the batch request expired before it was processed".into(),
+        tries,
+    )
+}
+
+fn transient(reason: String, tries: u32) -> Outcome {
+    if tries + 1 >= MAX_BATCH_TRIES {
+        Outcome::DeadLetter(format!(
+            "{reason}; given up after {} batches",
+            MAX_BATCH_TRIES
+        ))
+    } else {
+        Outcome::Resubmit(reason)
+    }
+}
+
+/// `requests.N` in an API error message about a batch: the index of the request at fault.
+pub fn offending_index(message: &str) -> Option<usize> {
+    let rest = &message[message.find("requests.")? + "requests.".len()..];
+    let digits: String = rest.chars().take_while(|c| c.is_ascii_digit()).collect();
+    digits.parse().ok()
+}
+
+/// A batch on the account that no flush of ours knows.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unknown {
+    pub id: String,
+    /// Epoch ms.
+    pub created_at: i64,
+    /// Requests in it (the sum of its request counts).
+    pub requests: u64,
+}
+
+/// How a flush left `claimed` (its create call timed out or the Worker died) is resolved.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Recovery {
+    /// The create call may still be in flight: look again later.
+    Wait,
+    /// The create reached the API: these jobs are in this batch.
+    Adopt(String),
+    /// No batch of the account can be it: the create never happened; the jobs wait again.
+    Release,
+}
+
+/// How far the API's clock and ours may disagree, at most.
+pub const CLOCK_SKEW_MS: i64 = 60_000;
+
+/// The margin around a create call's window: the call timeout, between 5 s and
+/// [`CLOCK_SKEW_MS`] (a fast test profile resolves in seconds, production in a minute).
+pub fn margin_ms(call_timeout_ms: i64) -> i64 {
+    call_timeout_ms.clamp(5_000, CLOCK_SKEW_MS)
+}
+
+/// Resolves a flush claimed at `claimed_at` with `jobs` requests, given the account's batches
+/// that no flush knows. The create call was sent after the claim and gave up after
+/// `call_timeout_ms`, so its batch (if any) was created within that window and has exactly
+/// `jobs` requests; of several such, the one created closest to the claim.
+pub fn recover(
+    claimed_at: i64,
+    jobs: u64,
+    unknown: &[Unknown],
+    now: i64,
+    call_timeout_ms: i64,
+) -> Recovery {
+    let margin = margin_ms(call_timeout_ms);
+    let window_end = claimed_at + call_timeout_ms + margin;
+    if now < window_end {
+        return Recovery::Wait;
+    }
+    unknown
+        .iter()
+        .filter(|b| {
+            b.requests == jobs && b.created_at >= claimed_at - margin && b.created_at <= window_end
+        })
+        .min_by_key(|b| (b.created_at - claimed_at).abs())
+        .map(|b| Recovery::Adopt(b.id.clone()))
+        .unwrap_or(Recovery::Release)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn a_flush_is_due_at_the_size_or_the_age() {
+        let t = Timing::production();
+        assert!(!flush_due(0, None, 0, &t));
+        assert!(!flush_due(999, Some(0), 3_599_999, &t));
+        assert!(flush_due(1_000, Some(0), 0, &t));
+        assert!(flush_due(1, Some(0), 3_600_000, &t));
+    }
+
+    #[test]
+    fn a_flush_never_exceeds_the_apis_request_count() {
+        let mut t = Timing::production();
+        t.batch_flush_size = 250_000;
+        assert_eq!(flush_size(&t), 100_000);
+        t.batch_flush_size = 0;
+        assert_eq!(flush_size(&t), 1);
+    }
+
+    #[test]
+    fn requests_fit_the_byte_limit_but_one_always_goes() {
+        assert_eq!(fit(&[10, 10, 10], 25), 2);
+        assert_eq!(fit(&[30, 10], 25), 1);
+        assert_eq!(fit(&[], 25), 0);
+        assert_eq!(fit(&[5; 10], 50), 10);
+    }
+
+    #[test]
+    fn errored_results_are_classified_like_sync_errors() {
+        assert!(matches!(
+            errored(ErrorType::InvalidRequestError, "bad", 0),
+            Outcome::Fail(_)
+        ));
+        assert!(matches!(
+            errored(ErrorType::OverloadedError, "busy", 0),
+            Outcome::Resubmit(_)
+        ));
+        assert!(matches!(
+            errored(ErrorType::ApiError, "oops", 1),
+            Outcome::Resubmit(_)
+        ));
+        assert!(matches!(
+            errored(ErrorType::ApiError, "oops", 2),
+            Outcome::DeadLetter(_)
+        ));
+        assert!(matches!(expired(0), Outcome::Resubmit(_)));
+    }
+
+    #[test]
+    fn the_request_at_fault_is_read_from_the_apis_message() {
+        assert_eq!(
+            offending_index("requests.12.params.max_tokens: Field required"),
+            Some(12)
+        );
+        assert_eq!(offending_index("requests: List should have"), None);
+        assert_eq!(offending_index("something else"), None);
+    }
+
+    fn b(id: &str, created_at: i64, requests: u64) -> Unknown {
+        Unknown {
+            id: id.into(),
+            created_at,
+            requests,
+        }
+    }
+
+    #[test]
+    fn an_unknown_outcome_waits_out_the_call_then_adopts_or_releases() {
+        let claimed = 1_000_000;
+        let timeout = 300_000;
+        let after = claimed + timeout + CLOCK_SKEW_MS;
+        let found = [b("other", claimed + 10, 7), b("ours", claimed + 500, 3)];
+        assert_eq!(recover(claimed, 3, &found, after - 1, timeout), Recovery::Wait);
+        assert_eq!(
+            recover(claimed, 3, &found, after, timeout),
+            Recovery::Adopt("ours".into())
+        );
+        // Nothing of the right size in the window: the create never reached the API.
+        assert_eq!(
+            recover(claimed, 3, &[b("late", after + 1, 3)], after + 5, timeout),
+            Recovery::Release
+        );
+        assert_eq!(recover(claimed, 3, &[], after, timeout), Recovery::Release);
+    }
+
+    proptest! {
+        #[test]
+        fn recovery_only_adopts_a_batch_of_the_right_size_in_the_window(
+            claimed in 0i64..1_000_000_000,
+            jobs in 1u64..50,
+            others in proptest::collection::vec((-600_000i64..600_000, 1u64..50), 0..10),
+        ) {
+            let found: Vec<Unknown> = others.iter().enumerate()
+                .map(|(i, (dt, n))| b(&format!("b{i}"), claimed + dt, *n)).collect();
+            let now = claimed + 400_000;
+            match recover(claimed, jobs, &found, now, 300_000) {
+                Recovery::Adopt(id) => {
+                    let x = found.iter().find(|u| u.id == id).unwrap();
+                    prop_assert_eq!(x.requests, jobs);
+                    prop_assert!(x.created_at >= claimed - CLOCK_SKEW_MS);
+                    prop_assert!(x.created_at <= claimed + 300_000 + CLOCK_SKEW_MS);
+                }
+                Recovery::Release => prop_assert!(!found.iter().any(|u| u.requests == jobs
+                    && u.created_at >= claimed - CLOCK_SKEW_MS
+                    && u.created_at <= claimed + 300_000 + CLOCK_SKEW_MS)),
+                Recovery::Wait => prop_assert!(false, "the window is over"),
+            }
+        }
+    }
+}
