@@ -44,3 +44,55 @@ pub fn assert_error(status: u16, body: &Value, want_status: u16, want_code: &str
         "error message missing: {body}"
     );
 }
+
+/// `POST /jobs` as `user`; asserts the 202 acknowledgement and answers the job id.
+pub async fn submit_job(base: &str, user: &str, body: &Value) -> String {
+    let (status, ack) = send_json(
+        client()
+            .post(format!("{base}/jobs"))
+            .header("x-user-id", user)
+            .header("content-type", "application/json")
+            .body(body.to_string()),
+    )
+    .await;
+    assert_eq!(status, 202, "{ack}");
+    ack["jobId"].as_str().expect("jobId").to_string()
+}
+
+/// `GET /jobs/:id` as `user`.
+pub async fn get_job(base: &str, user: &str, id: &str) -> Value {
+    let (status, j) = send_json(
+        client()
+            .get(format!("{base}/jobs/{id}"))
+            .header("x-user-id", user),
+    )
+    .await;
+    assert_eq!(status, 200, "{j}");
+    j
+}
+
+/// Every job of `user`, following the list's cursor.
+pub async fn all_jobs(base: &str, user: &str) -> Vec<Value> {
+    let mut items = Vec::new();
+    let mut cursor: Option<String> = None;
+    loop {
+        let url = match &cursor {
+            Some(c) => format!("{base}/jobs?limit=100&cursor={c}"),
+            None => format!("{base}/jobs?limit=100"),
+        };
+        let (status, page) = send_json(client().get(url).header("x-user-id", user)).await;
+        assert_eq!(status, 200, "{page}");
+        items.extend(page["items"].as_array().cloned().unwrap_or_default());
+        match page["next_cursor"].as_str() {
+            Some(c) => cursor = Some(c.to_string()),
+            None => return items,
+        }
+    }
+}
+
+/// `POST path` without a body (the ops endpoints of open mode); asserts 200.
+pub async fn post_ok(base: &str, path: &str) -> Value {
+    let (status, body) = send_json(client().post(format!("{base}{path}"))).await;
+    assert_eq!(status, 200, "{path}: {body}");
+    body
+}

@@ -14,7 +14,7 @@ fn main() -> ExitCode {
         "feedback",
         tests![
             a_sync_submission_completes_with_an_analysis_and_a_frozen_elapsed_time,
-            a_batch_submission_completes_after_the_cron_polls_its_batch,
+            a_batch_submission_is_flushed_and_polled_by_the_cron,
             a_529x2_job_is_retried_and_then_completes,
             a_job_that_always_gets_529_is_dead_lettered,
             a_400_fails_the_job_at_once_without_the_dlq,
@@ -105,9 +105,10 @@ async fn a_sync_submission_completes_with_an_analysis_and_a_frozen_elapsed_time(
     assert_eq!(sim_billed(&s, &id), 1, "billed exactly once");
 }
 
-async fn a_batch_submission_completes_after_the_cron_polls_its_batch(s: Arc<TestStack>) {
+async fn a_batch_submission_is_flushed_and_polled_by_the_cron(s: Arc<TestStack>) {
     let id = submit(&s, "batch", "I love the new editor, thanks!").await;
-    let submitted = until(&s, &id, "submitted", Duration::from_secs(30), false).await;
+    // It waits in the bulk accumulation until the cron flushes it (the oldest waited 3 s).
+    let submitted = until(&s, &id, "submitted", Duration::from_secs(30), true).await;
     assert_eq!(submitted["lane"], "bulk");
     let batch_id = submitted["anthropic_batch_id"]
         .as_str()

@@ -84,13 +84,7 @@ fn billed(s: &TestStack, id: &str) -> u64 {
 }
 
 fn sim_cost(s: &TestStack, id: &str) -> u64 {
-    s.sim
-        .lock()
-        .stats
-        .cost_by_job
-        .get(id)
-        .copied()
-        .unwrap_or(0)
+    s.sim.lock().stats.cost_by_job.get(id).copied().unwrap_or(0)
 }
 
 async fn a_high_priority_prompt_completes_and_its_result_is_served(s: Arc<TestStack>) {
@@ -145,7 +139,11 @@ async fn a_bulk_prompt_goes_through_a_message_batch_at_half_price(s: Arc<TestSta
         pipeline::pricing::Tier::Batch,
     );
     assert_eq!(Some(done["cost_micros"].as_u64().unwrap()), half);
-    assert_eq!(Some(sim_cost(&s, &id)), half, "the simulator billed the same");
+    assert_eq!(
+        Some(sim_cost(&s, &id)),
+        half,
+        "the simulator billed the same"
+    );
     let resp = client()
         .get(s.url(&format!("/jobs/{id}/result")))
         .send()

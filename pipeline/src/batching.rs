@@ -226,7 +226,10 @@ mod tests {
         let timeout = 300_000;
         let after = claimed + timeout + CLOCK_SKEW_MS;
         let found = [b("other", claimed + 10, 7), b("ours", claimed + 500, 3)];
-        assert_eq!(recover(claimed, 3, &found, after - 1, timeout), Recovery::Wait);
+        assert_eq!(
+            recover(claimed, 3, &found, after - 1, timeout),
+            Recovery::Wait
+        );
         assert_eq!(
             recover(claimed, 3, &found, after, timeout),
             Recovery::Adopt("ours".into())

@@ -381,7 +381,8 @@ impl Budget {
         if let Some(lease) = self.leases.get_mut(&r.job_id) {
             // A redelivery of a job that holds a reservation: renew, never charge twice.
             lease.expires_at = now + r.ttl_ms;
-            self.slots.acquire(r.lane, &r.job_id, now, r.ttl_ms, &s.lanes);
+            self.slots
+                .acquire(r.lane, &r.job_id, now, r.ttl_ms, &s.lanes);
             self.granted += 1;
             return Grant {
                 granted: true,
@@ -793,7 +794,11 @@ mod tests {
         let mut s = settings(1, 10, 10);
         s.enforce = false;
         for i in 0..5 {
-            assert!(budget.reserve(&reserve(&format!("j{i}"), 100, 100), &s, 0).granted);
+            assert!(
+                budget
+                    .reserve(&reserve(&format!("j{i}"), 100, 100), &s, 0)
+                    .granted
+            );
         }
         assert_eq!(budget.view(&s, 0).classes[0].requests.debt, 4);
     }

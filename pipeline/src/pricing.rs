@@ -135,7 +135,10 @@ mod tests {
 
     #[test]
     fn an_unknown_model_is_flagged_not_free() {
-        assert_eq!(cost_micros("gpt-4o", &u(1_000, 1_000, 0, 0), Tier::Standard), None);
+        assert_eq!(
+            cost_micros("gpt-4o", &u(1_000, 1_000, 0, 0), Tier::Standard),
+            None
+        );
     }
 
     #[test]
@@ -149,7 +152,10 @@ mod tests {
         let all = u(30_000_000, 8_000_000, 0, 0);
         assert_eq!(cost("claude-sonnet-4-6", &all, Tier::Standard), 210_000_000);
         assert_eq!(cost("claude-sonnet-4-6", &all, Tier::Batch), 105_000_000);
-        assert_eq!(cost("claude-sonnet-4-6", &job, Tier::Batch) * 10_000, 105_000_000);
+        assert_eq!(
+            cost("claude-sonnet-4-6", &job, Tier::Batch) * 10_000,
+            105_000_000
+        );
     }
 
     #[test]

@@ -231,8 +231,10 @@ async fn output_tokens_per_minute_are_reserved_from_max_tokens_and_refunded_afte
         ..sim::Knobs::default()
     })
     .await;
-    let big = |t: &str| json!({"model": "claude-sonnet-4-5", "max_tokens": 800,
-        "messages": [{"role": "user", "content": t}]});
+    let big = |t: &str| {
+        json!({"model": "claude-sonnet-4-5", "max_tokens": 800,
+        "messages": [{"role": "user", "content": t}]})
+    };
     let first = api.message(big("a")).await;
     assert_eq!(first.0, 200, "{}", first.2);
     let generated = first.2["usage"]["output_tokens"].as_u64().unwrap();
@@ -262,7 +264,12 @@ async fn haiku_caches_only_prefixes_of_2048_tokens_or_more() {
         v
     };
     let sonnet = api.message(ask_with("claude-sonnet-4-5")).await.2;
-    assert!(sonnet["usage"]["cache_creation_input_tokens"].as_u64().unwrap() >= 1024);
+    assert!(
+        sonnet["usage"]["cache_creation_input_tokens"]
+            .as_u64()
+            .unwrap()
+            >= 1024
+    );
     let haiku = api.message(ask_with("claude-haiku-4-5")).await.2;
     assert_eq!(haiku["usage"]["cache_creation_input_tokens"], 0, "{haiku}");
 }
@@ -277,7 +284,10 @@ async fn a_one_hour_breakpoint_is_reported_and_billed_as_a_one_hour_write() {
     assert_eq!(a.0, 200, "{}", a.2);
     let usage = &a.2["usage"];
     let written = usage["cache_creation_input_tokens"].as_u64().unwrap();
-    assert_eq!(usage["cache_creation"]["ephemeral_1h_input_tokens"], written);
+    assert_eq!(
+        usage["cache_creation"]["ephemeral_1h_input_tokens"],
+        written
+    );
     assert_eq!(usage["cache_creation"]["ephemeral_5m_input_tokens"], 0);
     body["system"][0]["cache_control"]["ttl"] = json!("2h");
     assert_api_error(&api.message(body).await, 400, "invalid_request_error");

@@ -55,7 +55,10 @@ impl Anthropic {
     /// `POST /v1/messages` for one job, with the rate-limit headers of the answer.
     pub async fn messages<B: Serialize>(&self, body: &B, job_id: &str) -> Answered {
         let url = format!("{}/v1/messages", self.base_url);
-        match self.send(Method::Post, &url, Some(body), Some(job_id)).await {
+        match self
+            .send(Method::Post, &url, Some(body), Some(job_id))
+            .await
+        {
             Ok(raw) => {
                 let reported = raw.reported.clone();
                 Answered {

@@ -9,13 +9,13 @@ use pipeline::pricing::Tier;
 use pipeline::retry::{decide, describe, is_overload, model_for, CallOutcome, Decision};
 use pipeline::status::{Lane, Mode, Status};
 use serde_json::Value;
-use worker::{
-    D1Database, Delay, Env, Message, MessageBatch, MessageExt, QueueRetryOptionsBuilder,
-};
+use worker::{D1Database, Delay, Env, Message, MessageBatch, MessageExt, QueueRetryOptionsBuilder};
 
 use crate::anthropic::Anthropic;
 use crate::config::{now_ms, Config, DB};
-use crate::jobs::{self, claim_running, fail_stmt, load_many, record_attempt, requeue, Attempt, JobRow};
+use crate::jobs::{
+    self, claim_running, fail_stmt, load_many, record_attempt, requeue, Attempt, JobRow,
+};
 use crate::results::{request_of, settle, store_raw, stored_answer};
 use crate::{db, flush, lanes, queues};
 
@@ -231,7 +231,10 @@ async fn run_sync(
         None => match api.count_tokens(&request).await {
             Ok(n) => n,
             Err(e) => {
-                worker::console_error!("job {id}: count_tokens failed ({}); deferring", describe(&e));
+                worker::console_error!(
+                    "job {id}: count_tokens failed ({}); deferring",
+                    describe(&e)
+                );
                 defer(env, config, &msg, lane, &id, 5_000).await;
                 return;
             }

@@ -72,7 +72,9 @@ pub async fn waiting(db: &D1Database) -> worker::Result<(u32, Option<i64>)> {
         )
         .first(None)
         .await?;
-    Ok(row.map(|r| (r.n.max(0) as u32, r.oldest)).unwrap_or((0, None)))
+    Ok(row
+        .map(|r| (r.n.max(0) as u32, r.oldest))
+        .unwrap_or((0, None)))
 }
 
 /// Flushes while a flush is due (by size or age) — or, with `force`, while any job waits.
@@ -232,7 +234,9 @@ async fn flush_once(
         Err(e @ CallOutcome::Http { .. }) => {
             // Refused (429, 5xx): nothing was created. The jobs wait for the next flush.
             release(db, &flush, &describe(&e)).await?;
-            report.errors.push(format!("batch create refused: {}", describe(&e)));
+            report
+                .errors
+                .push(format!("batch create refused: {}", describe(&e)));
             Ok(false)
         }
         Err(e) => {

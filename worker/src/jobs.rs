@@ -611,7 +611,13 @@ pub fn batch_end_stmt(
         "UPDATE jobs SET status = ?3, error = ?4, completed_at = ?5, updated_at = ?5 \
          WHERE id = ?1 AND status = 'submitted' AND anthropic_batch_id = ?2",
     )
-    .bind(&[id.into(), batch_id.into(), status.into(), reason.into(), num(now)])
+    .bind(&[
+        id.into(),
+        batch_id.into(),
+        status.into(),
+        reason.into(),
+        num(now),
+    ])
 }
 
 /// How many jobs of an Anthropic batch still wait for its results.

@@ -25,9 +25,9 @@ use crate::config::{now_ms, DB};
 use crate::error::AppError;
 use crate::identity::Caller;
 use crate::jobs::get_for_user;
-use crate::{lanes, queues};
 use crate::routes::jobs::{create_prompt_job, result_text};
 use crate::routes::{require_json, AppState};
+use crate::{lanes, queues};
 
 /// Var (or secret) naming the share of users, 0–100, whose calls take the queue path.
 const QUEUE_ROLLOUT_PERCENT: &str = "QUEUE_ROLLOUT_PERCENT";

@@ -18,8 +18,9 @@ use crate::config::{now_ms, DB, RESULTS};
 use crate::error::AppError;
 use crate::identity::Caller;
 use crate::jobs::{
-    attempts, cancel as cancel_row, get_for_user, live_in_batch, idempotency_record, idempotency_stmt,
-    insert_prompt_stmt, list_jobs, mark_enqueue_failed, next_page, JobFilter, JobRow,
+    attempts, cancel as cancel_row, get_for_user, idempotency_record, idempotency_stmt,
+    insert_prompt_stmt, list_jobs, live_in_batch, mark_enqueue_failed, next_page, JobFilter,
+    JobRow,
 };
 use crate::queues;
 use crate::routes::{json_body, AppState};
