@@ -28,19 +28,10 @@ pub fn flush_due(waiting: u32, oldest_at: Option<i64>, now: i64, timing: &Timing
         || oldest_at.is_some_and(|t| now - t >= timing.batch_flush_age_s as i64 * 1000)
 }
 
-/// How many of the claimed requests (their encoded sizes, in order) go into one create call:
-/// as many as fit in `max_bytes`, and always at least one.
-pub fn fit(sizes: &[usize], max_bytes: usize) -> usize {
-    let mut total = 0;
-    let mut n = 0;
-    for &s in sizes {
-        if n > 0 && total + s > max_bytes {
-            break;
-        }
-        total += s;
-        n += 1;
-    }
-    n
+/// Whether a request of `size` bytes joins a create call that holds `count` requests of `total`
+/// bytes so far: while it fits in `max_bytes` — and the first always does.
+pub fn fits(count: usize, total: usize, size: usize, max_bytes: usize) -> bool {
+    count == 0 || total + size <= max_bytes
 }
 
 /// What becomes of a job after its line in a batch's results.
@@ -175,10 +166,10 @@ mod tests {
 
     #[test]
     fn requests_fit_the_byte_limit_but_one_always_goes() {
-        assert_eq!(fit(&[10, 10, 10], 25), 2);
-        assert_eq!(fit(&[30, 10], 25), 1);
-        assert_eq!(fit(&[], 25), 0);
-        assert_eq!(fit(&[5; 10], 50), 10);
+        assert!(fits(0, 0, 30, 25), "the first goes whatever its size");
+        assert!(fits(1, 10, 10, 25));
+        assert!(!fits(2, 20, 10, 25));
+        assert!(fits(2, 20, 5, 25));
     }
 
     #[test]

@@ -14,7 +14,7 @@ pub const MAX_TEXT_CHARS: usize = 10_000;
 /// Longest `source` token.
 pub const MAX_SOURCE_CHARS: usize = 32;
 /// Enough for the JSON analysis with room to spare.
-pub const MAX_TOKENS: u32 = 400;
+pub const MAX_TOKENS: u32 = 256;
 
 /// A validated `POST /feedback` body.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -129,6 +129,8 @@ usage: anthropic-sim [flags]
   --commentary-rate F         share of JSON answers followed by commentary (SIM_COMMENTARY_RATE, 0.1)
   --retry-after-s N           retry-after of injected 429/529 answers; 0 sends none, like a
                               spend-limit 429 (SIM_RETRY_AFTER_S, default 1)
+  --create-batch-delay-ms N   answer batch creates after N ms, the batch existing meanwhile
+                              (SIM_CREATE_BATCH_DELAY_MS, default 0)
   -h, --help                  this text
 
 Prompt markers (deterministic faults, also inside batch requests):
@@ -153,6 +155,7 @@ const FLAGS: &[(&str, &str)] = &[
     ("--fence-rate", "SIM_FENCE_RATE"),
     ("--commentary-rate", "SIM_COMMENTARY_RATE"),
     ("--retry-after-s", "SIM_RETRY_AFTER_S"),
+    ("--create-batch-delay-ms", "SIM_CREATE_BATCH_DELAY_MS"),
 ];
 
 impl Config {
@@ -218,6 +221,9 @@ impl Config {
                     k.commentary_rate = v.parse().map_err(|_| bad("a number"))?
                 }
                 "--retry-after-s" => k.retry_after_s = v.parse().map_err(|_| bad("a number"))?,
+                "--create-batch-delay-ms" => {
+                    k.create_batch_delay_ms = v.parse().map_err(|_| bad("a number"))?
+                }
                 _ => unreachable!("checked against FLAGS"),
             }
         }

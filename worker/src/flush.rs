@@ -155,34 +155,46 @@ async fn flush_once(
             .await?;
         return Ok(false);
     }
-    let mut requests = Vec::with_capacity(rows.len());
-    let mut sizes = Vec::with_capacity(rows.len());
-    let mut failed = Vec::new();
+    // Requests are built one by one and stop at the byte limit, so that a flush of large PDFs
+    // never holds more than one create call's worth in memory.
+    let mut requests = Vec::new();
+    let mut bytes = 0;
+    let mut rest: Vec<String> = Vec::new();
+    let mut statements = Vec::new();
     for row in &rows {
+        if !rest.is_empty() {
+            rest.push(row.id.clone());
+            continue;
+        }
         match request_of(env, row).await {
             Ok(params) => {
                 let r = BatchRequest {
                     custom_id: row.id.clone(),
                     params,
                 };
-                sizes.push(serde_json::to_string(&r).map(|s| s.len()).unwrap_or(0));
-                requests.push(r);
+                let size = serde_json::to_string(&r).map(|s| s.len()).unwrap_or(0);
+                if batching::fits(requests.len(), bytes, size, batching::MAX_FLUSH_BYTES) {
+                    bytes += size;
+                    requests.push(r);
+                } else {
+                    rest.push(row.id.clone());
+                }
             }
-            Err(e) => failed.push(fail_stmt(
-                db,
-                &row.id,
-                &format!("its request cannot be built: {e}"),
-                None,
-                None,
-                now,
-                None,
-            )?),
+            Err(e) => {
+                report.jobs_failed += 1;
+                statements.push(fail_stmt(
+                    db,
+                    &row.id,
+                    &format!("its request cannot be built: {e}"),
+                    None,
+                    None,
+                    now,
+                    None,
+                )?);
+            }
         }
     }
-    report.jobs_failed += failed.len() as u32;
-    let n = batching::fit(&sizes, batching::MAX_FLUSH_BYTES);
-    let rest: Vec<String> = requests.drain(n..).map(|r| r.custom_id).collect();
-    let mut statements = failed;
+    let n = requests.len();
     for id in &rest {
         // Did not fit this create call: back to waiting, first in line for the next.
         statements.push(

@@ -4,6 +4,7 @@
 //! - `test`: everything CI runs — fmt, clippy (host and wasm32), host tests, wasm builds, the
 //!   deploy dry run, and the end-to-end suites against a real local stack.
 //! - `build`: just the two wasm artifacts.
+//! - `bench budget [--jobs N]`: the rate-limit benchmark (minutes; run it in the background).
 
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
@@ -15,7 +16,7 @@ use xtask::stack::{wrangler, Stack, StackOptions};
 use xtask::wrangler_config::{LocalSettings, Profile};
 use xtask::{build, step, tools, Result};
 
-const USAGE: &str = "usage: cargo xtask <dev [--reset] [--port N] [--sim-port N] | test | build>";
+const USAGE: &str = "usage: cargo xtask <dev [--reset] [--port N] [--sim-port N] | test | build | bench budget [--jobs N]>";
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -23,12 +24,27 @@ fn main() {
         Some("dev") => dev(&args[1..]),
         Some("test") => test(),
         Some("build") => tools::ensure(false).and_then(|_| build_all()),
+        Some("bench") => bench(&args[1..]),
         _ => Err(USAGE.into()),
     };
     if let Err(e) = result {
         eprintln!("\x1b[1;31merror:\x1b[0m {e}");
         std::process::exit(1);
     }
+}
+
+/// Builds what the stack runs, then the benchmark binary of `end2end` (it starts its own stacks).
+fn bench(args: &[String]) -> Result<()> {
+    let which = args.first().map(String::as_str).unwrap_or("budget");
+    if which != "budget" {
+        return Err(format!("unknown benchmark {which:?}; known: budget").into());
+    }
+    tools::ensure(false)?;
+    build_all()?;
+    step(&format!("benchmark {which} (minutes)"));
+    let mut cmd_args = vec!["run", "-q", "-p", "end2end", "--bin", "bench", "--", which];
+    cmd_args.extend(args.iter().skip(1).map(String::as_str));
+    cargo(&cmd_args, "the benchmark")
 }
 
 fn build_all() -> Result<()> {

@@ -81,7 +81,7 @@ fn JobRow(j: JobView) -> impl IntoView {
             <td>{j.priority.as_str()}</td>
             <td>{j.model.clone()}</td>
             <td class="num">{seconds(j.elapsed_ms)}</td>
-            <td class="num">{dollars(j.cost_micros)}</td>
+            <td class="num">{if j.cost_unknown { "?".to_string() } else { dollars(j.cost_micros) }}</td>
         </tr>
     }
 }
