@@ -96,3 +96,27 @@ pub async fn post_ok(base: &str, path: &str) -> Value {
     assert_eq!(status, 200, "{path}: {body}");
     body
 }
+
+/// A multipart upload of `files` (name, bytes) to `POST /batches`, with optional form fields.
+pub fn upload(
+    base: &str,
+    user: &str,
+    files: &[(String, Vec<u8>)],
+    fields: &[(&str, &str)],
+) -> reqwest::RequestBuilder {
+    let mut form = reqwest::multipart::Form::new();
+    for (name, bytes) in files {
+        let part = reqwest::multipart::Part::bytes(bytes.clone())
+            .file_name(name.clone())
+            .mime_str("application/pdf")
+            .expect("mime");
+        form = form.part("files", part);
+    }
+    for (k, v) in fields {
+        form = form.text(k.to_string(), v.to_string());
+    }
+    client()
+        .post(format!("{base}/batches"))
+        .header("x-user-id", user)
+        .multipart(form)
+}

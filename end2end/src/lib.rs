@@ -10,9 +10,11 @@
 //! - [`run_suite`]: the harness.
 //! - [`api`]: HTTP helpers for the API suites.
 //! - [`browser`]: Chromium through playwright-rs, with action / find / check helpers.
+//! - [`pdfs`]: real small PDFs made in the tests.
 
 pub mod api;
 pub mod browser;
+pub mod pdfs;
 
 use std::future::Future;
 use std::path::PathBuf;
@@ -47,6 +49,35 @@ impl TestStack {
     pub fn restart(&self) {
         let mut stack = self.stack.lock().unwrap_or_else(|p| p.into_inner());
         stack.restart().unwrap_or_else(|e| panic!("restart: {e}"));
+    }
+
+    /// Objects in the local R2 bucket, counted from the runtime's state on disk (what a refused
+    /// request must not leave behind).
+    pub fn r2_objects(&self) -> usize {
+        fn walk(dir: &std::path::Path, in_blobs: bool) -> usize {
+            let Ok(entries) = std::fs::read_dir(dir) else {
+                return 0;
+            };
+            entries
+                .flatten()
+                .map(|e| {
+                    let p = e.path();
+                    if p.is_dir() {
+                        walk(&p, in_blobs || p.file_name().is_some_and(|n| n == "blobs"))
+                    } else {
+                        usize::from(in_blobs)
+                    }
+                })
+                .sum()
+        }
+        walk(
+            &self
+                .artifacts
+                .parent()
+                .expect("state dir")
+                .join("wrangler-state"),
+            false,
+        )
     }
 
     /// Runs the cron now, as the dev tooling does every minute.

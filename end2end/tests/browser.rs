@@ -9,6 +9,7 @@ use end2end::browser::{
     check_text, check_visible, click, click_text, fill, find, press, screenshot, text_of, Browser,
 };
 use end2end::{run_suite, tests, TestStack};
+use playwright_rs::expect;
 
 fn main() -> ExitCode {
     run_suite(
@@ -19,6 +20,7 @@ fn main() -> ExitCode {
             a_deep_link_loads_its_page_and_an_unknown_one_says_not_found,
             feedback_submitted_in_both_modes_completes_with_frozen_elapsed_times,
             a_prompt_job_is_followed_from_the_form_to_its_result_and_a_queued_one_is_canceled,
+            three_pdfs_dropped_on_the_zone_are_uploaded_and_summarized,
         ],
     )
 }
@@ -234,5 +236,93 @@ async fn a_prompt_job_is_followed_from_the_form_to_its_result_and_a_queued_one_i
     click(&page, "cancel-job").await;
     check_text(&page, "detail-status", "canceled").await;
     screenshot(&page, &s, "job-canceled").await;
+    browser.close().await;
+}
+
+/// Drops files on the element with a real `DataTransfer`, as a user dragging them from the
+/// desktop does (the bytes go in as base64).
+async fn drop_files(
+    page: &playwright_rs::protocol::Page,
+    testid: &str,
+    files: &[(String, Vec<u8>)],
+) -> u32 {
+    use base64::Engine;
+    let files: Vec<(String, String)> = files
+        .iter()
+        .map(|(n, b)| {
+            (
+                n.clone(),
+                base64::engine::general_purpose::STANDARD.encode(b),
+            )
+        })
+        .collect();
+    let js = "(el, files) => { const dt = new DataTransfer(); \
+        for (const [name, b64] of files) { const bin = atob(b64); const bytes = new Uint8Array(bin.length); \
+        for (let i = 0; i < bin.length; i++) bytes[i] = bin.charCodeAt(i); \
+        dt.items.add(new File([bytes], name, {type: 'application/pdf'})); } \
+        for (const type of ['dragenter', 'dragover', 'drop']) { \
+        el.dispatchEvent(new DragEvent(type, {bubbles: true, cancelable: true, dataTransfer: dt})); } \
+        return dt.files.length; }";
+    find(page, testid)
+        .evaluate(js, Some(&files))
+        .await
+        .unwrap_or_else(|e| panic!("drop on {testid}: {e}"))
+}
+
+async fn three_pdfs_dropped_on_the_zone_are_uploaded_and_summarized(s: Arc<TestStack>) {
+    let browser = Browser::launch(&s, "upload").await;
+    let page = browser.open(&s.url("/ui/upload")).await;
+    check_visible(&page, "dropzone").await;
+    // A PNG named like a PDF is caught before anything is sent.
+    let png = ("photo.pdf".to_string(), b"\x89PNG\r\n\x1a\n....".to_vec());
+    assert_eq!(drop_files(&page, "dropzone", &[png]).await, 1);
+    check_text(&page, "file-problem", "not a PDF").await;
+    check_text(&page, "upload-hint", "photo.pdf is not a PDF").await;
+    assert!(find(&page, "upload-submit").is_disabled().await.unwrap());
+    click_text(&page, "chosen-files", "remove").await;
+    let pdfs: Vec<(String, Vec<u8>)> = (1..=3)
+        .map(|i| {
+            (
+                format!("drop-{i}.pdf"),
+                end2end::pdfs::make(&format!("Dropped {i}"), i),
+            )
+        })
+        .collect();
+    assert_eq!(drop_files(&page, "dropzone", &pdfs).await, 3);
+    check_text(&page, "chosen-files", "drop-3.pdf").await;
+    screenshot(&page, &s, "upload-chosen").await;
+    click(&page, "upload-submit").await;
+    check_visible(&page, "page-batch").await;
+    // Batch mode: the cron flushes and polls, as the dev tooling does every minute.
+    let deadline = std::time::Instant::now() + Duration::from_secs(90);
+    loop {
+        let s2 = s.clone();
+        tokio::task::spawn_blocking(move || s2.trigger_cron())
+            .await
+            .unwrap();
+        if text_of(&page, "batch-progress").await == "3/3" {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the upload did not reach 3/3"
+        );
+        tokio::time::sleep(Duration::from_secs(1)).await;
+    }
+    expect(find(&page, "file-row").first())
+        .to_contain_text("completed")
+        .await
+        .expect("the first file completed");
+    find(&page, "file-summary")
+        .first()
+        .locator("summary")
+        .click(None)
+        .await
+        .expect("open a summary");
+    expect(find(&page, "file-summary-text").first())
+        .to_contain_text("page")
+        .await
+        .expect("the summary names its pages");
+    screenshot(&page, &s, "upload-done").await;
     browser.close().await;
 }

@@ -249,3 +249,83 @@ mod tests {
         );
     }
 }
+
+/// `POST /batches` → 202, the seed's shape exactly.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BatchAck {
+    #[serde(rename = "batchId")]
+    pub batch_id: String,
+    pub total: u32,
+    #[serde(rename = "pollUrl")]
+    pub poll_url: String,
+}
+
+/// One file of an upload, as `GET /batches/:id` shows it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BatchFile {
+    pub index: u32,
+    pub job_id: String,
+    /// Cleaned for display; never a path.
+    pub file_name: String,
+    pub file_size: u64,
+    pub status: Status,
+    pub error: Option<String>,
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    pub cache_write_tokens: u64,
+    pub cache_read_tokens: u64,
+    pub cost_micros: u64,
+    #[serde(default)]
+    pub cost_unknown: bool,
+    /// The structured extraction, once completed.
+    pub extraction: Option<crate::pdf::Extraction>,
+    /// `/jobs/<id>/result`, once completed.
+    pub result_url: Option<String>,
+    pub completed_at: Option<i64>,
+}
+
+/// `GET /batches/:id`: an upload's totals and its files.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BatchView {
+    pub id: String,
+    pub mode: Mode,
+    pub template: crate::pdf::Template,
+    pub total: u32,
+    /// Files in a terminal status.
+    pub done: u32,
+    /// Files by status.
+    pub counts: std::collections::BTreeMap<String, u32>,
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    pub cache_write_tokens: u64,
+    pub cache_read_tokens: u64,
+    pub cost_micros: u64,
+    pub created_at: i64,
+    /// When the last file ended, once all have.
+    pub completed_at: Option<i64>,
+    /// Ticking until every file has ended, then frozen.
+    pub elapsed_ms: i64,
+    pub canceled_at: Option<i64>,
+    pub files: Vec<BatchFile>,
+}
+
+/// One upload in `GET /batches`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BatchSummary {
+    pub id: String,
+    pub mode: Mode,
+    pub template: crate::pdf::Template,
+    pub total: u32,
+    pub done: u32,
+    pub completed: u32,
+    pub cost_micros: u64,
+    pub created_at: i64,
+    pub canceled_at: Option<i64>,
+}
+
+/// `GET /batches`: newest first; `next_cursor` fetches the following page.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BatchList {
+    pub items: Vec<BatchSummary>,
+    pub next_cursor: Option<String>,
+}

@@ -11,6 +11,8 @@
 //! - [`batching`]: the bulk lane's accumulation, flushes, batch-result outcomes and recovery.
 //! - [`budget`]: the token budget (RPM / ITPM / OTPM buckets, reservations, reconciliation).
 //! - [`lanes`]: per-lane in-flight slots (leases) kept by the BUDGET Durable Object.
+//! - [`multipart`]: a streaming, tolerant multipart/form-data reader.
+//! - [`pdf`]: multi-PDF uploads: limits, file checks, display names, templates, requests, extraction.
 //! - [`pricing`]: the price table and cost in micro-dollars.
 //! - [`prompt`]: prompt jobs' input and the Idempotency-Key rules.
 //! - [`retry`]: what a consumer does after a call (ack, retry with backoff, fail).
@@ -33,6 +35,8 @@ pub mod feedback;
 pub mod identity;
 pub mod jobs;
 pub mod lanes;
+pub mod multipart;
+pub mod pdf;
 pub mod pricing;
 pub mod prompt;
 pub mod retry;

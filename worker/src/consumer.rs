@@ -7,7 +7,7 @@ use pipeline::budget::{Need, Reserve, Settle};
 use pipeline::dto::QueueMessage;
 use pipeline::pricing::Tier;
 use pipeline::retry::{decide, describe, is_overload, model_for, CallOutcome, Decision};
-use pipeline::status::{Lane, Mode, Status};
+use pipeline::status::{Kind, Lane, Mode, Status};
 use serde_json::Value;
 use worker::{D1Database, Delay, Env, Message, MessageBatch, MessageExt, QueueRetryOptionsBuilder};
 
@@ -169,11 +169,16 @@ async fn run_jobs(
         }
     }
     let api = Anthropic::new(config);
-    stream::iter(sync)
-        .for_each_concurrent(SYNC_CONCURRENCY, |(msg, row)| {
-            run_sync(env, config, db, &api, msg, row)
-        })
-        .await;
+    // A PDF call holds the document several times over (bytes, base64, the request): one at a
+    // time per invocation keeps a batch of 20 MB files inside the isolate's memory.
+    let (pdfs, others): (Vec<_>, Vec<_>) =
+        sync.into_iter().partition(|(_, r)| r.kind() == Kind::Pdf);
+    let small = stream::iter(others).for_each_concurrent(SYNC_CONCURRENCY, |(msg, row)| {
+        run_sync(env, config, db, &api, msg, row)
+    });
+    let large = stream::iter(pdfs)
+        .for_each_concurrent(1, |(msg, row)| run_sync(env, config, db, &api, msg, row));
+    futures_util::future::join(small, large).await;
     if !batch.is_empty() {
         // Batch-mode jobs wait in D1 for a flush (by size here, by age in the cron as well).
         for (msg, row) in batch {
@@ -231,6 +236,24 @@ async fn run_sync(
         None => match api.count_tokens(&request).await {
             Ok(n) => n,
             Err(e) => {
+                if let Decision::Fail { reason } = decide(&e, 1, &config.timing) {
+                    // The API refuses this request for good (an unreadable or encrypted PDF):
+                    // the call would be refused the same way.
+                    let failed = async {
+                        fail_stmt(db, &id, &reason, None, None, now_ms(), None)?
+                            .run()
+                            .await
+                    }
+                    .await;
+                    match failed {
+                        Ok(_) => msg.ack(),
+                        Err(err) => {
+                            worker::console_error!("job {id}: {err}; retrying");
+                            retry_after(&msg, config.timing.backoff_s(1, None));
+                        }
+                    }
+                    return;
+                }
                 worker::console_error!(
                     "job {id}: count_tokens failed ({}); deferring",
                     describe(&e)

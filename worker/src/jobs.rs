@@ -3,7 +3,7 @@
 //! nothing the second time.
 
 use pipeline::anthropic::Usage;
-use pipeline::dto::{AttemptView, FeedbackView, JobView};
+use pipeline::dto::{AttemptView, BatchFile, FeedbackView, JobView};
 use pipeline::feedback::Analysis;
 use pipeline::jobs::{elapsed_ms, Cursor};
 use pipeline::status::{Kind, Lane, Mode, Status};
@@ -43,13 +43,17 @@ pub struct JobRow {
     pub cost_unknown: i64,
     #[serde(default)]
     pub batch_tries: i64,
+    pub batch_index: Option<i64>,
+    pub file_name: Option<String>,
+    pub file_size: Option<i64>,
+    pub template: Option<String>,
 }
 
 pub const COLUMNS: &str =
     "id, user_id, kind, status, lane, mode, model, source, input_text, raw_text, \
     analysis, anthropic_batch_id, attempts, input_tokens, output_tokens, cache_write_tokens, \
     cache_read_tokens, cost_micros, error, created_at, started_at, completed_at, expires_at, prompt_key, overloads, user_id, \
-    cost_unknown, batch_tries";
+    cost_unknown, batch_tries, batch_index, file_name, file_size, template";
 
 impl JobRow {
     pub fn status(&self) -> Status {
@@ -107,6 +111,37 @@ impl JobRow {
             elapsed_ms: elapsed_ms(status, self.created_at, self.completed_at, now),
             result_url: (status == Status::Completed).then(|| format!("/jobs/{}/result", self.id)),
             attempt_log: Vec::new(),
+        }
+    }
+
+    /// The PDF template of a `pdf` job.
+    pub fn template(&self) -> pipeline::pdf::Template {
+        pipeline::pdf::Template::parse(self.template.as_deref())
+            .unwrap_or(pipeline::pdf::Template::Summary)
+    }
+
+    /// A `pdf` job as a file of its upload.
+    pub fn batch_file(&self) -> BatchFile {
+        let status = self.status();
+        BatchFile {
+            index: self.batch_index.unwrap_or(0).max(0) as u32,
+            job_id: self.id.clone(),
+            file_name: self.file_name.clone().unwrap_or_default(),
+            file_size: self.file_size.unwrap_or(0).max(0) as u64,
+            status,
+            error: self.error.clone(),
+            input_tokens: self.input_tokens.max(0) as u64,
+            output_tokens: self.output_tokens.max(0) as u64,
+            cache_write_tokens: self.cache_write_tokens.max(0) as u64,
+            cache_read_tokens: self.cache_read_tokens.max(0) as u64,
+            cost_micros: self.cost_micros.max(0) as u64,
+            cost_unknown: self.cost_unknown != 0,
+            extraction: self
+                .analysis
+                .as_deref()
+                .and_then(|a| serde_json::from_str(a).ok()),
+            result_url: (status == Status::Completed).then(|| format!("/jobs/{}/result", self.id)),
+            completed_at: self.completed_at,
         }
     }
 
@@ -454,15 +489,11 @@ pub fn complete_stmt(
     usage: &Usage,
     cost_micros: Option<u64>,
     raw_text: &str,
-    analysis: Option<&Analysis>,
+    analysis: Option<String>,
     now: i64,
     batch: Option<&str>,
     answered_by: Option<&str>,
 ) -> worker::Result<D1PreparedStatement> {
-    let analysis = analysis
-        .map(serde_json::to_string)
-        .transpose()
-        .map_err(|e| worker::Error::RustError(e.to_string()))?;
     db.prepare(format!(
         "UPDATE jobs SET status = 'completed', input_tokens = ?2, output_tokens = ?3, \
          cache_write_tokens = ?4, cache_read_tokens = ?5, cost_micros = ?6, raw_text = ?7, \

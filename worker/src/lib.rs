@@ -31,6 +31,7 @@ mod lanes;
 mod queues;
 mod results;
 mod routes;
+mod uploads;
 
 use tower_service::Service;
 use worker::{event, Context, Env, HttpRequest, MessageBatch, ScheduleContext, ScheduledEvent};

@@ -4,8 +4,10 @@
 
 use std::collections::HashMap;
 
+use base64::Engine;
 use pipeline::anthropic::{Message, MessagesRequest, OutputBlock, Role, Usage};
 use pipeline::feedback::{self, parse_analysis};
+use pipeline::pdf;
 use pipeline::pricing::{cost_micros, Tier, DEFAULT_MODEL};
 use pipeline::status::Kind;
 use worker::{Conditional, D1Database, D1PreparedStatement, Env};
@@ -69,7 +71,32 @@ pub async fn request_of(env: &Env, row: &JobRow) -> worker::Result<MessagesReque
             row.model.as_deref().unwrap_or(DEFAULT_MODEL),
             row.input_text.as_deref().unwrap_or_default(),
         )),
-        Kind::Prompt | Kind::Pdf => {
+        Kind::Pdf => {
+            // The PDF itself, from R2, as a base64 document block with the template's question.
+            let key = row
+                .prompt_key
+                .clone()
+                .ok_or_else(|| worker::Error::RustError("a pdf job without its upload".into()))?;
+            let object = env
+                .bucket(RESULTS)?
+                .get(&key)
+                .execute()
+                .await?
+                .ok_or_else(|| worker::Error::RustError(format!("{key} is missing from R2")))?;
+            let bytes = object
+                .body()
+                .ok_or_else(|| worker::Error::RustError(format!("{key} has no body")))?
+                .bytes()
+                .await?;
+            let data = base64::engine::general_purpose::STANDARD.encode(&bytes);
+            drop(bytes);
+            Ok(pdf::request(
+                row.model.as_deref().unwrap_or(DEFAULT_MODEL),
+                row.template(),
+                data,
+            ))
+        }
+        Kind::Prompt => {
             let key = row
                 .prompt_key
                 .clone()
@@ -116,7 +143,7 @@ pub fn settle(
                     usage,
                     cost,
                     &text,
-                    Some(&a),
+                    serde_json::to_string(&a).ok(),
                     now,
                     batch,
                     answered_by,
@@ -136,7 +163,28 @@ pub fn settle(
                 false,
             )),
         },
-        Kind::Prompt | Kind::Pdf => Ok((
+        // A PDF's extraction is small and kept on the row; the raw answer lives in R2.
+        Kind::Pdf => match pdf::parse_extraction(&text) {
+            Ok(e) => Ok((
+                complete_stmt(
+                    db,
+                    &row.id,
+                    usage,
+                    cost,
+                    "",
+                    serde_json::to_string(&e).ok(),
+                    now,
+                    batch,
+                    answered_by,
+                )?,
+                true,
+            )),
+            Err(reason) => Ok((
+                fail_stmt(db, &row.id, &reason, Some((usage, cost)), None, now, batch)?,
+                false,
+            )),
+        },
+        Kind::Prompt => Ok((
             // Prompt results can be long: the text lives in R2 only.
             complete_stmt(db, &row.id, usage, cost, "", None, now, batch, answered_by)?,
             true,

@@ -1,3 +1,4 @@
+pub mod batch_detail;
 pub mod dashboard;
 pub mod dead_letters;
 pub mod job_detail;

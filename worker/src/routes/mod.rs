@@ -1,5 +1,6 @@
 //! The axum router: every Worker path of the contract, JSON 404/405 for the rest.
 
+mod batches;
 mod budget;
 mod claude;
 mod feedback;
@@ -9,6 +10,7 @@ mod poll;
 
 use std::sync::Arc;
 
+use axum::extract::DefaultBodyLimit;
 use axum::http::HeaderMap;
 use axum::response::IntoResponse;
 use axum::routing::{get, post};
@@ -51,6 +53,14 @@ pub fn router(env: Env) -> Router {
         .route("/api/batches/flush", post(poll::flush))
         .route("/api/claude", post(claude::call))
         .route("/api/budget", get(budget::get))
+        .route(
+            "/batches",
+            post(batches::submit)
+                .get(batches::list)
+                .layer(DefaultBodyLimit::disable()),
+        )
+        .route("/batches/{id}", get(batches::get))
+        .route("/batches/{id}/cancel", post(batches::cancel))
         .route("/jobs", post(jobs::submit).get(jobs::list))
         .route("/jobs/{id}", get(jobs::get))
         .route("/jobs/{id}/result", get(jobs::result))
