@@ -80,6 +80,19 @@ impl TestStack {
         )
     }
 
+    /// An API key for `user` made with the command-line path (`cargo xtask key create`).
+    pub fn create_key(&self, user: &str, admin: bool) -> String {
+        let role = if admin {
+            pipeline::identity::Role::Admin
+        } else {
+            pipeline::identity::Role::User
+        };
+        let stack = self.stack.lock().unwrap_or_else(|p| p.into_inner());
+        stack
+            .create_key(user, role)
+            .unwrap_or_else(|e| panic!("create a key for {user}: {e}"))
+    }
+
     /// Runs the cron now, as the dev tooling does every minute.
     pub fn trigger_cron(&self) -> u16 {
         let stack = self.stack.lock().unwrap_or_else(|p| p.into_inner());

@@ -329,3 +329,29 @@ pub struct BatchList {
     pub items: Vec<BatchSummary>,
     pub next_cursor: Option<String>,
 }
+
+/// An API key as admins see it (never the key itself).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct KeyView {
+    pub id: String,
+    pub user_id: String,
+    pub role: Role,
+    pub created_at: i64,
+    pub revoked_at: Option<i64>,
+}
+
+/// `POST /api/keys` → 201: the key, shown this once.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct KeyCreated {
+    pub id: String,
+    pub key: String,
+    pub user_id: String,
+    pub role: Role,
+    pub created_at: i64,
+}
+
+/// `GET /api/keys`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct KeyList {
+    pub items: Vec<KeyView>,
+}

@@ -41,6 +41,13 @@ impl Role {
             _ => None,
         }
     }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::User => "user",
+            Role::Admin => "admin",
+        }
+    }
 }
 
 /// A user id: 1–64 characters of `[A-Za-z0-9._@-]`, so it is safe in logs, keys and URLs.
@@ -106,6 +113,55 @@ impl KeyHash {
     pub fn as_str(&self) -> &str {
         &self.0
     }
+}
+
+/// A new API key from 32 random bytes: `cpk_` and 64 hex digits. Shown once; only its
+/// [`KeyHash`] is stored.
+pub fn new_key(random: &[u8; 32]) -> String {
+    let hex: String = random.iter().map(|b| format!("{b:02x}")).collect();
+    format!("cpk_{hex}")
+}
+
+/// `POST /api/keys {"user_id", "role"?}`: who the new key is for.
+pub fn parse_key_input(body: &[u8]) -> Result<(UserId, Role), ApiError> {
+    let obj = crate::error::json_object(body)?;
+    let user = match obj.get("user_id") {
+        Some(serde_json::Value::String(s)) => UserId::parse(s.trim()).map_err(|m| {
+            ApiError::bad_request("invalid_field", format!("user_id: {m}"), Some("user_id"))
+        })?,
+        Some(_) => {
+            return Err(ApiError::bad_request(
+                "invalid_field",
+                "user_id must be a string",
+                Some("user_id"),
+            ))
+        }
+        None => {
+            return Err(ApiError::bad_request(
+                "missing_field",
+                "user_id is required",
+                Some("user_id"),
+            ))
+        }
+    };
+    let role = match obj.get("role") {
+        None | Some(serde_json::Value::Null) => Role::User,
+        Some(serde_json::Value::String(r)) => Role::parse(r).ok_or_else(|| {
+            ApiError::bad_request(
+                "invalid_field",
+                "role must be \"user\" or \"admin\"",
+                Some("role"),
+            )
+        })?,
+        Some(_) => {
+            return Err(ApiError::bad_request(
+                "invalid_field",
+                "role must be a string",
+                Some("role"),
+            ))
+        }
+    };
+    Ok((user, role))
 }
 
 /// What the extractor must do with a request's identity headers.
@@ -239,5 +295,39 @@ mod tests {
         assert!(UserId::parse(&"a".repeat(65)).is_err());
         assert!(UserId::parse("a/b").is_err());
         assert!(UserId::parse("a b").is_err());
+    }
+
+    #[test]
+    fn a_new_key_is_long_random_looking_and_only_its_hash_is_kept() {
+        let k = new_key(&[7u8; 32]);
+        assert!(k.starts_with("cpk_"));
+        assert_eq!(k.len(), 4 + 64);
+        assert_ne!(new_key(&[8u8; 32]), k);
+        assert_eq!(KeyHash::of(&k).as_str().len(), 64);
+        assert!(matches!(
+            decide(AuthMode::Keys, Some(&format!("Bearer {k}")), None),
+            IdentityDecision::LookUpKey(_)
+        ));
+    }
+
+    #[test]
+    fn a_key_request_names_a_valid_user_and_role() {
+        let (u, r) = parse_key_input(br#"{"user_id":"ana","role":"admin"}"#).unwrap();
+        assert_eq!((u.as_str(), r), ("ana", Role::Admin));
+        assert_eq!(
+            parse_key_input(br#"{"user_id":"bo"}"#).unwrap().1,
+            Role::User
+        );
+        assert_eq!(parse_key_input(br#"{}"#).unwrap_err().status, 400);
+        assert_eq!(
+            parse_key_input(br#"{"user_id":"a b"}"#).unwrap_err().status,
+            400
+        );
+        assert_eq!(
+            parse_key_input(br#"{"user_id":"a","role":"root"}"#)
+                .unwrap_err()
+                .status,
+            400
+        );
     }
 }

@@ -8,10 +8,12 @@
 //! - [`build`]: the SPA and the Worker, rebuilt only when their inputs changed.
 //! - [`wrangler_config`]: local wrangler configs generated from `wrangler.toml` and a profile.
 //! - [`stack`]: `wrangler dev` (+ migrations) on a port with its own state directory.
+//! - [`keys`]: API keys made on the command line (`cargo xtask key create`).
 //! - [`http`]: a tiny blocking HTTP client for readiness checks and the cron trigger.
 
 pub mod build;
 pub mod http;
+pub mod keys;
 pub mod paths;
 pub mod proc;
 pub mod stack;

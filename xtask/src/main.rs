@@ -5,6 +5,7 @@
 //!   deploy dry run, and the end-to-end suites against a real local stack.
 //! - `build`: just the two wasm artifacts.
 //! - `bench budget [--jobs N]`: the rate-limit benchmark (minutes; run it in the background).
+//! - `key create --user NAME [--admin] [--remote]`: an API key, printed alone on the last line.
 
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
@@ -16,7 +17,7 @@ use xtask::stack::{wrangler, Stack, StackOptions};
 use xtask::wrangler_config::{LocalSettings, Profile};
 use xtask::{build, step, tools, Result};
 
-const USAGE: &str = "usage: cargo xtask <dev [--reset] [--port N] [--sim-port N] | test | build | bench budget [--jobs N]>";
+const USAGE: &str = "usage: cargo xtask <dev [--reset] [--auth] [--port N] [--sim-port N] | test | build | bench budget [--jobs N] | key create --user NAME [--admin] [--remote]>";
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -25,6 +26,7 @@ fn main() {
         Some("test") => test(),
         Some("build") => tools::ensure(false).and_then(|_| build_all()),
         Some("bench") => bench(&args[1..]),
+        Some("key") => key(&args[1..]),
         _ => Err(USAGE.into()),
     };
     if let Err(e) = result {
@@ -47,6 +49,48 @@ fn bench(args: &[String]) -> Result<()> {
     cargo(&cmd_args, "the benchmark")
 }
 
+/// `key create --user NAME [--admin] [--remote]`: into the local dev state (after a first
+/// `cargo xtask dev`), or the deployed database. The key alone is the last line of stdout.
+fn key(args: &[String]) -> Result<()> {
+    if args.first().map(String::as_str) != Some("create") {
+        return Err(USAGE.into());
+    }
+    let (mut user, mut role, mut remote) = (None, pipeline::identity::Role::User, false);
+    let mut it = args[1..].iter();
+    while let Some(flag) = it.next() {
+        match flag.as_str() {
+            "--user" => user = it.next().cloned(),
+            "--admin" => role = pipeline::identity::Role::Admin,
+            "--remote" => remote = true,
+            other => return Err(format!("unknown flag {other}\n{USAGE}").into()),
+        }
+    }
+    let user = user.ok_or("--user NAME is required")?;
+    let key = if remote {
+        xtask::keys::create(xtask::keys::Target::Remote, &user, role)?
+    } else {
+        let config = dev_state().join("wrangler.toml");
+        if !config.exists() {
+            return Err("no local state yet: run `cargo xtask dev` once (or pass --remote)".into());
+        }
+        let persist = dev_state().join("wrangler-state");
+        xtask::keys::create(
+            xtask::keys::Target::Local {
+                config: &config,
+                persist: &persist,
+            },
+            &user,
+            role,
+        )?
+    };
+    eprintln!(
+        "API key for {user} ({}) — shown once, stored only as its SHA-256:",
+        role.as_str()
+    );
+    println!("{key}");
+    Ok(())
+}
+
 fn build_all() -> Result<()> {
     build::spa()?;
     build::worker()?;
@@ -55,6 +99,8 @@ fn build_all() -> Result<()> {
 
 struct DevArgs {
     reset: bool,
+    /// Keys mode (`AUTH_MODE=keys`) with a demo admin and user.
+    auth: bool,
     port: u16,
     sim_port: u16,
 }
@@ -62,6 +108,7 @@ struct DevArgs {
 fn parse_dev(args: &[String]) -> Result<DevArgs> {
     let mut a = DevArgs {
         reset: false,
+        auth: false,
         port: 8787,
         sim_port: 8788,
     };
@@ -76,12 +123,28 @@ fn parse_dev(args: &[String]) -> Result<DevArgs> {
         };
         match flag.as_str() {
             "--reset" => a.reset = true,
+            "--auth" => a.auth = true,
             "--port" => a.port = port()?,
             "--sim-port" => a.sim_port = port()?,
             other => return Err(format!("unknown flag {other}\n{USAGE}").into()),
         }
     }
     Ok(a)
+}
+
+/// The demo admin and user of `dev --auth`: created on the first start, kept (local dev only)
+/// in `.state/dev/demo-keys.txt` so that later starts can print them again.
+fn demo_keys(stack: &Stack) -> Result<String> {
+    let file = dev_state().join("demo-keys.txt");
+    if let Ok(text) = std::fs::read_to_string(&file) {
+        return Ok(text);
+    }
+    step("creating the demo admin and user keys");
+    let admin = stack.create_key("admin", pipeline::identity::Role::Admin)?;
+    let user = stack.create_key("demo", pipeline::identity::Role::User)?;
+    let text = format!("admin (admin): {admin}\ndemo  (user):  {user}\n");
+    std::fs::write(&file, &text)?;
+    Ok(text)
 }
 
 /// Builds everything, starts the simulator (unless a real key is set) and wrangler dev, triggers
@@ -137,13 +200,18 @@ fn dev(args: &[String]) -> Result<()> {
         fresh: false,
         settings: LocalSettings {
             profile: Profile::Demo,
-            auth_mode: "open",
+            auth_mode: if args.auth { "keys" } else { "open" },
             anthropic_base_url: base_url.clone(),
             extra_vars: Vec::new(),
         },
         anthropic_api_key: real_key.unwrap_or_else(|| "sim-local-key".into()),
     })?;
     let _ = stack.trigger_cron();
+    let demo_keys = if args.auth {
+        Some(demo_keys(&stack)?)
+    } else {
+        None
+    };
     println!();
     println!(
         "  claude-pipeline is running ({:.0} s to start)",
@@ -170,6 +238,16 @@ fn dev(args: &[String]) -> Result<()> {
     );
     if sim.is_some() {
         println!("                {}", sim_log.display());
+    }
+    if let Some(keys) = &demo_keys {
+        println!(
+            "  auth          keys mode; demo keys (kept in {}):",
+            dev_state().join("demo-keys.txt").display()
+        );
+        for line in keys.lines() {
+            println!("                {line}");
+        }
+        println!("                more: cargo xtask key create --user NAME [--admin]");
     }
     println!("  Ctrl-C stops everything.");
     println!();

@@ -132,7 +132,8 @@ impl Stack {
                 .into());
             }
             if let Ok((code, _)) = http::get(self.port, "/api/health", Duration::from_secs(10)) {
-                if code == 200 || code == 503 {
+                // 401: keys mode answers without a key — the Worker is up all the same.
+                if code == 200 || code == 503 || code == 401 {
                     step(&format!(
                         "wrangler dev ready in {:.1} s",
                         started.elapsed().as_secs_f64()
@@ -147,6 +148,18 @@ impl Stack {
             self.wrangler.log_tail(30)
         )
         .into())
+    }
+
+    /// Creates an API key in this stack's D1 (see [`crate::keys`]).
+    pub fn create_key(&self, user: &str, role: pipeline::identity::Role) -> Result<String> {
+        crate::keys::create(
+            crate::keys::Target::Local {
+                config: &self.config,
+                persist: &self.persist,
+            },
+            user,
+            role,
+        )
     }
 
     /// Runs the cron now (`wrangler dev` never fires crons by itself).

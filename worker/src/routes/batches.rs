@@ -148,6 +148,18 @@ async fn read_files(
     reader.finish().map_err(bad)
 }
 
+/// Reads what the client is still sending, without keeping it, so that it hears the answer
+/// rather than a reset connection; a body past the whole limit is cut off.
+async fn drain(mut stream: axum::body::BodyDataStream) {
+    let mut drained: u64 = 0;
+    while let Some(Ok(chunk)) = stream.next().await {
+        drained += chunk.len() as u64;
+        if drained > pdf::MAX_UPLOAD_BYTES {
+            break;
+        }
+    }
+}
+
 fn internal(e: worker::Error) -> ApiError {
     ApiError::internal(format!("storage error: {e}"))
 }
@@ -158,9 +170,17 @@ fn internal(e: worker::Error) -> ApiError {
 #[worker::send]
 pub async fn submit(
     State(state): State<AppState>,
-    Caller(caller): Caller,
+    caller: Result<Caller, AppError>,
     req: Request,
 ) -> Result<Response, AppError> {
+    let caller = match caller {
+        Ok(Caller(c)) => c,
+        Err(e) => {
+            // Refused before reading: still read what the client sends, so it hears the 401.
+            drain(req.into_body().into_data_stream()).await;
+            return Err(e);
+        }
+    };
     let headers = req.headers();
     // The boundary is case-sensitive: keep the header as sent.
     let ctype = headers
@@ -229,15 +249,7 @@ pub async fn submit(
         Ok(v) => v,
         Err(e) => {
             clean_up(&bucket, &keys).await;
-            // Read what the client is still sending (without keeping it) so that it hears the
-            // answer rather than a connection reset; a body past the whole limit is cut off.
-            let mut drained: u64 = 0;
-            while let Some(Ok(chunk)) = stream.next().await {
-                drained += chunk.len() as u64;
-                if drained > pdf::MAX_UPLOAD_BYTES {
-                    break;
-                }
-            }
+            drain(stream).await;
             return Err(e.into());
         }
     };

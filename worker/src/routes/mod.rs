@@ -6,6 +6,7 @@ mod claude;
 mod feedback;
 mod health;
 mod jobs;
+mod keys;
 mod poll;
 
 use std::sync::Arc;
@@ -53,6 +54,8 @@ pub fn router(env: Env) -> Router {
         .route("/api/batches/flush", post(poll::flush))
         .route("/api/claude", post(claude::call))
         .route("/api/budget", get(budget::get))
+        .route("/api/keys", post(keys::create).get(keys::list))
+        .route("/api/keys/{id}", axum::routing::delete(keys::revoke))
         .route(
             "/batches",
             post(batches::submit)
