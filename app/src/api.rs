@@ -9,6 +9,52 @@ use pipeline::error::ErrorBody;
 use pipeline::status::Mode;
 use serde::de::DeserializeOwned;
 
+/// Where the signed-in API key is kept: this browser session only.
+const KEY_ITEM: &str = "claude-pipeline.api-key";
+
+fn session() -> Option<web_sys::Storage> {
+    web_sys::window()?.session_storage().ok().flatten()
+}
+
+/// The API key this session signed in with, if any.
+pub fn api_key() -> Option<String> {
+    session()?.get_item(KEY_ITEM).ok().flatten()
+}
+
+/// Every request carries the session's key, when there is one.
+fn authed(rb: gloo_net::http::RequestBuilder) -> gloo_net::http::RequestBuilder {
+    match api_key() {
+        Some(k) => rb.header("authorization", &format!("Bearer {k}")),
+        None => rb,
+    }
+}
+
+/// Signs in with `key`: kept for the session once the Worker accepts it (its health report
+/// names who it is).
+pub async fn sign_in(key: &str) -> Result<HealthReport, ApiError> {
+    let key = key.trim();
+    let resp = Request::get("/api/health")
+        .header("authorization", &format!("Bearer {key}"))
+        .send()
+        .await
+        .map_err(network)?;
+    let report: HealthReport = match resp.status() {
+        200 | 503 => decode(resp).await?,
+        _ => return Err(error_of(resp).await),
+    };
+    if let Some(s) = session() {
+        let _ = s.set_item(KEY_ITEM, key);
+    }
+    Ok(report)
+}
+
+/// Forgets the session's key.
+pub fn sign_out() {
+    if let Some(s) = session() {
+        let _ = s.remove_item(KEY_ITEM);
+    }
+}
+
 /// A failed call, ready to show: the Worker's own message when it sent one, and the field it
 /// names (so a form can show it next to that field).
 #[derive(Debug, Clone, PartialEq)]
@@ -76,7 +122,7 @@ pub async fn submit_feedback(
     mode: Mode,
 ) -> Result<FeedbackAck, ApiError> {
     let body = serde_json::json!({"source": source, "text": text, "mode": mode});
-    let resp = Request::post("/feedback")
+    let resp = authed(Request::post("/feedback"))
         .json(&body)
         .map_err(network)?
         .send()
@@ -87,7 +133,7 @@ pub async fn submit_feedback(
 
 /// `GET /api/feedback`: the newest page.
 pub async fn list_feedback() -> Result<FeedbackList, ApiError> {
-    let resp = Request::get("/api/feedback?limit=20")
+    let resp = authed(Request::get("/api/feedback?limit=20"))
         .send()
         .await
         .map_err(network)?;
@@ -96,7 +142,7 @@ pub async fn list_feedback() -> Result<FeedbackList, ApiError> {
 
 /// `POST /api/batches/poll`: settle ended Message Batches now.
 pub async fn poll_batches() -> Result<serde_json::Value, ApiError> {
-    let resp = Request::post("/api/batches/poll")
+    let resp = authed(Request::post("/api/batches/poll"))
         .send()
         .await
         .map_err(network)?;
@@ -105,7 +151,10 @@ pub async fn poll_batches() -> Result<serde_json::Value, ApiError> {
 
 /// `GET /api/health`. A degraded Worker answers 503 with the same report, so both are read.
 pub async fn health() -> Result<HealthReport, ApiError> {
-    let resp = Request::get("/api/health").send().await.map_err(network)?;
+    let resp = authed(Request::get("/api/health"))
+        .send()
+        .await
+        .map_err(network)?;
     match resp.status() {
         200 | 503 => decode(resp).await,
         _ => Err(error_of(resp).await),
@@ -114,7 +163,7 @@ pub async fn health() -> Result<HealthReport, ApiError> {
 
 /// `POST /jobs`.
 pub async fn submit_prompt(body: &serde_json::Value) -> Result<JobAck, ApiError> {
-    let resp = Request::post("/jobs")
+    let resp = authed(Request::post("/jobs"))
         .json(body)
         .map_err(network)?
         .send()
@@ -131,7 +180,7 @@ pub async fn list_jobs(status: &str, priority: &str, kind: &str) -> Result<JobLi
             q.push(format!("{k}={v}"));
         }
     }
-    let resp = Request::get(&format!("/jobs?{}", q.join("&")))
+    let resp = authed(Request::get(&format!("/jobs?{}", q.join("&"))))
         .send()
         .await
         .map_err(network)?;
@@ -140,7 +189,7 @@ pub async fn list_jobs(status: &str, priority: &str, kind: &str) -> Result<JobLi
 
 /// `GET /jobs/:id`.
 pub async fn get_job(id: &str) -> Result<JobView, ApiError> {
-    let resp = Request::get(&format!("/jobs/{id}"))
+    let resp = authed(Request::get(&format!("/jobs/{id}")))
         .send()
         .await
         .map_err(network)?;
@@ -149,7 +198,7 @@ pub async fn get_job(id: &str) -> Result<JobView, ApiError> {
 
 /// `GET /jobs/:id/result`: the text.
 pub async fn job_result(id: &str) -> Result<String, ApiError> {
-    let resp = Request::get(&format!("/jobs/{id}/result"))
+    let resp = authed(Request::get(&format!("/jobs/{id}/result")))
         .send()
         .await
         .map_err(network)?;
@@ -162,7 +211,7 @@ pub async fn job_result(id: &str) -> Result<String, ApiError> {
 
 /// `POST /jobs/:id/cancel`.
 pub async fn cancel_job(id: &str) -> Result<JobView, ApiError> {
-    let resp = Request::post(&format!("/jobs/{id}/cancel"))
+    let resp = authed(Request::post(&format!("/jobs/{id}/cancel")))
         .send()
         .await
         .map_err(network)?;
@@ -171,7 +220,7 @@ pub async fn cancel_job(id: &str) -> Result<JobView, ApiError> {
 
 /// `GET /batches`: the newest uploads.
 pub async fn list_batches() -> Result<BatchList, ApiError> {
-    let resp = Request::get("/batches?limit=20")
+    let resp = authed(Request::get("/batches?limit=20"))
         .send()
         .await
         .map_err(network)?;
@@ -180,7 +229,7 @@ pub async fn list_batches() -> Result<BatchList, ApiError> {
 
 /// `GET /batches/:id`.
 pub async fn get_batch(id: &str) -> Result<BatchView, ApiError> {
-    let resp = Request::get(&format!("/batches/{id}"))
+    let resp = authed(Request::get(&format!("/batches/{id}")))
         .send()
         .await
         .map_err(network)?;
@@ -189,7 +238,7 @@ pub async fn get_batch(id: &str) -> Result<BatchView, ApiError> {
 
 /// `POST /batches/:id/cancel`.
 pub async fn cancel_batch(id: &str) -> Result<BatchView, ApiError> {
-    let resp = Request::post(&format!("/batches/{id}/cancel"))
+    let resp = authed(Request::post(&format!("/batches/{id}/cancel")))
         .send()
         .await
         .map_err(network)?;

@@ -7,6 +7,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use end2end::api::{assert_error, client, send_json};
+use end2end::browser::{check_text, check_visible, click, fill, find, screenshot, Browser};
 use end2end::{run_suite_with, tests, TestStack};
 use serde_json::{json, Value};
 
@@ -20,6 +21,7 @@ fn main() -> ExitCode {
             a_command_line_admin_key_issues_and_revokes_keys_over_http,
             users_see_and_touch_only_their_own_work,
             ops_endpoints_are_for_admins_only,
+            the_spa_signs_in_with_a_key_and_shows_admins_their_pages,
         ],
     )
 }
@@ -207,4 +209,39 @@ async fn ops_endpoints_are_for_admins_only(s: Arc<TestStack>) {
     }
     let (_, me) = get(&s, "/api/health", Some(&user)).await;
     assert_eq!(me["role"], "user");
+}
+
+async fn the_spa_signs_in_with_a_key_and_shows_admins_their_pages(s: Arc<TestStack>) {
+    let user = s.create_key("erin", false);
+    let admin = s.create_key("frank", true);
+    let browser = Browser::launch(&s, "sign-in").await;
+    let page = browser.open(&s.url("/")).await;
+    // No key yet: the Worker refuses, the SPA offers the way in.
+    click(&page, "sign-in-link").await;
+    check_visible(&page, "page-sign-in").await;
+    fill(&page, "api-key", "cpk_wrong").await;
+    click(&page, "sign-in").await;
+    check_text(&page, "sign-in-error", "unknown or revoked API key").await;
+    // A user: signed in, no ops pages in the navigation.
+    fill(&page, "api-key", &user).await;
+    click(&page, "sign-in").await;
+    check_text(&page, "signed-in", "erin (user)").await;
+    assert_eq!(
+        find(&page, "nav")
+            .locator("text=Dashboard")
+            .count()
+            .await
+            .unwrap(),
+        0,
+        "users do not see the ops pages"
+    );
+    screenshot(&page, &s, "signed-in-user").await;
+    // Signing out forgets the key; an admin sees the ops pages.
+    click(&page, "sign-out").await;
+    check_visible(&page, "page-sign-in").await;
+    fill(&page, "api-key", &admin).await;
+    click(&page, "sign-in").await;
+    check_text(&page, "signed-in", "frank (admin)").await;
+    check_text(&page, "nav", "Dashboard").await;
+    browser.close().await;
 }

@@ -25,6 +25,13 @@ pub fn Layout(children: Children) -> impl IntoView {
     let health: Health = LocalResource::new(api::health);
     provide_context(health);
     let demo = demo_mode(health);
+    // Ops pages are shown to admins (everyone in demo mode) — the Worker enforces it anyway.
+    let is_admin = move || {
+        health
+            .get()
+            .and_then(|r| r.ok())
+            .is_some_and(|h| h.role == pipeline::identity::Role::Admin)
+    };
     view! {
         <header class="topbar">
             <a class="brand" href="/">"claude-pipeline"</a>
@@ -33,9 +40,12 @@ pub fn Layout(children: Children) -> impl IntoView {
                 <A href="/ui/jobs">"Jobs"</A>
                 <A href="/ui/upload">"Upload"</A>
                 <A href="/ui/usage">"Usage"</A>
-                <A href="/ui/dashboard">"Dashboard"</A>
-                <A href="/ui/dead-letters">"Dead letters"</A>
+                <Show when=is_admin>
+                    <A href="/ui/dashboard">"Dashboard"</A>
+                    <A href="/ui/dead-letters">"Dead letters"</A>
+                </Show>
             </nav>
+            <Who health=health />
             <StatusBadge health=health />
             <ThemeToggle />
         </header>
@@ -45,6 +55,29 @@ pub fn Layout(children: Children) -> impl IntoView {
             </div>
         </Show>
         <main>{children()}</main>
+    }
+}
+
+/// Who is signed in (keys mode), with a way out; or the way in when no key is accepted.
+#[component]
+fn Who(health: Health) -> impl IntoView {
+    move || match health.get() {
+        Some(Ok(h)) if h.auth_mode == AuthMode::Keys => view! {
+            <span class="who" data-testid="signed-in">
+                {format!("{} ({})", h.user_id, h.role.as_str())}
+                " · "
+                <button class="link" data-testid="sign-out" on:click=move |_| {
+                    api::sign_out();
+                    let _ = window().location().set_href("/ui/sign-in");
+                }>"sign out"</button>
+            </span>
+        }
+        .into_any(),
+        Some(Err(e)) if e.status == 401 => view! {
+            <a class="who" href="/ui/sign-in" data-testid="sign-in-link">"Sign in"</a>
+        }
+        .into_any(),
+        _ => ().into_any(),
     }
 }
 
