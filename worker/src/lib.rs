@@ -59,7 +59,7 @@ async fn fetch(
     // are read first — and one too large for any JSON endpoint is drained and refused.
     let (parts, body) = req.into_parts();
     let body = axum::body::Body::new(body);
-    if parts.uri.path() == "/batches" {
+    if parts.method == axum::http::Method::POST && parts.uri.path() == "/batches" {
         let req = axum::http::Request::from_parts(parts, body);
         return Ok(routes::router(env).call(req).await?);
     }

@@ -164,30 +164,18 @@ fn internal(e: worker::Error) -> ApiError {
     ApiError::internal(format!("storage error: {e}"))
 }
 
-/// `POST /batches`: validates and stores every file (R2, under ids), then the upload and its
-/// jobs in one `db.batch()`, then sends the jobs to the bulk lane in chunks. A refused request
-/// leaves no object and no row behind.
-#[worker::send]
-pub async fn submit(
-    State(state): State<AppState>,
+/// The checks that need no body: the caller, a multipart content type with a boundary, a
+/// declared length within the limit.
+fn admit(
     caller: Result<Caller, AppError>,
-    req: Request,
-) -> Result<Response, AppError> {
-    let caller = match caller {
-        Ok(Caller(c)) => c,
-        Err(e) => {
-            // Refused before reading: still read what the client sends, so it hears the 401.
-            drain(req.into_body().into_data_stream()).await;
-            return Err(e);
-        }
-    };
-    let headers = req.headers();
+    headers: &axum::http::HeaderMap,
+) -> Result<(pipeline::identity::Identity, String), AppError> {
+    let Caller(caller) = caller?;
     // The boundary is case-sensitive: keep the header as sent.
     let ctype = headers
         .get("content-type")
         .and_then(|v| v.to_str().ok())
-        .unwrap_or_default()
-        .to_owned();
+        .unwrap_or_default();
     if !ctype
         .to_ascii_lowercase()
         .starts_with("multipart/form-data")
@@ -200,20 +188,40 @@ pub async fn submit(
         )
         .into());
     }
-    let declared = headers
+    if let Some(n) = headers
         .get("content-length")
         .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.parse::<u64>().ok());
-    if let Some(n) = declared {
+        .and_then(|v| v.parse::<u64>().ok())
+    {
         pdf::check_total(n)?;
     }
-    let Some(boundary) = multipart::boundary(&ctype) else {
-        return Err(ApiError::bad_request(
+    let boundary = multipart::boundary(ctype).ok_or_else(|| {
+        ApiError::bad_request(
             "invalid_multipart",
             "the multipart/form-data content type has no boundary",
             None,
         )
-        .into());
+    })?;
+    Ok((caller, boundary))
+}
+
+/// `POST /batches`: validates and stores every file (R2, under ids), then the upload and its
+/// jobs in one `db.batch()`, then sends the jobs to the bulk lane in chunks. A refused request
+/// leaves no object and no row behind.
+#[worker::send]
+pub async fn submit(
+    State(state): State<AppState>,
+    caller: Result<Caller, AppError>,
+    req: Request,
+) -> Result<Response, AppError> {
+    // Every refusal before the body is read still reads what the client sends (without keeping
+    // it), so that the client hears the answer.
+    let (caller, boundary) = match admit(caller, req.headers()) {
+        Ok(v) => v,
+        Err(e) => {
+            drain(req.into_body().into_data_stream()).await;
+            return Err(e);
+        }
     };
     let batch_id = jobs::new_id(queues::random_bytes()?);
     let bucket = state.env.bucket(RESULTS)?;
