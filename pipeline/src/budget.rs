@@ -317,6 +317,44 @@ pub struct Settle {
     pub rate_limited_for_s: Option<u32>,
 }
 
+impl Settle {
+    /// No call was made (the job was not claimed, or was answered before): the tokens go back.
+    pub fn unused(job_id: &str, model: &str) -> Settle {
+        Settle {
+            job_id: job_id.to_owned(),
+            model: Some(model.to_owned()),
+            used: None,
+            reported: Vec::new(),
+            rate_limited_for_s: None,
+        }
+    }
+
+    /// After a Messages call for `model`: on an answer, its usage and the model that answered;
+    /// on a 429, its `retry-after`; and whatever rate-limit headers came back.
+    pub fn after_call(
+        job_id: &str,
+        model: &str,
+        result: &Result<crate::anthropic::Message, crate::retry::CallOutcome>,
+        reported: Vec<Reported>,
+    ) -> Settle {
+        let mut s = Settle::unused(job_id, model);
+        s.reported = reported;
+        match result {
+            Ok(m) => {
+                s.used = Some(Need::used(&m.usage));
+                s.model = Some(m.model.clone());
+            }
+            Err(crate::retry::CallOutcome::Http {
+                status: 429,
+                retry_after_s,
+                ..
+            }) => s.rate_limited_for_s = *retry_after_s,
+            Err(_) => {}
+        }
+        s
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 struct Lease {
     class: String,
@@ -801,6 +839,23 @@ mod tests {
             );
         }
         assert_eq!(budget.view(&s, 0).classes[0].requests.debt, 4);
+    }
+
+    #[test]
+    fn a_settlement_is_read_from_the_calls_outcome() {
+        use crate::retry::CallOutcome;
+        let limited = Err(CallOutcome::Http {
+            status: 429,
+            message: "slow down".into(),
+            retry_after_s: Some(7),
+        });
+        let s = Settle::after_call("j", M, &limited, vec![]);
+        assert_eq!((s.used, s.rate_limited_for_s), (None, Some(7)));
+        let down = Err(CallOutcome::Timeout);
+        assert_eq!(
+            Settle::after_call("j", M, &down, vec![]),
+            Settle::unused("j", M)
+        );
     }
 
     #[test]

@@ -295,13 +295,7 @@ async fn run_sync(
             }
         }
     }
-    let mut settlement = Settle {
-        job_id: id.clone(),
-        model: Some(model.clone()),
-        used: None,
-        reported: Vec::new(),
-        rate_limited_for_s: None,
-    };
+    let mut settlement = Settle::unused(&id, &model);
     let result: worker::Result<()> = async {
         if !claim_running(db, &id, now_ms()).await? {
             msg.ack();
@@ -317,11 +311,9 @@ async fn run_sync(
         }
         let started_at = now_ms();
         let answered = api.messages(&request, &id).await;
-        settlement.reported = answered.reported;
+        settlement = Settle::after_call(&id, &model, &answered.result, answered.reported);
         let (label, error) = match &answered.result {
             Ok(message) => {
-                settlement.used = Some(Need::used(&message.usage));
-                settlement.model = Some(message.model.clone());
                 store_raw(env, &id, message).await?;
                 let (stmt, completed) = settle(db, &row, message, Tier::Standard, now_ms(), None)?;
                 stmt.run().await?;
@@ -332,20 +324,10 @@ async fn run_sync(
                     ("failed", Some("the answer could not be read".to_string()))
                 }
             }
-            Err(failure) => {
-                if let CallOutcome::Http {
-                    status: 429,
-                    retry_after_s: Some(s),
-                    ..
-                } = failure
-                {
-                    settlement.rate_limited_for_s = Some(*s);
-                }
-                (
-                    apply(db, &msg, &id, failure, attempt, config).await?,
-                    Some(describe(failure)),
-                )
-            }
+            Err(failure) => (
+                apply(db, &msg, &id, failure, attempt, config).await?,
+                Some(describe(failure)),
+            ),
         };
         let record = Attempt {
             job_id: &id,

@@ -24,16 +24,12 @@ use worker::{D1Database, Env};
 
 use crate::anthropic::Anthropic;
 use crate::config::{now_ms, Config};
-use crate::jobs::{fail_stmt, JobRow, COLUMNS};
+use crate::jobs::{fail_stmt, num, JobRow, COLUMNS};
 use crate::queues::random_bytes;
 use crate::results::request_of;
 
 /// At most this many flushes per run (each one create call), so one invocation stays bounded.
 const MAX_FLUSHES_PER_RUN: usize = 10;
-
-fn num(v: i64) -> JsValue {
-    JsValue::from_f64(v as f64)
-}
 
 /// What a run of [`flush_due`] did.
 #[derive(Debug, Default, Serialize)]

@@ -182,7 +182,8 @@ impl JobRow {
     }
 }
 
-fn num(v: i64) -> JsValue {
+/// A number bound into a D1 statement.
+pub fn num(v: i64) -> JsValue {
     JsValue::from_f64(v as f64)
 }
 
@@ -760,17 +761,23 @@ pub async fn attempts(db: &D1Database, job_id: &str) -> worker::Result<Vec<Attem
 }
 
 /// Cuts a list read with one row more than `limit` back to `limit` rows, and answers the cursor
-/// of the next page when there is one.
-pub fn next_page(rows: &mut Vec<JobRow>, limit: u32) -> Option<String> {
+/// of the next page (`cursor_of` its last row) when there is one.
+pub fn next_page<T>(
+    rows: &mut Vec<T>,
+    limit: u32,
+    cursor_of: impl Fn(&T) -> Cursor,
+) -> Option<String> {
     if rows.len() <= limit as usize {
         return None;
     }
     rows.truncate(limit as usize);
-    rows.last().map(|r| {
-        Cursor {
-            created_at: r.created_at,
-            id: r.id.clone(),
-        }
-        .encode()
-    })
+    rows.last().map(|r| cursor_of(r).encode())
+}
+
+/// The list cursor of a job row.
+pub fn job_cursor(r: &JobRow) -> Cursor {
+    Cursor {
+        created_at: r.created_at,
+        id: r.id.clone(),
+    }
 }

@@ -63,6 +63,21 @@ pub async fn stored_answer(env: &Env, id: &str) -> worker::Result<Option<Message
     }))
 }
 
+/// The bytes a job's row points at in R2 (its request or its upload); missing is an error.
+async fn claim_check(env: &Env, key: &str) -> worker::Result<Vec<u8>> {
+    let object = env
+        .bucket(RESULTS)?
+        .get(key)
+        .execute()
+        .await?
+        .ok_or_else(|| worker::Error::RustError(format!("{key} is missing from R2")))?;
+    object
+        .body()
+        .ok_or_else(|| worker::Error::RustError(format!("{key} has no body")))?
+        .bytes()
+        .await
+}
+
 /// The Messages request a job sends: built from the row for feedback, read back from its R2
 /// claim-check for prompt jobs.
 pub async fn request_of(env: &Env, row: &JobRow) -> worker::Result<MessagesRequest> {
@@ -77,17 +92,7 @@ pub async fn request_of(env: &Env, row: &JobRow) -> worker::Result<MessagesReque
                 .prompt_key
                 .clone()
                 .ok_or_else(|| worker::Error::RustError("a pdf job without its upload".into()))?;
-            let object = env
-                .bucket(RESULTS)?
-                .get(&key)
-                .execute()
-                .await?
-                .ok_or_else(|| worker::Error::RustError(format!("{key} is missing from R2")))?;
-            let bytes = object
-                .body()
-                .ok_or_else(|| worker::Error::RustError(format!("{key} has no body")))?
-                .bytes()
-                .await?;
+            let bytes = claim_check(env, &key).await?;
             let data = base64::engine::general_purpose::STANDARD.encode(&bytes);
             drop(bytes);
             Ok(pdf::request(
@@ -101,18 +106,8 @@ pub async fn request_of(env: &Env, row: &JobRow) -> worker::Result<MessagesReque
                 .prompt_key
                 .clone()
                 .unwrap_or_else(|| format!("prompts/{}", row.id));
-            let object = env
-                .bucket(RESULTS)?
-                .get(&key)
-                .execute()
-                .await?
-                .ok_or_else(|| worker::Error::RustError(format!("{key} is missing from R2")))?;
-            let body = object
-                .body()
-                .ok_or_else(|| worker::Error::RustError(format!("{key} has no body")))?
-                .text()
-                .await?;
-            serde_json::from_str(&body)
+            let body = claim_check(env, &key).await?;
+            serde_json::from_slice(&body)
                 .map_err(|e| worker::Error::RustError(format!("{key} is not a request: {e}")))
         }
     }

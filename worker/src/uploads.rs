@@ -7,14 +7,9 @@ use pipeline::jobs::Cursor;
 use pipeline::pdf::Template;
 use pipeline::status::{Mode, Status};
 use serde::Deserialize;
-use wasm_bindgen::JsValue;
 use worker::{D1Database, D1PreparedStatement};
 
-use crate::jobs::{JobRow, COLUMNS};
-
-fn num(v: i64) -> JsValue {
-    JsValue::from_f64(v as f64)
-}
+use crate::jobs::{num, JobRow, COLUMNS};
 
 /// An upload as stored.
 #[derive(Debug, Clone, Deserialize)]

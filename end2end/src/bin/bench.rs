@@ -16,6 +16,7 @@ use std::time::{Duration, Instant};
 
 use end2end::api::{all_jobs, client, get_json, send_json};
 use end2end::{spawn_stack_with, TestStack};
+use pipeline::status::Status;
 use serde_json::{json, Value};
 
 const RPM: u32 = 60;
@@ -223,12 +224,8 @@ async fn count_terminal(s: &TestStack, user: &str) -> (usize, usize) {
     let done = statuses.iter().filter(|s| *s == "completed").count();
     let other = statuses
         .iter()
-        .filter(|s| {
-            matches!(
-                s.as_str(),
-                "failed" | "dead_lettered" | "expired" | "canceled" | "enqueue_failed"
-            )
-        })
+        .filter_map(|s| Status::parse(s))
+        .filter(|s| s.is_terminal() && *s != Status::Completed)
         .count();
     (done, other)
 }

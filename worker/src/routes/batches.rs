@@ -21,7 +21,7 @@ use crate::anthropic::Anthropic;
 use crate::config::{now_ms, DB, RESULTS};
 use crate::error::AppError;
 use crate::identity::Caller;
-use crate::jobs::{live_in_batch, mark_enqueue_failed};
+use crate::jobs::{live_in_batch, mark_enqueue_failed, next_page};
 use crate::queues;
 use crate::routes::AppState;
 use crate::uploads::{self, NewFile};
@@ -344,12 +344,7 @@ pub async fn list(
     let cursor = q.cursor.as_deref().map(Cursor::decode).transpose()?;
     let db = state.env.d1(DB)?;
     let mut rows = uploads::list(&db, caller.user_id.as_str(), cursor.as_ref(), limit).await?;
-    let next_cursor = if rows.len() > limit as usize {
-        rows.truncate(limit as usize);
-        rows.last().map(|(_, c)| c.encode())
-    } else {
-        None
-    };
+    let next_cursor = next_page(&mut rows, limit, |(_, c)| c.clone());
     Ok(Json(BatchList {
         items: rows.into_iter().map(|(s, _)| s).collect(),
         next_cursor,

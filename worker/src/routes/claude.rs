@@ -132,25 +132,12 @@ async fn direct(state: &AppState, input: &prompt::PromptInput) -> Result<Respons
         .into());
     }
     let answered = api.messages(&request, &call_id).await;
-    let mut settlement = Settle {
-        job_id: call_id,
-        model: Some(request.model.clone()),
-        used: None,
-        reported: answered.reported,
-        rate_limited_for_s: None,
-    };
-    match &answered.result {
-        Ok(m) => {
-            settlement.used = Some(Need::used(&m.usage));
-            settlement.model = Some(m.model.clone());
-        }
-        Err(CallOutcome::Http {
-            status: 429,
-            retry_after_s,
-            ..
-        }) => settlement.rate_limited_for_s = *retry_after_s,
-        Err(_) => {}
-    }
+    let settlement = Settle::after_call(
+        &call_id,
+        &request.model,
+        &answered.result,
+        answered.reported,
+    );
     lanes::settle(&state.env, &settlement).await;
     match answered.result {
         Ok(message) => Ok(Json(json!({

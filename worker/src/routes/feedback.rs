@@ -17,8 +17,8 @@ use crate::config::{now_ms, DB};
 use crate::error::AppError;
 use crate::identity::Caller;
 use crate::jobs::{
-    get_for_user, insert_feedback, list_jobs, mark_enqueue_failed, next_page, JobFilter,
-    NewFeedback,
+    get_for_user, insert_feedback, job_cursor, list_jobs, mark_enqueue_failed, next_page,
+    JobFilter, NewFeedback,
 };
 use crate::queues;
 use crate::routes::{json_body, AppState};
@@ -125,7 +125,7 @@ pub async fn list(
         limit,
     )
     .await?;
-    let next_cursor = next_page(&mut rows, limit);
+    let next_cursor = next_page(&mut rows, limit, job_cursor);
     let now = now_ms();
     let list = FeedbackList {
         items: rows.iter().map(|r| r.feedback_view(now)).collect(),

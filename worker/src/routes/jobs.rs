@@ -19,8 +19,8 @@ use crate::error::AppError;
 use crate::identity::Caller;
 use crate::jobs::{
     attempts, cancel as cancel_row, get_for_user, idempotency_record, idempotency_stmt,
-    insert_prompt_stmt, list_jobs, live_in_batch, mark_enqueue_failed, next_page, JobFilter,
-    JobRow,
+    insert_prompt_stmt, job_cursor, list_jobs, live_in_batch, mark_enqueue_failed, next_page,
+    JobFilter, JobRow,
 };
 use crate::queues;
 use crate::routes::{json_body, AppState};
@@ -270,7 +270,7 @@ pub async fn list(
         limit,
     )
     .await?;
-    let next_cursor = next_page(&mut rows, limit);
+    let next_cursor = next_page(&mut rows, limit, job_cursor);
     let now = now_ms();
     let list = JobList {
         items: rows.iter().map(|r| r.job_view(now)).collect(),
