@@ -12,6 +12,7 @@
 //! - [`budget`]: the token budget (RPM / ITPM / OTPM buckets, reservations, reconciliation).
 //! - [`lanes`]: per-lane in-flight slots (leases) kept by the BUDGET Durable Object.
 //! - [`multipart`]: a streaming, tolerant multipart/form-data reader.
+//! - [`ops`]: the operator's side: failure classes, metrics, usage reports, daily budgets, DLQ triage.
 //! - [`pdf`]: multi-PDF uploads: limits, file checks, display names, templates, requests, extraction.
 //! - [`pricing`]: the price table and cost in micro-dollars.
 //! - [`prompt`]: prompt jobs' input and the Idempotency-Key rules.
@@ -36,6 +37,7 @@ pub mod identity;
 pub mod jobs;
 pub mod lanes;
 pub mod multipart;
+pub mod ops;
 pub mod pdf;
 pub mod pricing;
 pub mod prompt;
