@@ -49,6 +49,23 @@ pub enum Content {
     Blocks(Vec<InputBlock>),
 }
 
+impl Content {
+    /// The text of the content (text blocks joined; documents left out).
+    pub fn text(&self) -> String {
+        match self {
+            Content::Text(t) => t.clone(),
+            Content::Blocks(blocks) => blocks
+                .iter()
+                .filter_map(|b| match b {
+                    InputBlock::Text { text, .. } => Some(text.as_str()),
+                    InputBlock::Document { .. } => None,
+                })
+                .collect::<Vec<_>>()
+                .join(" "),
+        }
+    }
+}
+
 /// An input content block.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]

@@ -20,6 +20,8 @@ pub const ANTHROPIC_BASE_URL: &str = "ANTHROPIC_BASE_URL";
 pub const ANTHROPIC_API_KEY: &str = "ANTHROPIC_API_KEY";
 pub const MODEL_FALLBACKS: &str = "MODEL_FALLBACKS";
 pub const NOTIFY_WEBHOOK_URL: &str = "NOTIFY_WEBHOOK_URL";
+pub const DLQ_ALERT_THRESHOLD: &str = "DLQ_ALERT_THRESHOLD";
+pub const DLQ_REPLAY_PER_S: &str = "DLQ_REPLAY_PER_S";
 
 /// Configuration read from vars and secrets once per invocation.
 #[derive(Debug, Clone)]
@@ -33,6 +35,10 @@ pub struct Config {
     pub model_chain: Vec<String>,
     /// Where dead letters are announced (Slack-compatible JSON), if anywhere.
     pub notify_webhook_url: Option<String>,
+    /// The webhook is called when the dead letters go above this many (`DLQ_ALERT_THRESHOLD`).
+    pub dlq_alert_threshold: u64,
+    /// A bulk replay delivers at most this many jobs per second (`DLQ_REPLAY_PER_S`).
+    pub replay_per_s: u32,
 }
 
 impl Config {
@@ -60,7 +66,19 @@ impl Config {
             notify_webhook_url: var(NOTIFY_WEBHOOK_URL)
                 .or_else(|| env.secret(NOTIFY_WEBHOOK_URL).ok().map(|s| s.to_string()))
                 .filter(|u| !u.trim().is_empty()),
+            dlq_alert_threshold: number(var(DLQ_ALERT_THRESHOLD), DLQ_ALERT_THRESHOLD, 10)?,
+            replay_per_s: number(var(DLQ_REPLAY_PER_S), DLQ_REPLAY_PER_S, 5)?.max(1) as u32,
         })
+    }
+}
+
+/// A whole-number var, `default` when unset; anything else is an error naming it.
+fn number(raw: Option<String>, name: &str, default: u64) -> Result<u64, String> {
+    match raw.as_deref().map(str::trim) {
+        None | Some("") => Ok(default),
+        Some(v) => v
+            .parse()
+            .map_err(|_| format!("{name} must be a whole number, not {v:?}")),
     }
 }
 

@@ -1,6 +1,6 @@
 //! The scheduled handler. It runs every minute in production (and is triggered by the dev tooling
 //! and the tests locally): heartbeat, flush due bulk accumulations, resolve flushes of unknown
-//! outcome, poll open batches, reconcile stuck rows.
+//! outcome, poll open batches, reconcile stuck rows, write the metrics row and raise the DLQ alert.
 
 use worker::{Env, ScheduledEvent};
 
@@ -35,6 +35,9 @@ pub async fn run(event: &ScheduledEvent, env: &Env) {
     }
     if let Err(e) = reconcile(env, &config).await {
         worker::console_error!("reconcile failed: {e}");
+    }
+    if let Err(e) = crate::ops::cron(env, &config).await {
+        worker::console_error!("metrics failed: {e}");
     }
 }
 

@@ -47,13 +47,20 @@ pub struct JobRow {
     pub file_name: Option<String>,
     pub file_size: Option<i64>,
     pub template: Option<String>,
+    #[serde(default)]
+    pub error_class: Option<String>,
+    #[serde(default)]
+    pub replay_of: Option<String>,
+    #[serde(default)]
+    pub replayed_to: Option<String>,
 }
 
 pub const COLUMNS: &str =
     "id, user_id, kind, status, lane, mode, model, source, input_text, raw_text, \
     analysis, anthropic_batch_id, attempts, input_tokens, output_tokens, cache_write_tokens, \
     cache_read_tokens, cost_micros, error, created_at, started_at, completed_at, expires_at, prompt_key, overloads, user_id, \
-    cost_unknown, batch_tries, batch_index, file_name, file_size, template";
+    cost_unknown, batch_tries, batch_index, file_name, file_size, template, error_class, replay_of, \
+    replayed_to";
 
 impl JobRow {
     pub fn status(&self) -> Status {

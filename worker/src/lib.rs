@@ -28,6 +28,7 @@ mod flush;
 mod identity;
 mod jobs;
 mod lanes;
+mod ops;
 mod queues;
 mod results;
 mod routes;

@@ -216,7 +216,15 @@ pub async fn submit(
 ) -> Result<Response, AppError> {
     // Every refusal before the body is read still reads what the client sends (without keeping
     // it), so that the client hears the answer.
-    let (caller, boundary) = match admit(caller, req.headers()) {
+    let admitted = match admit(caller, req.headers()) {
+        Ok((caller, boundary)) => {
+            crate::ops::admit(&state.env, &state.config, caller.user_id.as_str())
+                .await
+                .map(|()| (caller, boundary))
+        }
+        Err(e) => Err(e),
+    };
+    let (caller, boundary) = match admitted {
         Ok(v) => v,
         Err(e) => {
             drain(req.into_body().into_data_stream()).await;

@@ -55,6 +55,7 @@ pub async fn call(
     };
     let percent = rollout::parse_percent(text_of(QUEUE_ROLLOUT_PERCENT).as_deref());
     let user = caller.user_id.as_str();
+    crate::ops::admit(&state.env, &state.config, user).await?;
     if !rollout::in_rollout(user, percent) {
         return direct(&state, &input).await;
     }

@@ -38,6 +38,7 @@ pub async fn submit(
 ) -> Result<Response, AppError> {
     json_body(&headers, &body, MAX_BODY_BYTES)?;
     let input = feedback::parse_input(&body)?;
+    crate::ops::admit(&state.env, &state.config, caller.user_id.as_str()).await?;
     let id = jobs::new_id(queues::random_bytes()?);
     let lane = input.mode.default_lane();
     let now = now_ms();

@@ -50,6 +50,7 @@ pub async fn submit(
     )?;
     let input = prompt::parse_input(&body)?;
     let user = caller.user_id.as_str();
+    crate::ops::admit(&state.env, &state.config, user).await?;
     let db = state.env.d1(DB)?;
     let now = now_ms();
     let hash = prompt::body_hash(&body);

@@ -3,11 +3,14 @@
 mod batches;
 mod budget;
 mod claude;
+mod dlq;
 mod feedback;
 mod health;
 mod jobs;
 mod keys;
+mod metrics;
 mod poll;
+mod usage;
 
 use std::sync::Arc;
 
@@ -56,6 +59,14 @@ pub fn router(env: Env) -> Router {
         .route("/api/budget", get(budget::get))
         .route("/api/keys", post(keys::create).get(keys::list))
         .route("/api/keys/{id}", axum::routing::delete(keys::revoke))
+        .route("/api/usage", get(usage::get))
+        .route("/api/usage.csv", get(usage::csv))
+        .route("/api/usage/budget", axum::routing::put(usage::set_budget))
+        .route("/api/metrics", get(metrics::get))
+        .route("/api/dlq", get(dlq::list))
+        .route("/api/dlq/replay", post(dlq::replay_all))
+        .route("/api/dlq/{id}/replay", post(dlq::replay))
+        .route("/api/dlq/{id}/discard", post(dlq::discard))
         .route(
             "/batches",
             post(batches::submit)

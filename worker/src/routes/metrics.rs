@@ -1,0 +1,71 @@
+//! `GET /api/metrics` (admins): the latest metrics row, the thresholds it crosses, and the series
+//! of the last `minutes` (default 60, at most 1,440).
+
+use axum::extract::{Query, State};
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+use pipeline::error::ApiError;
+use pipeline::ops::{sql, Metrics, MetricsReport};
+use serde::Deserialize;
+
+use crate::config::{now_ms, DB};
+use crate::error::AppError;
+use crate::identity::Caller;
+use crate::jobs::num;
+use crate::routes::AppState;
+
+#[derive(Deserialize)]
+pub struct Params {
+    minutes: Option<String>,
+}
+
+#[worker::send]
+pub async fn get(
+    State(state): State<AppState>,
+    Caller(caller): Caller,
+    Query(p): Query<Params>,
+) -> Result<Response, AppError> {
+    if !caller.is_admin() {
+        return Err(ApiError::forbidden("only admins may see the metrics").into());
+    }
+    let minutes: i64 = match p.minutes.as_deref() {
+        None | Some("") => 60,
+        Some(m) => m
+            .parse()
+            .ok()
+            .filter(|m| (1..=1440).contains(m))
+            .ok_or_else(|| {
+                ApiError::bad_request(
+                    "invalid_minutes",
+                    "minutes must be a whole number from 1 to 1440",
+                    Some("minutes"),
+                )
+            })?,
+    };
+    #[derive(Deserialize)]
+    struct Row {
+        body: String,
+    }
+    let rows: Vec<Row> = state
+        .env
+        .d1(DB)?
+        .prepare(sql::METRICS_SERIES)
+        .bind(&[num(now_ms() - minutes * 60_000), num(1440)])?
+        .all()
+        .await?
+        .results()?;
+    let mut series: Vec<Metrics> = rows
+        .iter()
+        .filter_map(|r| serde_json::from_str(&r.body).ok())
+        .collect();
+    series.reverse();
+    let latest = series.last().cloned();
+    let warnings = latest.as_ref().map(Metrics::warnings).unwrap_or_default();
+    Ok(Json(MetricsReport {
+        latest,
+        warnings,
+        series,
+        dlq_alert_threshold: state.config.dlq_alert_threshold,
+    })
+    .into_response())
+}
