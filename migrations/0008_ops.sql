@@ -12,14 +12,17 @@ ALTER TABLE jobs ADD COLUMN error_class TEXT;
 CREATE INDEX idx_jobs_unclassified ON jobs (id)
   WHERE error_class IS NULL AND status IN ('failed','dead_lettered');
 
+-- The open dead letters (neither replayed nor discarded): the DLQ alert counts them.
+CREATE INDEX idx_jobs_dead_open ON jobs (id)
+  WHERE status = 'dead_lettered' AND discarded_at IS NULL AND replayed_to IS NULL;
+
 -- Usage: a user's jobs by creation time (range scans for the Usage page and the daily cap).
 CREATE INDEX idx_jobs_user_created ON jobs (user_id, created_at);
 -- Metrics: jobs that ended in a window, and pending / in-flight work per lane.
 CREATE INDEX idx_jobs_completed ON jobs (completed_at) WHERE completed_at IS NOT NULL;
 CREATE INDEX idx_jobs_status_lane_created ON jobs (status, lane, created_at);
--- DLQ triage: the triage list, newest end first, with its filters.
-CREATE INDEX idx_jobs_triage ON jobs (status, completed_at)
-  WHERE status IN ('failed','dead_lettered') AND discarded_at IS NULL;
+-- DLQ triage: one status's jobs by the time they ended, newest first (the list stops at its page).
+CREATE INDEX idx_jobs_status_completed ON jobs (status, completed_at);
 
 -- Who did what to a job (replay, discard, edit-then-replay), newest last.
 CREATE TABLE job_audit (

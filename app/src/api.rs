@@ -6,8 +6,12 @@ use pipeline::dto::{
     JobView,
 };
 use pipeline::error::ErrorBody;
+use pipeline::ops::{
+    BudgetSetting, DlqFilter, DlqList, MetricsReport, ReplayAck, ReplayEdit, UsageReport,
+};
 use pipeline::status::Mode;
 use serde::de::DeserializeOwned;
+use serde::Deserialize;
 
 /// Where the signed-in API key is kept: this browser session only.
 const KEY_ITEM: &str = "claude-pipeline.api-key";
@@ -317,4 +321,122 @@ pub async fn upload_pdfs(
             field: body.and_then(|b| b.field),
         })
     }
+}
+
+/// The usage range as query parameters: empty values are left out (the Worker's defaults apply).
+fn usage_query<'a>(from: &'a str, to: &'a str, user: &'a str) -> Vec<(&'static str, &'a str)> {
+    [("from", from), ("to", to), ("user", user)]
+        .into_iter()
+        .map(|(k, v)| (k, v.trim()))
+        .filter(|(_, v)| !v.is_empty())
+        .collect()
+}
+
+/// `GET /api/usage`: tokens and cost by day and model (`from`/`to` as `YYYY-MM-DD`; `user` is
+/// for admins; empty means the default).
+pub async fn usage(from: &str, to: &str, user: &str) -> Result<UsageReport, ApiError> {
+    let resp = authed(Request::get("/api/usage"))
+        .query(usage_query(from, to, user))
+        .send()
+        .await
+        .map_err(network)?;
+    answer(resp).await
+}
+
+/// `GET /api/usage.csv`: the same report as CSV text (the page saves it as a file).
+pub async fn usage_csv(from: &str, to: &str, user: &str) -> Result<String, ApiError> {
+    let resp = authed(Request::get("/api/usage.csv"))
+        .query(usage_query(from, to, user))
+        .send()
+        .await
+        .map_err(network)?;
+    if resp.ok() {
+        resp.text().await.map_err(network)
+    } else {
+        Err(error_of(resp).await)
+    }
+}
+
+/// `PUT /api/usage/budget` (admins): a user's daily cap and soft threshold.
+pub async fn set_budget(setting: &BudgetSetting) -> Result<BudgetSetting, ApiError> {
+    let resp = authed(Request::put("/api/usage/budget"))
+        .json(setting)
+        .map_err(network)?
+        .send()
+        .await
+        .map_err(network)?;
+    answer(resp).await
+}
+
+/// `GET /api/metrics` (admins): the last `minutes` of metrics rows.
+pub async fn metrics(minutes: u32) -> Result<MetricsReport, ApiError> {
+    let resp = authed(Request::get(&format!("/api/metrics?minutes={minutes}")))
+        .send()
+        .await
+        .map_err(network)?;
+    answer(resp).await
+}
+
+/// `GET /api/dlq` (admins): one page of dead letters (or failed jobs) matching `filter`, from
+/// `cursor` on.
+pub async fn list_dlq(filter: &DlqFilter, cursor: Option<&str>) -> Result<DlqList, ApiError> {
+    let (from, to) = (
+        filter.from.map(|v| v.to_string()),
+        filter.to.map(|v| v.to_string()),
+    );
+    let params = [
+        ("status", filter.status.as_deref()),
+        ("error_class", filter.error_class.as_deref()),
+        ("user", filter.user.as_deref()),
+        ("model", filter.model.as_deref()),
+        ("from", from.as_deref()),
+        ("to", to.as_deref()),
+        ("cursor", cursor),
+        ("limit", Some("50")),
+    ];
+    let resp = authed(Request::get("/api/dlq"))
+        .query(params.into_iter().filter_map(|(k, v)| Some((k, v?))))
+        .send()
+        .await
+        .map_err(network)?;
+    answer(resp).await
+}
+
+/// `POST /api/dlq/:id/replay` (admins): a new job from a dead letter, with optional edits.
+pub async fn replay_dlq(id: &str, edit: Option<&ReplayEdit>) -> Result<ReplayAck, ApiError> {
+    let rb = authed(Request::post(&format!("/api/dlq/{id}/replay")));
+    let req = match edit {
+        Some(e) => rb.json(e).map_err(network)?,
+        None => rb.build().map_err(network)?,
+    };
+    let resp = req.send().await.map_err(network)?;
+    answer(resp).await
+}
+
+/// `POST /api/dlq/replay` (admins): replays up to 100 jobs matching `filter` (`more` says
+/// whether others remain).
+pub async fn replay_matching(filter: &DlqFilter) -> Result<ReplayAck, ApiError> {
+    let resp = authed(Request::post("/api/dlq/replay"))
+        .json(filter)
+        .map_err(network)?
+        .send()
+        .await
+        .map_err(network)?;
+    answer(resp).await
+}
+
+/// The answer of a discard: the job stays for the record, out of the triage list.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub struct Discarded {
+    pub id: String,
+    pub discarded_at: i64,
+}
+
+/// `POST /api/dlq/:id/discard` (admins).
+pub async fn discard_dlq(id: &str) -> Result<Discarded, ApiError> {
+    let resp = authed(Request::post(&format!("/api/dlq/{id}/discard")))
+        .send()
+        .await
+        .map_err(network)?;
+    answer(resp).await
 }

@@ -2,7 +2,7 @@
 //!
 //! # Layout
 //! - [`api`]: the one typed client of the Worker's JSON API.
-//! - `components/`: the layout, navigation, status badge and demo banner.
+//! - `components/`: the layout, navigation, status badge, demo banner, charts and format helpers.
 //! - `pages/`: one component per page of the contract (`/`, `/ui/…`).
 
 pub mod api;

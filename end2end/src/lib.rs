@@ -93,6 +93,12 @@ impl TestStack {
             .unwrap_or_else(|e| panic!("create a key for {user}: {e}"))
     }
 
+    /// Rows of a SQL statement run on the stack's local D1 (`wrangler d1 execute`).
+    pub fn d1(&self, sql: &str) -> Vec<serde_json::Value> {
+        let stack = self.stack.lock().unwrap_or_else(|p| p.into_inner());
+        stack.d1(sql).unwrap_or_else(|e| panic!("d1 {sql}: {e}"))
+    }
+
     /// Runs the cron now, as the dev tooling does every minute.
     pub fn trigger_cron(&self) -> u16 {
         let stack = self.stack.lock().unwrap_or_else(|p| p.into_inner());

@@ -7,8 +7,11 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use end2end::api::{assert_error, client, send_json};
-use end2end::browser::{check_text, check_visible, click, fill, find, screenshot, Browser};
+use end2end::browser::{
+    check_text, check_visible, click, click_text, fill, find, screenshot, Browser,
+};
 use end2end::{run_suite_with, tests, TestStack};
+use playwright_rs::expect;
 use serde_json::{json, Value};
 
 fn main() -> ExitCode {
@@ -22,6 +25,7 @@ fn main() -> ExitCode {
             users_see_and_touch_only_their_own_work,
             ops_endpoints_are_for_admins_only,
             the_spa_signs_in_with_a_key_and_shows_admins_their_pages,
+            each_role_sees_usage_and_an_admin_sees_charts_and_replays_a_dead_letter_in_the_spa,
         ],
     )
 }
@@ -61,6 +65,11 @@ const ROUTES: &[(&str, &str)] = &[
     ("GET", "/api/budget"),
     ("GET", "/api/keys"),
     ("POST", "/api/batches/poll"),
+    ("GET", "/api/usage"),
+    ("GET", "/api/usage.csv"),
+    ("GET", "/api/metrics"),
+    ("GET", "/api/dlq"),
+    ("POST", "/api/dlq/replay"),
 ];
 
 async fn without_a_valid_key_every_route_is_a_401(s: Arc<TestStack>) {
@@ -188,6 +197,10 @@ async fn ops_endpoints_are_for_admins_only(s: Arc<TestStack>) {
         ("POST", "/api/keys"),
         ("POST", "/api/batches/poll"),
         ("POST", "/api/batches/flush"),
+        ("GET", "/api/metrics"),
+        ("GET", "/api/dlq"),
+        ("GET", "/api/usage?user=someone-else"),
+        ("POST", "/api/dlq/replay"),
     ] {
         let (status, body) = if method == "GET" {
             get(&s, path, Some(&user)).await
@@ -203,12 +216,45 @@ async fn ops_endpoints_are_for_admins_only(s: Arc<TestStack>) {
             post(&s, path, Some(&admin), json!({})).await
         };
         assert!(
-            status == 200 || status == 201,
+            (200..=202).contains(&status),
             "{path} as admin: {status} {body}"
         );
     }
     let (_, me) = get(&s, "/api/health", Some(&user)).await;
     assert_eq!(me["role"], "user");
+    // Per-job triage and budgets: 403 for users whatever the id; admins get past the check.
+    for path in [
+        "/api/dlq/0123456789abcdef/replay",
+        "/api/dlq/0123456789abcdef/discard",
+    ] {
+        let (status, body) = post(&s, path, Some(&user), json!({})).await;
+        assert_error(status, &body, 403, "forbidden");
+        let (status, body) = post(&s, path, Some(&admin), json!({})).await;
+        assert_error(status, &body, 404, "not_found");
+    }
+    let put_budget = |key: &str| {
+        with_key(
+            client()
+                .put(s.url("/api/usage/budget"))
+                .header("content-type", "application/json")
+                .body(json!({"user_id": "dora", "daily_cap_micros": 5}).to_string()),
+            key,
+        )
+    };
+    let (status, body) = send_json(put_budget(&user)).await;
+    assert_error(status, &body, 403, "forbidden");
+    let (status, body) = send_json(put_budget(&admin)).await;
+    assert_eq!(status, 200, "{body}");
+    // A user's own usage is theirs (the cap just set is shown); naming themselves is fine.
+    let (status, usage) = get(&s, "/api/usage?user=dora", Some(&user)).await;
+    assert_eq!(
+        (status, usage["user_id"].as_str()),
+        (200, Some("dora")),
+        "{usage}"
+    );
+    assert_eq!(usage["budget"]["daily_cap_micros"], 5);
+    let (status, usage) = get(&s, "/api/usage?user=dora", Some(&admin)).await;
+    assert_eq!((status, usage["user_id"].as_str()), (200, Some("dora")));
 }
 
 async fn the_spa_signs_in_with_a_key_and_shows_admins_their_pages(s: Arc<TestStack>) {
@@ -243,5 +289,135 @@ async fn the_spa_signs_in_with_a_key_and_shows_admins_their_pages(s: Arc<TestSta
     click(&page, "sign-in").await;
     check_text(&page, "signed-in", "frank (admin)").await;
     check_text(&page, "nav", "Dashboard").await;
+    browser.close().await;
+}
+
+/// Waits until the job (read with `key`) has `status`.
+async fn job_reaches(s: &TestStack, key: &str, id: &str, status: &str) {
+    end2end::eventually(
+        &format!("job {id} becomes {status}"),
+        std::time::Duration::from_secs(120),
+        || async {
+            let (_, j) = get(s, &format!("/jobs/{id}"), Some(key)).await;
+            (j["status"] == status).then_some(())
+        },
+    )
+    .await
+}
+
+async fn sign_in(page: &playwright_rs::protocol::Page, key: &str) {
+    click(page, "sign-in-link").await;
+    fill(page, "api-key", key).await;
+    click(page, "sign-in").await;
+    check_visible(page, "signed-in").await;
+}
+
+async fn each_role_sees_usage_and_an_admin_sees_charts_and_replays_a_dead_letter_in_the_spa(
+    s: Arc<TestStack>,
+) {
+    let user = s.create_key("gina", false);
+    let admin = s.create_key("hank", true);
+    // Gina's work: a job that completes, and one the simulator overloads six times (dead letter).
+    let (_, ack) = post(
+        &s,
+        "/jobs",
+        Some(&user),
+        json!({"prompt": "Gina's weekly report", "priority": "high", "max_tokens": 40}),
+    )
+    .await;
+    let done = ack["jobId"].as_str().unwrap().to_string();
+    let (_, ack) = post(
+        &s,
+        "/jobs",
+        Some(&user),
+        json!({"prompt": "Gina's flaky job [[sim:529x6]]", "priority": "high", "max_tokens": 40}),
+    )
+    .await;
+    let dead = ack["jobId"].as_str().unwrap().to_string();
+    job_reaches(&s, &user, &done, "completed").await;
+    job_reaches(&s, &user, &dead, "dead_lettered").await;
+    let (_, usage) = get(&s, "/api/usage", Some(&user)).await;
+    let cost = format!(
+        "${}",
+        pipeline::ops::dollars(usage["totals"]["cost_micros"].as_u64().unwrap())
+    );
+    // Two cron runs: the metrics series has points to draw.
+    for _ in 0..2 {
+        let s2 = s.clone();
+        tokio::task::spawn_blocking(move || s2.trigger_cron())
+            .await
+            .unwrap();
+    }
+
+    let browser = Browser::launch(&s, "ops-pages").await;
+    let page = browser.open(&s.url("/")).await;
+    // The user: their usage, with the chart (one bar per day) and the same total as the API.
+    sign_in(&page, &user).await;
+    click_text(&page, "nav", "Usage").await;
+    check_visible(&page, "usage-chart").await;
+    check_text(&page, "usage-total-cost", &cost).await;
+    check_text(&page, "usage-total-jobs", "2").await;
+    assert_eq!(find(&page, "usage-bar").count().await.unwrap(), 30);
+    assert_eq!(
+        find(&page, "usage-user").count().await.unwrap(),
+        0,
+        "users cannot pick another user"
+    );
+    screenshot(&page, &s, "usage-user").await;
+    click(&page, "sign-out").await;
+
+    // The admin: the dashboard's charts, then the dead letter replayed to completion.
+    sign_in(&page, &admin).await;
+    click_text(&page, "nav", "Dashboard").await;
+    for chart in [
+        "chart-latency",
+        "chart-throughput",
+        "chart-tokens",
+        "chart-failures",
+    ] {
+        check_visible(&page, chart).await;
+    }
+    let lines = find(&page, "chart-latency")
+        .locator("polyline")
+        .count()
+        .await
+        .unwrap();
+    assert!(lines >= 3, "p50, p95 and p99 are drawn ({lines})");
+    check_text(&page, "kpi-dead-letters", "1").await;
+    screenshot(&page, &s, "dashboard-admin").await;
+    click_text(&page, "nav", "Dead letters").await;
+    let item = page.locator(format!("[data-testid=dlq-item][data-id='{dead}']"));
+    expect(item.clone())
+        .with_timeout(end2end::browser::CHECK_TIMEOUT)
+        .to_be_visible()
+        .await
+        .unwrap_or_else(|e| panic!("the dead letter {dead} is listed: {e}"));
+    expect(item.clone())
+        .to_contain_text("overloaded")
+        .await
+        .expect("its error class is shown");
+    screenshot(&page, &s, "dead-letters-admin").await;
+    item.get_by_test_id("dlq-replay")
+        .click(None)
+        .await
+        .expect("click replay");
+    check_visible(&page, "dlq-replayed").await;
+    // The row follows its replay (the page refreshes while it runs) to the end.
+    expect(item.get_by_test_id("dlq-replay-status"))
+        .with_timeout(std::time::Duration::from_secs(60))
+        .to_contain_text("completed")
+        .await
+        .unwrap_or_else(|e| panic!("the replay of {dead} completes: {e}"));
+    screenshot(&page, &s, "replayed-dead-letter").await;
+    // Gina sees the replay among her jobs, completed.
+    let (_, jobs) = get(&s, "/jobs", Some(&user)).await;
+    let replay = jobs["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|j| j["id"] != done.as_str() && j["id"] != dead.as_str())
+        .cloned()
+        .expect("the replay is Gina's job");
+    assert_eq!(replay["status"], "completed", "{replay}");
     browser.close().await;
 }

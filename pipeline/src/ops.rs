@@ -818,6 +818,7 @@ pub fn soft_reached(spent_today: u64, soft: Option<u64>) -> bool {
 
 /// The Dead letters list's filter (from the query string, or the bulk replay's body).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct DlqFilter {
     /// `dead_lettered` (default), `failed`, or `all` (both).
     #[serde(default)]
@@ -888,7 +889,7 @@ impl DlqFilter {
     }
 
     /// The WHERE clause and its parameters (`?N` numbered from `first`), for the list and the
-    /// bulk replay; served by `idx_jobs_triage`.
+    /// bulk replay; served by `idx_jobs_status_completed` (or a user's `idx_jobs_user_status`).
     pub fn where_sql(&self, first: usize) -> (String, Vec<SqlValue>) {
         let list = self
             .statuses()
@@ -921,6 +922,54 @@ impl DlqFilter {
     }
 }
 
+impl DlqFilter {
+    /// The triage list's query: `columns` of the matching jobs ended before the cursor, newest
+    /// first, one more than `limit` (so the caller knows whether a next page exists).
+    pub fn list_sql(
+        &self,
+        columns: &str,
+        cursor: Option<&Cursor>,
+        limit: u32,
+    ) -> (String, Vec<SqlValue>) {
+        let (clause, mut params) = self.where_sql(1);
+        let n = params.len();
+        let (at, id) = match cursor {
+            Some(c) => (c.created_at, c.id.clone()),
+            None => (1 << 52, String::new()),
+        };
+        params.extend([
+            SqlValue::Int(at),
+            SqlValue::Text(id),
+            SqlValue::Int(limit as i64 + 1),
+        ]);
+        (
+            format!(
+                "SELECT {columns} FROM jobs WHERE {clause} \
+                 AND (completed_at < ?{a} OR (completed_at = ?{a} AND id < ?{b})) \
+                 ORDER BY completed_at DESC, id DESC LIMIT ?{c}",
+                a = n + 1,
+                b = n + 2,
+                c = n + 3
+            ),
+            params,
+        )
+    }
+
+    /// The bulk replay's query: up to `limit` + 1 matching jobs not yet replayed, oldest first.
+    pub fn replay_sql(&self, columns: &str, limit: u32) -> (String, Vec<SqlValue>) {
+        let (clause, mut params) = self.where_sql(1);
+        params.push(SqlValue::Int(limit as i64 + 1));
+        (
+            format!(
+                "SELECT {columns} FROM jobs WHERE {clause} AND replayed_to IS NULL \
+                 ORDER BY completed_at, id LIMIT ?{}",
+                params.len()
+            ),
+            params,
+        )
+    }
+}
+
 /// A bound SQL parameter.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum SqlValue {
@@ -947,6 +996,9 @@ pub struct DlqItem {
     pub completed_at: Option<i64>,
     pub replay_of: Option<String>,
     pub replayed_to: Option<String>,
+    /// Where the replay is now (so the page can follow it to the end).
+    #[serde(default)]
+    pub replay_status: Option<Status>,
     pub attempt_log: Vec<crate::dto::AttemptView>,
     pub audit: Vec<AuditEntry>,
 }
@@ -1151,10 +1203,12 @@ pub mod sql {
     pub const PENDING: &str = "SELECT lane, status, COUNT(*) AS n, MIN(created_at) AS oldest \
          FROM jobs WHERE status IN ('queued','running','submitted') GROUP BY status, lane";
     /// Dead letters now.
-    pub const DEAD_NOW: &str = "SELECT COUNT(*) AS n FROM jobs \
-         WHERE status = 'dead_lettered' AND discarded_at IS NULL";
+    /// (A dead letter that was replayed or discarded is handled: it no longer counts.)
+    pub const DEAD_NOW: &str = "SELECT COUNT(*) AS n FROM jobs INDEXED BY idx_jobs_dead_open \
+         WHERE status = 'dead_lettered' AND discarded_at IS NULL AND replayed_to IS NULL";
     /// Failed / dead-lettered jobs still to classify.
-    pub const UNCLASSIFIED: &str = "SELECT id, error FROM jobs \
+    /// (Named: without statistics the planner would walk every failed job by status instead.)
+    pub const UNCLASSIFIED: &str = "SELECT id, error FROM jobs INDEXED BY idx_jobs_unclassified \
          WHERE error_class IS NULL AND status IN ('failed','dead_lettered') LIMIT 500";
     /// The metrics series since ?1, at most ?2 rows, newest first.
     pub const METRICS_SERIES: &str =

@@ -5,6 +5,7 @@
 //!   deploy dry run, and the end-to-end suites against a real local stack.
 //! - `build`: just the two wasm artifacts.
 //! - `bench budget [--jobs N]`: the rate-limit benchmark (minutes; run it in the background).
+//! - `bench queries [--rows N]`: dashboard, usage and DLQ queries over 1,000,000 generated jobs.
 //! - `key create --user NAME [--admin] [--remote]`: an API key, printed alone on the last line.
 
 use std::io::{BufRead, BufReader};
@@ -17,7 +18,7 @@ use xtask::stack::{wrangler, Stack, StackOptions};
 use xtask::wrangler_config::{LocalSettings, Profile};
 use xtask::{build, step, tools, Result};
 
-const USAGE: &str = "usage: cargo xtask <dev [--reset] [--auth] [--port N] [--sim-port N] | test | build | bench budget [--jobs N] | key create --user NAME [--admin] [--remote]>";
+const USAGE: &str = "usage: cargo xtask <dev [--reset] [--auth] [--port N] [--sim-port N] | test | build | bench budget [--jobs N] | bench queries [--rows N] | key create --user NAME [--admin] [--remote]>";
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -38,8 +39,8 @@ fn main() {
 /// Builds what the stack runs, then the benchmark binary of `end2end` (it starts its own stacks).
 fn bench(args: &[String]) -> Result<()> {
     let which = args.first().map(String::as_str).unwrap_or("budget");
-    if which != "budget" {
-        return Err(format!("unknown benchmark {which:?}; known: budget").into());
+    if !matches!(which, "budget" | "queries") {
+        return Err(format!("unknown benchmark {which:?}; known: budget, queries").into());
     }
     tools::ensure(false)?;
     build_all()?;

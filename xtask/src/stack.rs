@@ -162,6 +162,30 @@ impl Stack {
         )
     }
 
+    /// Runs SQL against this stack's local D1 with `wrangler d1 execute` and answers the rows
+    /// of its last statement (for query-plan checks and benchmark data; never for the product).
+    pub fn d1(&self, sql: &str) -> Result<Vec<serde_json::Value>> {
+        let mut cmd = wrangler(Some(&self.config));
+        cmd.args(["d1", "execute", "DB", "--local", "--json", "--persist-to"])
+            .arg(&self.persist)
+            .args(["--command", sql]);
+        let out = cmd
+            .stderr(std::process::Stdio::inherit())
+            .output()
+            .map_err(|e| format!("wrangler d1 execute: {e}"))?;
+        let text = String::from_utf8_lossy(&out.stdout);
+        if !out.status.success() {
+            return Err(format!("wrangler d1 execute failed ({}): {text}", out.status).into());
+        }
+        let v: serde_json::Value = serde_json::from_str(&text)
+            .map_err(|e| format!("wrangler d1 execute answered no JSON ({e}): {text}"))?;
+        Ok(v.as_array()
+            .and_then(|a| a.last())
+            .and_then(|r| r["results"].as_array())
+            .cloned()
+            .unwrap_or_default())
+    }
+
     /// Runs the cron now (`wrangler dev` never fires crons by itself).
     pub fn trigger_cron(&self) -> Result<u16> {
         let (code, _) = http::get(

@@ -19,19 +19,24 @@ pub fn demo_mode(health: Health) -> impl Fn() -> bool + Copy {
     }
 }
 
+/// Whether the caller may see the ops pages and controls (admins; everyone in demo mode, where
+/// the Worker names every caller an admin). The Worker enforces it anyway: this only hides.
+pub fn is_admin(health: Health) -> impl Fn() -> bool + Copy {
+    move || {
+        health
+            .get()
+            .and_then(|r| r.ok())
+            .is_some_and(|h| h.role == pipeline::identity::Role::Admin)
+    }
+}
+
 /// The page frame: header with navigation and status, the demo banner, and the page itself.
 #[component]
 pub fn Layout(children: Children) -> impl IntoView {
     let health: Health = LocalResource::new(api::health);
     provide_context(health);
     let demo = demo_mode(health);
-    // Ops pages are shown to admins (everyone in demo mode) — the Worker enforces it anyway.
-    let is_admin = move || {
-        health
-            .get()
-            .and_then(|r| r.ok())
-            .is_some_and(|h| h.role == pipeline::identity::Role::Admin)
-    };
+    let is_admin = is_admin(health);
     view! {
         <header class="topbar">
             <a class="brand" href="/">"claude-pipeline"</a>

@@ -1,4 +1,5 @@
-pub mod coming;
+pub mod chart;
+pub mod download;
 pub mod format;
 pub mod layout;
 pub mod prompt_form;

@@ -17,7 +17,7 @@ use pipeline::ops::{
     check_replayable, dlq_cursor, preview, replay_delay_s, AuditEntry, DlqFilter, DlqItem, DlqList,
     ReplayAck, ReplayEdit, Replayed, MAX_BULK_REPLAY,
 };
-use pipeline::status::Kind;
+use pipeline::status::{Kind, Status};
 use serde::Deserialize;
 use wasm_bindgen::JsValue;
 use worker::D1Database;
@@ -95,24 +95,10 @@ pub async fn list(
         .transpose()?;
     let db = state.env.d1(DB)?;
     crate::ops::classify(&db).await?;
-    let (clause, values) = filter.where_sql(1);
-    let n = values.len();
-    let mut args = crate::ops::bind_values(&values);
-    let (at, id) = match &cursor {
-        Some(c) => (c.created_at, c.id.clone()),
-        None => (1 << 52, String::new()),
-    };
-    args.extend([num(at), JsValue::from_str(&id), num(limit as i64 + 1)]);
+    let (query, values) = filter.list_sql(COLUMNS, cursor.as_ref(), limit);
     let mut rows: Vec<JobRow> = db
-        .prepare(format!(
-            "SELECT {COLUMNS} FROM jobs WHERE {clause} \
-             AND (completed_at < ?{a} OR (completed_at = ?{a} AND id < ?{b})) \
-             ORDER BY completed_at DESC, id DESC LIMIT ?{c}",
-            a = n + 1,
-            b = n + 2,
-            c = n + 3
-        ))
-        .bind(&args)?
+        .prepare(query)
+        .bind(&crate::ops::bind_values(&values))?
         .all()
         .await?
         .results()?;
@@ -188,6 +174,12 @@ async fn items(
         .await?
         .results()?;
     let previews = join_all(rows.iter().map(|r| input_preview(state, r))).await;
+    let replays: Vec<String> = rows.iter().filter_map(|r| r.replayed_to.clone()).collect();
+    let replay_statuses: Vec<(String, Status)> = load_many(db, &replays)
+        .await?
+        .into_iter()
+        .map(|r| (r.id.clone(), r.status()))
+        .collect();
     Ok(rows
         .into_iter()
         .zip(previews)
@@ -228,6 +220,10 @@ async fn items(
             created_at: r.created_at,
             completed_at: r.completed_at,
             replay_of: r.replay_of.clone(),
+            replay_status: replay_statuses
+                .iter()
+                .find(|(id, _)| Some(id) == r.replayed_to.as_ref())
+                .map(|(_, s)| *s),
             replayed_to: r.replayed_to.clone(),
         })
         .collect())
@@ -469,16 +465,10 @@ pub async fn replay_all(
     filter.validate()?;
     let db = state.env.d1(DB)?;
     crate::ops::classify(&db).await?;
-    let (clause, values) = filter.where_sql(1);
-    let mut args = crate::ops::bind_values(&values);
-    args.push(num(MAX_BULK_REPLAY as i64 + 1));
+    let (query, values) = filter.replay_sql(COLUMNS, MAX_BULK_REPLAY);
     let rows: Vec<JobRow> = db
-        .prepare(format!(
-            "SELECT {COLUMNS} FROM jobs WHERE {clause} AND replayed_to IS NULL \
-             ORDER BY completed_at, id LIMIT ?{}",
-            values.len() + 1
-        ))
-        .bind(&args)?
+        .prepare(query)
+        .bind(&crate::ops::bind_values(&values))?
         .all()
         .await?
         .results()?;

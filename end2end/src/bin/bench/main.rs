@@ -1,4 +1,5 @@
-//! `cargo xtask bench budget` runs this: the rate-limit benchmark of the token budget.
+//! `cargo xtask bench budget` runs this: the rate-limit benchmark of the token budget
+//! (`bench queries`, the ops queries at 1,000,000 rows, is in `queries.rs`).
 //!
 //! Two passes on fresh local stacks, identical but for `BUDGET_ENFORCE` (on, then off): the
 //! simulator allows 60 requests, 40,000 input tokens and 8,000 output tokens per minute and
@@ -23,12 +24,21 @@ const RPM: u32 = 60;
 const ITPM: u32 = 40_000;
 const OTPM: u32 = 8_000;
 
+mod queries;
+
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    if args.first().map(String::as_str) != Some("budget") {
-        eprintln!("usage: bench budget [--jobs N]");
-        std::process::exit(2);
+    match args.first().map(String::as_str) {
+        Some("budget") => budget(&args),
+        Some("queries") => queries::run(&args),
+        _ => {
+            eprintln!("usage: bench budget [--jobs N] | bench queries [--rows N]");
+            std::process::exit(2);
+        }
     }
+}
+
+fn budget(args: &[String]) {
     let jobs = args
         .iter()
         .position(|a| a == "--jobs")

@@ -1,0 +1,671 @@
+//! Ops suite (open mode, where every caller may use the ops endpoints): the DLQ alert once per
+//! crossing, the cron's metrics row, usage that agrees with the jobs to the micro-dollar and its
+//! CSV, daily caps (429 before anything is paid) and the soft threshold's alert, DLQ triage —
+//! replay, edit-then-replay, bulk replay, discard, 409s — and the query plans of every list and
+//! aggregate of the ops side.
+
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+use end2end::api::{all_jobs, assert_error, client, get_job, send_json, submit_job};
+use end2end::{eventually, run_suite_with, tests, TestStack};
+use serde_json::{json, Value};
+
+/// The DLQ alert fires when more than this many jobs are dead-lettered.
+const THRESHOLD: u64 = 1;
+
+fn main() -> ExitCode {
+    run_suite_with(
+        "ops",
+        sim::Knobs::default(),
+        vec![("DLQ_ALERT_THRESHOLD".into(), THRESHOLD.to_string())],
+        tests![
+            the_dlq_alert_fires_once_per_crossing,
+            a_dead_letter_is_replayed_to_completion_and_keeps_its_history,
+            edit_then_replay_changes_the_model_and_max_tokens,
+            a_bulk_replay_takes_what_matches_and_discard_takes_a_job_off_the_list,
+            the_cron_writes_a_metrics_row_with_latencies_lanes_and_models,
+            usage_agrees_with_the_jobs_to_the_micro_dollar_and_exports_csv,
+            a_daily_cap_refuses_new_jobs_and_the_soft_threshold_alerts_once,
+            every_ops_list_and_aggregate_is_served_by_an_index,
+        ],
+    )
+}
+
+const ADMIN: &str = "ops-anna";
+
+async fn get(s: &TestStack, user: &str, path: &str) -> (u16, Value) {
+    send_json(client().get(s.url(path)).header("x-user-id", user)).await
+}
+
+async fn post(s: &TestStack, user: &str, path: &str, body: Option<Value>) -> (u16, Value) {
+    let rb = client().post(s.url(path)).header("x-user-id", user);
+    let rb = match body {
+        Some(b) => rb
+            .header("content-type", "application/json")
+            .body(b.to_string()),
+        None => rb,
+    };
+    send_json(rb).await
+}
+
+async fn cron(s: &Arc<TestStack>) {
+    let s = s.clone();
+    let code = tokio::task::spawn_blocking(move || s.trigger_cron())
+        .await
+        .unwrap();
+    assert_eq!(code, 200);
+}
+
+/// A high-lane prompt job that the simulator overloads on all six deliveries (the first and
+/// max_retries = 5): it ends dead-lettered, and its seventh call — a replay's — succeeds.
+async fn dead_letter(s: &Arc<TestStack>, user: &str, prompt: &str) -> String {
+    let id = submit_job(
+        &s.base_url,
+        user,
+        &json!({"prompt": format!("{prompt} [[sim:529x6]]"), "priority": "high", "max_tokens": 40}),
+    )
+    .await;
+    until(s, user, &id, "dead_lettered").await;
+    id
+}
+
+async fn until(s: &Arc<TestStack>, user: &str, id: &str, status: &str) -> Value {
+    eventually(
+        &format!("job {id} becomes {status}"),
+        Duration::from_secs(120),
+        || async {
+            let j = get_job(&s.base_url, user, id).await;
+            (j["status"] == status).then_some(j)
+        },
+    )
+    .await
+}
+
+fn hooks(s: &TestStack, event: &str) -> Vec<Value> {
+    s.sim
+        .lock()
+        .webhooks
+        .iter()
+        .filter(|h| h["event"] == event)
+        .cloned()
+        .collect()
+}
+
+fn billed(s: &TestStack, id: &str) -> u64 {
+    s.sim
+        .lock()
+        .stats
+        .billed_by_job
+        .get(id)
+        .copied()
+        .unwrap_or(0)
+}
+
+async fn dlq(s: &TestStack, query: &str) -> Value {
+    let (status, list) = get(s, ADMIN, &format!("/api/dlq{query}")).await;
+    assert_eq!(status, 200, "{list}");
+    list
+}
+
+fn item<'a>(list: &'a Value, id: &str) -> Option<&'a Value> {
+    list["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|i| i["id"] == id)
+}
+
+async fn the_dlq_alert_fires_once_per_crossing(s: Arc<TestStack>) {
+    let user = "alert-user";
+    let first = dead_letter(&s, user, "First dead letter").await;
+    cron(&s).await;
+    assert!(hooks(&s, "dlq.threshold").is_empty(), "1 is not above 1");
+    let second = dead_letter(&s, user, "Second dead letter").await;
+    cron(&s).await;
+    cron(&s).await;
+    let fired = hooks(&s, "dlq.threshold");
+    assert_eq!(fired.len(), 1, "one crossing, one call: {fired:?}");
+    assert_eq!(fired[0]["deadLettered"], 2);
+    assert_eq!(fired[0]["threshold"], THRESHOLD);
+    assert!(fired[0]["text"].as_str().unwrap().contains("2 jobs"));
+    // Back to the threshold (one discarded), then above again: a second call.
+    let (status, body) = post(&s, ADMIN, &format!("/api/dlq/{first}/discard"), None).await;
+    assert_eq!(status, 200, "{body}");
+    cron(&s).await;
+    assert_eq!(hooks(&s, "dlq.threshold").len(), 1);
+    let third = dead_letter(&s, user, "Third dead letter").await;
+    cron(&s).await;
+    assert_eq!(hooks(&s, "dlq.threshold").len(), 2, "crossed again");
+    // Leave the suite with no open dead letters.
+    for id in [&second, &third] {
+        assert_eq!(
+            post(&s, ADMIN, &format!("/api/dlq/{id}/discard"), None)
+                .await
+                .0,
+            200
+        );
+    }
+    cron(&s).await;
+    assert_eq!(dlq(&s, "").await["dead_lettered"], 0);
+}
+
+async fn a_dead_letter_is_replayed_to_completion_and_keeps_its_history(s: Arc<TestStack>) {
+    let user = "replay-user";
+    let id = dead_letter(&s, user, "Summarise the outage report").await;
+    assert_eq!(billed(&s, &id), 0);
+    // Listed with its class, attempts, error history and a preview of its input.
+    let list = dlq(&s, "?error_class=overloaded&user=replay-user").await;
+    let it = item(&list, &id).unwrap_or_else(|| panic!("{id} not listed: {list}"));
+    assert_eq!(it["status"], "dead_lettered");
+    assert_eq!(it["error_class"], "overloaded");
+    assert_eq!(it["attempts"], 6);
+    assert_eq!(it["attempt_log"].as_array().unwrap().len(), 6, "{it}");
+    assert!(it["preview"]
+        .as_str()
+        .unwrap()
+        .starts_with("Summarise the outage report"));
+    assert!(item(&dlq(&s, "?error_class=timeout").await, &id).is_none());
+    assert!(item(&dlq(&s, "?user=somebody-else").await, &id).is_none());
+    // Replay: a new job through the producer path, which completes and is billed once.
+    let (status, ack) = post(&s, ADMIN, &format!("/api/dlq/{id}/replay"), None).await;
+    assert_eq!(status, 202, "{ack}");
+    let new = ack["replayed"][0]["job_id"].as_str().unwrap().to_string();
+    assert_ne!(new, id);
+    assert_eq!(ack["replayed"][0]["poll_url"], format!("/jobs/{new}"));
+    let done = until(&s, user, &new, "completed").await;
+    assert_eq!(done["attempts"], 1, "a fresh retry budget: {done}");
+    assert_eq!(billed(&s, &new), 1);
+    assert_eq!(billed(&s, &id), 0);
+    // The original keeps its history, points at its replay and says who did it.
+    let original = get_job(&s.base_url, user, &id).await;
+    assert_eq!(original["status"], "dead_lettered");
+    assert_eq!(original["attempt_log"].as_array().unwrap().len(), 6);
+    let it = dlq(&s, "?user=replay-user").await;
+    let it = item(&it, &id).unwrap().clone();
+    assert_eq!(it["replayed_to"], new.as_str());
+    let audit = &it["audit"][0];
+    assert_eq!(
+        (audit["actor"].as_str(), audit["action"].as_str()),
+        (Some(ADMIN), Some("replay"))
+    );
+    assert!(audit["at"].is_i64());
+    // A second replay of it, or a replay of the completed one: 409; unknown ids: 404.
+    let (status, body) = post(&s, ADMIN, &format!("/api/dlq/{id}/replay"), None).await;
+    assert_error(status, &body, 409, "already_replayed");
+    let (status, body) = post(&s, ADMIN, &format!("/api/dlq/{new}/replay"), None).await;
+    assert_error(status, &body, 409, "completed");
+    let (status, body) = post(&s, ADMIN, "/api/dlq/nope/replay", None).await;
+    assert_error(status, &body, 404, "not_found");
+    // Bad filters are 400s naming the field.
+    for (query, field) in [
+        ("?status=completed", "status"),
+        ("?error_class=bogus", "error_class"),
+        ("?from=yesterday", "from"),
+        ("?cursor=%%%", "cursor"),
+    ] {
+        let (status, body) = get(&s, ADMIN, &format!("/api/dlq{query}")).await;
+        assert_eq!(status, 400, "{query}: {body}");
+        if field != "cursor" {
+            assert_eq!(body["field"], field, "{body}");
+        }
+    }
+}
+
+async fn edit_then_replay_changes_the_model_and_max_tokens(s: Arc<TestStack>) {
+    let user = "edit-user";
+    let id = dead_letter(&s, user, "Translate the release notes").await;
+    // Edits are checked: unknown fields and bad values are 400s, and nothing is created.
+    for bad in [
+        json!({"temperature": 1}),
+        json!({"max_tokens": 0}),
+        json!({"model": "not a model"}),
+    ] {
+        let (status, body) = post(&s, ADMIN, &format!("/api/dlq/{id}/replay"), Some(bad)).await;
+        assert_eq!(status, 400, "{body}");
+    }
+    let (status, ack) = post(
+        &s,
+        ADMIN,
+        &format!("/api/dlq/{id}/replay"),
+        Some(json!({"model": "claude-haiku-5-5", "max_tokens": 64})),
+    )
+    .await;
+    assert_eq!(status, 202, "{ack}");
+    let new = ack["replayed"][0]["job_id"].as_str().unwrap().to_string();
+    let done = until(&s, user, &new, "completed").await;
+    assert_eq!(done["model"], "claude-haiku-5-5", "{done}");
+    assert!(done["output_tokens"].as_u64().unwrap() <= 64, "{done}");
+    let it = dlq(&s, "?user=edit-user").await;
+    let detail = item(&it, &id).unwrap()["audit"][0]["detail"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        detail.contains("claude-haiku-5-5") && detail.contains("64"),
+        "{detail}"
+    );
+}
+
+async fn a_bulk_replay_takes_what_matches_and_discard_takes_a_job_off_the_list(s: Arc<TestStack>) {
+    let user = "bulk-user";
+    let mut ids = Vec::new();
+    for i in 0..3 {
+        ids.push(dead_letter(&s, user, &format!("Bulk dead letter {i}")).await);
+    }
+    let other = dead_letter(&s, "bystander", "Not part of the filter").await;
+    let (status, ack) = post(&s, ADMIN, "/api/dlq/replay", Some(json!({"user": user}))).await;
+    assert_eq!(status, 202, "{ack}");
+    assert_eq!(ack["more"], false);
+    let replayed = ack["replayed"].as_array().unwrap();
+    let mut originals: Vec<&str> = replayed
+        .iter()
+        .map(|r| r["original"].as_str().unwrap())
+        .collect();
+    originals.sort();
+    let mut want: Vec<&str> = ids.iter().map(String::as_str).collect();
+    want.sort();
+    assert_eq!(originals, want, "exactly the filter's jobs");
+    for r in replayed {
+        until(&s, user, r["job_id"].as_str().unwrap(), "completed").await;
+    }
+    // Nothing left to replay for that filter.
+    let (status, ack) = post(&s, ADMIN, "/api/dlq/replay", Some(json!({"user": user}))).await;
+    assert_eq!(
+        (status, ack["replayed"].as_array().unwrap().len()),
+        (202, 0)
+    );
+    let (status, body) = post(
+        &s,
+        ADMIN,
+        "/api/dlq/replay",
+        Some(json!({"status": "completed"})),
+    )
+    .await;
+    assert_error(status, &body, 400, "invalid_status");
+    // Discard: off the list (and the count), with an audit entry; a completed job cannot be.
+    let before = dlq(&s, "").await["dead_lettered"].as_u64().unwrap();
+    let (status, body) = post(&s, ADMIN, &format!("/api/dlq/{other}/discard"), None).await;
+    assert_eq!(status, 200, "{body}");
+    let after = dlq(&s, "").await;
+    assert!(item(&after, &other).is_none());
+    assert_eq!(after["dead_lettered"].as_u64().unwrap(), before - 1);
+    let done = ack_job(&s).await;
+    let (status, body) = post(&s, ADMIN, &format!("/api/dlq/{done}/discard"), None).await;
+    assert_error(status, &body, 409, "not_dead");
+}
+
+/// A job that completes.
+async fn ack_job(s: &Arc<TestStack>) -> String {
+    let id = submit_job(
+        &s.base_url,
+        "bulk-user",
+        &json!({"prompt": "A plain job", "priority": "high", "max_tokens": 20}),
+    )
+    .await;
+    until(s, "bulk-user", &id, "completed").await;
+    id
+}
+
+async fn the_cron_writes_a_metrics_row_with_latencies_lanes_and_models(s: Arc<TestStack>) {
+    let user = "metrics-user";
+    let mut ids = Vec::new();
+    for i in 0..4 {
+        ids.push(
+            submit_job(
+                &s.base_url,
+                user,
+                &json!({"prompt": format!("Metrics job {i}"), "priority": "high", "max_tokens": 30}),
+            )
+            .await,
+        );
+    }
+    let mut cost = 0;
+    for id in &ids {
+        cost += until(&s, user, id, "completed").await["cost_micros"]
+            .as_u64()
+            .unwrap();
+    }
+    cron(&s).await;
+    let (status, report) = get(&s, ADMIN, "/api/metrics?minutes=60").await;
+    assert_eq!(status, 200, "{report}");
+    let latest = &report["latest"];
+    assert!(latest["completed"].as_u64().unwrap() >= 4, "{latest}");
+    for key in ["p50", "p95", "p99"] {
+        assert!(
+            latest["end_to_end_ms"][key].as_i64().unwrap() > 0,
+            "{latest}"
+        );
+        assert!(latest["run_ms"][key].as_i64().is_some(), "{latest}");
+    }
+    assert!(latest["end_to_end_ms"]["p50"].as_i64() <= latest["end_to_end_ms"]["p99"].as_i64());
+    let lanes = latest["lanes"].as_array().unwrap();
+    assert_eq!(lanes.len(), 2);
+    assert_eq!(lanes[0]["lane"], "high");
+    let models = latest["models"].as_array().unwrap();
+    let model_cost: u64 = models
+        .iter()
+        .map(|m| m["cost_micros"].as_u64().unwrap())
+        .sum();
+    assert!(model_cost >= cost, "the window holds at least these jobs");
+    assert!(latest["throughput_per_min"].as_f64().unwrap() > 0.0);
+    assert!(latest["budget"].as_array().is_some());
+    assert!(
+        report["series"].as_array().unwrap().len() >= 2,
+        "one row per cron run"
+    );
+    assert_eq!(report["dlq_alert_threshold"], THRESHOLD);
+    // Bad parameters are 400s.
+    let (status, body) = get(&s, ADMIN, "/api/metrics?minutes=0").await;
+    assert_error(status, &body, 400, "invalid_minutes");
+}
+
+async fn usage_agrees_with_the_jobs_to_the_micro_dollar_and_exports_csv(s: Arc<TestStack>) {
+    let user = "usage-user";
+    let mut sync = Vec::new();
+    for i in 0..3 {
+        sync.push(
+            submit_job(
+                &s.base_url,
+                user,
+                &json!({"prompt": format!("Usage sync {i}"), "priority": "high", "max_tokens": 50}),
+            )
+            .await,
+        );
+    }
+    let mut batch = Vec::new();
+    for i in 0..2 {
+        batch.push(
+            submit_job(
+                &s.base_url,
+                user,
+                &json!({"prompt": format!("Usage batch {i}"), "priority": "bulk", "max_tokens": 50}),
+            )
+            .await,
+        );
+    }
+    for id in &sync {
+        until(&s, user, id, "completed").await;
+    }
+    eventually(
+        "the batch jobs complete",
+        Duration::from_secs(120),
+        || async {
+            let s2 = s.clone();
+            let _ = post(&s2, ADMIN, "/api/batches/flush", None).await;
+            let _ = post(&s2, ADMIN, "/api/batches/poll", None).await;
+            let mut all = true;
+            for id in &batch {
+                all &= get_job(&s.base_url, user, id).await["status"] == "completed";
+            }
+            all.then_some(())
+        },
+    )
+    .await;
+    let jobs = all_jobs(&s.base_url, user).await;
+    let sum = |f: &dyn Fn(&Value) -> bool, key: &str| -> u64 {
+        jobs.iter()
+            .filter(|j| f(j))
+            .map(|j| j[key].as_u64().unwrap())
+            .sum()
+    };
+    let (status, r) = get(&s, user, "/api/usage").await;
+    assert_eq!(status, 200, "{r}");
+    assert_eq!(r["user_id"], user);
+    let t = &r["totals"];
+    assert_eq!(t["jobs"].as_u64().unwrap(), jobs.len() as u64);
+    for key in [
+        "cost_micros",
+        "input_tokens",
+        "output_tokens",
+        "cache_write_tokens",
+        "cache_read_tokens",
+    ] {
+        assert_eq!(t[key].as_u64().unwrap(), sum(&|_| true, key), "{key}: {r}");
+    }
+    assert!(t["cost_micros"].as_u64().unwrap() > 0);
+    let batch_cost = sum(&|j| j["mode"] == "batch", "cost_micros");
+    assert!(batch_cost > 0);
+    assert_eq!(r["savings"]["batch_micros"].as_u64().unwrap(), batch_cost);
+    // The last 30 days (today included) by default, today's bar holding everything.
+    let days = r["days"].as_array().unwrap();
+    assert_eq!(days.len(), 30);
+    assert_eq!(days.last().unwrap()["cost_micros"], t["cost_micros"]);
+    assert_eq!(days.last().unwrap()["day"], r["to"]);
+    // CSV: a header and one line per day and model, summing to the same dollars.
+    let resp = client()
+        .get(s.url("/api/usage.csv"))
+        .header("x-user-id", user)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status().as_u16(), 200);
+    assert!(resp.headers()["content-type"]
+        .to_str()
+        .unwrap()
+        .starts_with("text/csv"));
+    assert!(resp.headers()["content-disposition"]
+        .to_str()
+        .unwrap()
+        .contains("usage-usage-user-"));
+    let csv = resp.text().await.unwrap();
+    let mut lines = csv.lines();
+    assert!(lines.next().unwrap().starts_with("day,model,jobs,"));
+    let micros: u64 = lines
+        .map(|l| {
+            let dollars = l.rsplit(',').next().unwrap();
+            let (whole, frac) = dollars.split_once('.').unwrap();
+            whole.parse::<u64>().unwrap() * 1_000_000 + frac.parse::<u64>().unwrap()
+        })
+        .sum();
+    assert_eq!(micros, t["cost_micros"].as_u64().unwrap());
+    // Another user's usage is theirs; bad ranges are 400s.
+    let (_, other) = get(&s, user, "/api/usage?user=nobody-here").await;
+    assert_eq!(
+        other["totals"]["jobs"], 0,
+        "open mode: everyone is an admin"
+    );
+    for query in [
+        "?from=2026-02-30",
+        "?from=2026-11-29&to=2026-11-01",
+        "?from=2000-01-01",
+    ] {
+        let (status, body) = get(&s, user, &format!("/api/usage{query}")).await;
+        assert_eq!(status, 400, "{query}: {body}");
+    }
+}
+
+async fn a_daily_cap_refuses_new_jobs_and_the_soft_threshold_alerts_once(s: Arc<TestStack>) {
+    let user = "capped-user";
+    let first = submit_job(
+        &s.base_url,
+        user,
+        &json!({"prompt": "Spend a little", "priority": "high", "max_tokens": 30}),
+    )
+    .await;
+    let spent = until(&s, user, &first, "completed").await["cost_micros"]
+        .as_u64()
+        .unwrap();
+    assert!(spent > 0);
+    let set = |cap: Value, soft: Value| {
+        let s = s.clone();
+        async move {
+            let (status, body) = send_json(
+                client()
+                    .put(s.url("/api/usage/budget"))
+                    .header("x-user-id", ADMIN)
+                    .header("content-type", "application/json")
+                    .body(
+                        json!({"user_id": user, "daily_cap_micros": cap, "soft_micros": soft})
+                            .to_string(),
+                    ),
+            )
+            .await;
+            assert_eq!(status, 200, "{body}");
+        }
+    };
+    // Under the cap: accepted; the soft threshold (already reached) alerts once.
+    set(json!(spent + 1_000_000), json!(1)).await;
+    for _ in 0..2 {
+        let id = submit_job(
+            &s.base_url,
+            user,
+            &json!({"prompt": "Still fine", "max_tokens": 5, "priority": "bulk"}),
+        )
+        .await;
+        let (status, _) = post(&s, user, &format!("/jobs/{id}/cancel"), None).await;
+        assert_eq!(status, 200);
+    }
+    let soft = hooks(&s, "usage.soft_threshold");
+    assert_eq!(soft.len(), 1, "once per user and day: {soft:?}");
+    assert_eq!(soft[0]["userId"], user);
+    // At the cap: every producer answers 429 before anything is stored or paid.
+    set(json!(spent), Value::Null).await;
+    let before = all_jobs(&s.base_url, user).await.len();
+    let objects = s.r2_objects();
+    let calls = s.sim.lock().stats.calls.values().sum::<u64>();
+    let (status, body) = send_json(
+        client()
+            .post(s.url("/jobs"))
+            .header("x-user-id", user)
+            .header("content-type", "application/json")
+            .body(json!({"prompt": "Over budget"}).to_string()),
+    )
+    .await;
+    assert_error(status, &body, 429, "daily_budget_exceeded");
+    assert!(
+        body["error"].as_str().unwrap().contains("daily budget"),
+        "{body}"
+    );
+    let (status, body) = post(&s, user, "/feedback", Some(json!({"text": "Over budget"}))).await;
+    assert_error(status, &body, 429, "daily_budget_exceeded");
+    let (status, body) = post(
+        &s,
+        user,
+        "/api/claude",
+        Some(json!({"prompt": "Over budget"})),
+    )
+    .await;
+    assert_error(status, &body, 429, "daily_budget_exceeded");
+    let (status, body) = send_json(end2end::api::upload(
+        &s.base_url,
+        user,
+        &[("a.pdf".into(), end2end::pdfs::make("Over budget", 1))],
+        &[],
+    ))
+    .await;
+    assert_error(status, &body, 429, "daily_budget_exceeded");
+    assert_eq!(all_jobs(&s.base_url, user).await.len(), before, "no row");
+    assert_eq!(s.r2_objects(), objects, "no object");
+    assert_eq!(
+        s.sim.lock().stats.calls.values().sum::<u64>(),
+        calls,
+        "no call"
+    );
+    // The usage report shows the budget; others are not affected; removing it lifts it.
+    let (_, r) = get(&s, user, "/api/usage").await;
+    assert_eq!(r["budget"]["daily_cap_micros"].as_u64(), Some(spent));
+    assert!(r["budget"]["spent_today_micros"].as_u64().unwrap() >= spent);
+    submit_job(
+        &s.base_url,
+        "uncapped-user",
+        &json!({"prompt": "Fine", "priority": "bulk"}),
+    )
+    .await;
+    set(Value::Null, Value::Null).await;
+    submit_job(
+        &s.base_url,
+        user,
+        &json!({"prompt": "Fine again", "priority": "bulk"}),
+    )
+    .await;
+    // Bad settings are 400s.
+    let (status, body) = send_json(
+        client()
+            .put(s.url("/api/usage/budget"))
+            .header("x-user-id", ADMIN)
+            .header("content-type", "application/json")
+            .body(json!({"user_id": user, "daily_cap_micros": -5}).to_string()),
+    )
+    .await;
+    assert_error(status, &body, 400, "invalid_amount");
+}
+
+/// `EXPLAIN QUERY PLAN` of each query, with its parameters as literals: no full scan of `jobs`
+/// (a partial index holds only the rows it is for, so a walk over one is fine).
+async fn every_ops_list_and_aggregate_is_served_by_an_index(s: Arc<TestStack>) {
+    use pipeline::ops::{sql, DlqFilter, SqlValue};
+    let literal = |q: &str, params: &[SqlValue]| {
+        let mut q = q.to_string();
+        for (i, p) in params.iter().enumerate().rev() {
+            let v = match p {
+                SqlValue::Text(t) => format!("'{}'", t.replace('\'', "''")),
+                SqlValue::Int(n) => n.to_string(),
+            };
+            q = q.replace(&format!("?{}", i + 1), &v);
+        }
+        q
+    };
+    let text = |t: &str| SqlValue::Text(t.into());
+    let int = SqlValue::Int;
+    let mut queries = vec![
+        (
+            "usage",
+            literal(sql::USAGE, &[text("ann"), int(0), int(1 << 50)]),
+        ),
+        ("spent", literal(sql::SPENT, &[text("ann"), int(0)])),
+        (
+            "ended",
+            literal(sql::ENDED, &[int(0), int(1 << 50), int(100)]),
+        ),
+        ("pending", sql::PENDING.to_string()),
+        ("dead now", sql::DEAD_NOW.to_string()),
+        ("unclassified", sql::UNCLASSIFIED.to_string()),
+        ("metrics", literal(sql::METRICS_SERIES, &[int(0), int(60)])),
+    ];
+    let filters = [
+        DlqFilter::default(),
+        DlqFilter {
+            status: Some("all".into()),
+            error_class: Some("overloaded".into()),
+            user: Some("ann".into()),
+            model: Some("claude-sonnet-5-5".into()),
+            from: Some(0),
+            to: Some(1 << 50),
+        },
+    ];
+    for f in &filters {
+        let (q, p) = f.list_sql("id", None, 50);
+        queries.push(("dlq list", literal(&q, &p)));
+        let (q, p) = f.replay_sql("id", 100);
+        queries.push(("dlq bulk replay", literal(&q, &p)));
+    }
+    let partial = [
+        "idx_jobs_unclassified",
+        "idx_jobs_dead_open",
+        "idx_jobs_waiting",
+    ];
+    for (name, q) in queries {
+        let plan = {
+            let s = s.clone();
+            let q = q.clone();
+            tokio::task::spawn_blocking(move || s.d1(&format!("EXPLAIN QUERY PLAN {q}")))
+                .await
+                .unwrap()
+        };
+        let details: Vec<String> = plan
+            .iter()
+            .map(|r| r["detail"].as_str().unwrap_or_default().to_string())
+            .collect();
+        println!("plan of {name}: {details:?}");
+        assert!(
+            details.iter().any(|d| d.contains(" USING ")),
+            "{name}: no index in the plan {details:?} of {q}"
+        );
+        for d in &details {
+            let full_scan = d.starts_with("SCAN jobs") && !partial.iter().any(|p| d.contains(p));
+            assert!(!full_scan, "{name} scans jobs: {details:?}\n{q}");
+        }
+    }
+}
