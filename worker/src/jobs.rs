@@ -609,7 +609,11 @@ pub async fn requeue(
 pub async fn dead_letter(db: &D1Database, id: &str, now: i64) -> worker::Result<()> {
     db.prepare(format!(
         "UPDATE jobs SET status = 'dead_lettered', \
-         error = COALESCE(error, 'retries exhausted'), completed_at = ?2, updated_at = ?2 \
+         error = CASE WHEN error LIKE 'attempt % failed, retrying in % s: %' \
+           THEN 'retries exhausted after ' || attempts || ' attempts; the last: ' \
+                || substr(error, instr(error, ' s: ') + 4) \
+           ELSE COALESCE(error, 'retries exhausted') END, \
+         completed_at = ?2, updated_at = ?2 \
          WHERE id = ?1 AND {}",
         not_terminal()
     ))

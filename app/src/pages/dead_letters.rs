@@ -1,5 +1,4 @@
 use leptos::prelude::*;
-use leptos_router::components::A;
 use pipeline::ops::{
     parse_day, DlqFilter, DlqItem, DlqList, ErrorClass, ReplayAck, ReplayEdit, DAY_MS,
 };
@@ -278,12 +277,13 @@ fn DlqRow(
         }
     };
     let discard_id = id.clone();
-    let href = format!("/ui/jobs/{id}");
-    let link_text = id.clone();
+    // Ids as text, not links: job pages are their owners' (an admin triaging someone else's job
+    // has everything about it here).
+    let id_text = id.clone();
     view! {
         <li class="job dlq-item" data-testid="dlq-item" data-id=id>
             <div class="job-head">
-                <A href=href><code>{link_text}</code></A>
+                <code>{id_text}</code>
                 <span class=format!("badge {status}")>{status.clone()}</span>
                 {item.error_class.clone().map(|c| view! { <span class="badge" data-testid="dlq-class-badge">{c}</span> })}
                 <span class="elapsed muted">{format!("ended {ended}")}</span>
@@ -292,7 +292,7 @@ fn DlqRow(
             <div class="error">{item.error.clone().unwrap_or_default()}</div>
             <div class="text">{item.preview.clone()}</div>
             {item.replay_of.clone().map(|o| view! {
-                <div class="muted">"replay of " <A href=format!("/ui/jobs/{o}")>{o.clone()}</A></div>
+                <div class="muted">"replay of " <code>{o.clone()}</code></div>
             })}
             <div class="actions">
                 {actions}
