@@ -623,6 +623,35 @@ async fn every_ops_list_and_aggregate_is_served_by_an_index(s: Arc<TestStack>) {
         ("dead now", sql::DEAD_NOW.to_string()),
         ("unclassified", sql::UNCLASSIFIED.to_string()),
         ("metrics", literal(sql::METRICS_SERIES, &[int(0), int(60)])),
+        (
+            "jobs list",
+            sql::jobs_list("id")
+                .replace("?2", "NULL")
+                .replace("?3", "NULL")
+                .replace("?4", "NULL")
+                .replace("?1", "'ann'")
+                .replace("?5", "4503599627370496")
+                .replace("?6", "''")
+                .replace("?7", "51"),
+        ),
+        (
+            "jobs list, one status and kind",
+            sql::jobs_list("id")
+                .replace("?2", "'completed'")
+                .replace("?3", "NULL")
+                .replace("?4", "'feedback'")
+                .replace("?1", "'ann'")
+                .replace("?5", "4503599627370496")
+                .replace("?6", "''")
+                .replace("?7", "51"),
+        ),
+        (
+            "uploads list",
+            literal(
+                &sql::uploads_list(),
+                &[text("ann"), int(1 << 52), text(""), int(51)],
+            ),
+        ),
     ];
     let filters = [
         DlqFilter::default(),

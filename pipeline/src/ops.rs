@@ -1210,6 +1210,31 @@ pub mod sql {
     /// (Named: without statistics the planner would walk every failed job by status instead.)
     pub const UNCLASSIFIED: &str = "SELECT id, error FROM jobs INDEXED BY idx_jobs_unclassified \
          WHERE error_class IS NULL AND status IN ('failed','dead_lettered') LIMIT 500";
+    /// A user's jobs, newest first, after a cursor: ?1 user; ?2 status, ?3 lane, ?4 kind (each
+    /// NULL for any); ?5, ?6 the cursor's created_at and id; ?7 the limit.
+    pub fn jobs_list(columns: &str) -> String {
+        format!(
+            "SELECT {columns} FROM jobs WHERE user_id = ?1 \
+             AND (?2 IS NULL OR status = ?2) AND (?3 IS NULL OR lane = ?3) AND (?4 IS NULL OR kind = ?4) \
+             AND (created_at < ?5 OR (created_at = ?5 AND id < ?6)) \
+             ORDER BY created_at DESC, id DESC LIMIT ?7"
+        )
+    }
+
+    /// A user's uploads with their progress, newest first: ?1 user; ?2, ?3 the cursor; ?4 limit.
+    pub fn uploads_list() -> String {
+        format!(
+            "SELECT b.id, b.mode, b.template, b.total, b.created_at, b.canceled_at, \
+             (SELECT COUNT(*) FROM jobs j WHERE j.batch_id = b.id AND j.status IN ({})) AS done, \
+             (SELECT COUNT(*) FROM jobs j WHERE j.batch_id = b.id AND j.status = 'completed') AS completed, \
+             (SELECT COALESCE(SUM(cost_micros), 0) FROM jobs j WHERE j.batch_id = b.id) AS cost \
+             FROM batches b WHERE b.user_id = ?1 \
+             AND (b.created_at < ?2 OR (b.created_at = ?2 AND b.id < ?3)) \
+             ORDER BY b.created_at DESC, b.id DESC LIMIT ?4",
+            crate::status::Status::terminal_sql_list()
+        )
+    }
+
     /// The metrics series since ?1, at most ?2 rows, newest first.
     pub const METRICS_SERIES: &str =
         "SELECT at, body FROM metrics WHERE at >= ?1 ORDER BY at DESC LIMIT ?2";

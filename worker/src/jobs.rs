@@ -419,24 +419,19 @@ pub async fn list_jobs(
         Some(c) => (c.created_at, c.id.as_str()),
         None => (1 << 52, ""),
     };
-    db.prepare(format!(
-        "SELECT {COLUMNS} FROM jobs WHERE user_id = ?1 \
-         AND (?2 IS NULL OR status = ?2) AND (?3 IS NULL OR lane = ?3) AND (?4 IS NULL OR kind = ?4) \
-         AND (created_at < ?5 OR (created_at = ?5 AND id < ?6)) \
-         ORDER BY created_at DESC, id DESC LIMIT ?7"
-    ))
-    .bind(&[
-        user.into(),
-        opt(filter.status.map(Status::as_str)),
-        opt(filter.priority.map(Lane::as_str)),
-        opt(filter.kind.map(Kind::as_str)),
-        num(at),
-        id.into(),
-        num(limit as i64 + 1),
-    ])?
-    .all()
-    .await?
-    .results()
+    db.prepare(pipeline::ops::sql::jobs_list(COLUMNS))
+        .bind(&[
+            user.into(),
+            opt(filter.status.map(Status::as_str)),
+            opt(filter.priority.map(Lane::as_str)),
+            opt(filter.kind.map(Kind::as_str)),
+            num(at),
+            id.into(),
+            num(limit as i64 + 1),
+        ])?
+        .all()
+        .await?
+        .results()
 }
 
 /// One of the user's jobs (of this kind, if given); someone else's is `None`, as if it did not

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use pipeline::dto::{BatchSummary, BatchView};
 use pipeline::jobs::Cursor;
 use pipeline::pdf::Template;
-use pipeline::status::{Mode, Status};
+use pipeline::status::Mode;
 use serde::Deserialize;
 use worker::{D1Database, D1PreparedStatement};
 
@@ -179,16 +179,7 @@ pub async fn list(
         None => (1 << 52, ""),
     };
     let rows: Vec<Row> = db
-        .prepare(format!(
-            "SELECT b.id, b.mode, b.template, b.total, b.created_at, b.canceled_at, \
-             (SELECT COUNT(*) FROM jobs j WHERE j.batch_id = b.id AND j.status IN ({})) AS done, \
-             (SELECT COUNT(*) FROM jobs j WHERE j.batch_id = b.id AND j.status = 'completed') AS completed, \
-             (SELECT COALESCE(SUM(cost_micros), 0) FROM jobs j WHERE j.batch_id = b.id) AS cost \
-             FROM batches b WHERE b.user_id = ?1 \
-             AND (b.created_at < ?2 OR (b.created_at = ?2 AND b.id < ?3)) \
-             ORDER BY b.created_at DESC, b.id DESC LIMIT ?4",
-            Status::terminal_sql_list()
-        ))
+        .prepare(pipeline::ops::sql::uploads_list())
         .bind(&[user.into(), num(at), id.into(), num(limit as i64 + 1)])?
         .all()
         .await?
