@@ -78,6 +78,22 @@ pub fn json_object(body: &[u8]) -> Result<serde_json::Map<String, serde_json::Va
     }
 }
 
+/// Refuses a field the endpoint does not know (a typo would otherwise be silently ignored):
+/// 400 `unknown_field` naming it and the fields that are known.
+pub fn reject_unknown_fields(
+    obj: &serde_json::Map<String, serde_json::Value>,
+    known: &[&str],
+) -> Result<(), ApiError> {
+    match obj.keys().find(|k| !known.contains(&k.as_str())) {
+        None => Ok(()),
+        Some(k) => Err(ApiError::bad_request(
+            "unknown_field",
+            format!("unknown field {k:?}; the fields are {}", known.join(", ")),
+            Some(k),
+        )),
+    }
+}
+
 impl std::fmt::Display for ApiError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{} {}: {}", self.status, self.body.code, self.body.error)

@@ -28,6 +28,7 @@ pub struct FeedbackInput {
 /// an empty or oversized text, an unknown mode or a malformed source are 400s naming the field.
 pub fn parse_input(body: &[u8]) -> Result<FeedbackInput, ApiError> {
     let obj = &json_object(body)?;
+    crate::error::reject_unknown_fields(obj, &["text", "mode", "source"])?;
     let field = |name: &str, msg: String| ApiError::bad_request("invalid_field", msg, Some(name));
 
     let text = match obj.get("text") {
@@ -184,9 +185,12 @@ mod tests {
     }
 
     #[test]
-    fn mode_and_source_have_defaults_and_unknown_fields_are_tolerated() {
-        let f = input(r#"{"text":"hi","extra":[1,2]}"#).unwrap();
+    fn mode_and_source_have_defaults_and_unknown_fields_are_refused() {
+        let f = input(r#"{"text":"hi"}"#).unwrap();
         assert_eq!((f.mode, f.source.as_str()), (Mode::Sync, "api"));
+        let e = input(r#"{"text":"hi","extra":[1,2]}"#).unwrap_err();
+        assert_eq!((e.status, e.body.code.as_str()), (400, "unknown_field"));
+        assert_eq!(e.body.field.as_deref(), Some("extra"));
     }
 
     #[test]

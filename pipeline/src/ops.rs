@@ -774,15 +774,7 @@ impl BudgetSetting {
                     }),
             }
         };
-        for key in obj.keys() {
-            if !matches!(key.as_str(), "user_id" | "daily_cap_micros" | "soft_micros") {
-                return Err(ApiError::bad_request(
-                    "unknown_field",
-                    format!("unknown field {key}"),
-                    Some(key),
-                ));
-            }
-        }
+        crate::error::reject_unknown_fields(&obj, &["user_id", "daily_cap_micros", "soft_micros"])?;
         Ok(BudgetSetting {
             user_id: user.as_str().to_owned(),
             daily_cap_micros: amount("daily_cap_micros")?,

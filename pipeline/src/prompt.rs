@@ -64,6 +64,18 @@ fn field(name: &str, msg: impl Into<String>) -> ApiError {
 /// lane, batch on the bulk lane.
 pub fn parse_input(body: &[u8]) -> Result<PromptInput, ApiError> {
     let obj = &json_object(body)?;
+    crate::error::reject_unknown_fields(
+        obj,
+        &[
+            "prompt",
+            "priority",
+            "mode",
+            "model",
+            "max_tokens",
+            "system",
+            "expires_in_s",
+        ],
+    )?;
     let text = |name: &str| -> Result<Option<&String>, ApiError> {
         match obj.get(name) {
             None | Some(Value::Null) => Ok(None),

@@ -6,6 +6,7 @@
 //! - `build`: just the two wasm artifacts.
 //! - `bench budget [--jobs N]`: the rate-limit benchmark (minutes; run it in the background).
 //! - `bench queries [--rows N]`: dashboard, usage and DLQ queries over 1,000,000 generated jobs.
+//! - `bench load [--clients N] [--seconds S]`: the producers under 200 concurrent clients.
 //! - `key create --user NAME [--admin] [--remote]`: an API key, printed alone on the last line.
 
 use std::io::{BufRead, BufReader};
@@ -18,7 +19,7 @@ use xtask::stack::{wrangler, Stack, StackOptions};
 use xtask::wrangler_config::{LocalSettings, Profile};
 use xtask::{build, step, tools, Result};
 
-const USAGE: &str = "usage: cargo xtask <dev [--reset] [--auth] [--port N] [--sim-port N] | test | build | bench budget [--jobs N] | bench queries [--rows N] | key create --user NAME [--admin] [--remote]>";
+const USAGE: &str = "usage: cargo xtask <dev [--reset] [--auth] [--port N] [--sim-port N] | test | build | bench budget [--jobs N] | bench queries [--rows N] | bench load [--clients N] [--seconds S] | key create --user NAME [--admin] [--remote]>";
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -39,8 +40,8 @@ fn main() {
 /// Builds what the stack runs, then the benchmark binary of `end2end` (it starts its own stacks).
 fn bench(args: &[String]) -> Result<()> {
     let which = args.first().map(String::as_str).unwrap_or("budget");
-    if !matches!(which, "budget" | "queries") {
-        return Err(format!("unknown benchmark {which:?}; known: budget, queries").into());
+    if !matches!(which, "budget" | "queries" | "load") {
+        return Err(format!("unknown benchmark {which:?}; known: budget, queries, load").into());
     }
     tools::ensure(false)?;
     build_all()?;

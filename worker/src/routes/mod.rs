@@ -81,6 +81,9 @@ pub fn router(env: Env) -> Router {
         .route("/jobs/{id}/cancel", post(jobs::cancel))
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
+        // Every handler enforces its own limit with a JSON 413 (and the fetch entry caps what it
+        // reads at 4 MB); axum's default 2 MB limit would answer in plain text first.
+        .layer(DefaultBodyLimit::disable())
         .with_state(state)
 }
 

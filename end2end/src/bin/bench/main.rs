@@ -24,6 +24,7 @@ const RPM: u32 = 60;
 const ITPM: u32 = 40_000;
 const OTPM: u32 = 8_000;
 
+mod load;
 mod queries;
 
 fn main() {
@@ -31,8 +32,9 @@ fn main() {
     match args.first().map(String::as_str) {
         Some("budget") => budget(&args),
         Some("queries") => queries::run(&args),
+        Some("load") => load::run(&args),
         _ => {
-            eprintln!("usage: bench budget [--jobs N] | bench queries [--rows N]");
+            eprintln!("usage: bench budget [--jobs N] | bench queries [--rows N] | bench load [--clients N] [--seconds S]");
             std::process::exit(2);
         }
     }

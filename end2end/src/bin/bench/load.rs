@@ -1,0 +1,128 @@
+//! `cargo xtask bench load [--clients N] [--seconds S]`: the producers under load.
+//!
+//! A fresh local stack; N concurrent clients (default 200), each sending one request after the
+//! other for S seconds (default 10): feedback analyses (sync, high lane) and prompt jobs (bulk
+//! lane) in turn, each client as its own user. Reported: requests, accepted (202) per second,
+//! latency p50 / p99 of all answers, answers by status (no 5xx is the aim), and whether every
+//! 202 has its row in D1 afterwards. Results: a table on stdout and `target/bench/load.md`.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use end2end::spawn_stack_with;
+
+pub fn run(args: &[String]) {
+    let arg = |name: &str, default: u64| {
+        args.iter()
+            .position(|a| a == name)
+            .and_then(|i| args.get(i + 1))
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(default)
+    };
+    let clients = arg("--clients", 200) as usize;
+    let seconds = arg("--seconds", 10);
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .expect("tokio runtime");
+    let stack = spawn_stack_with("bench-load", &rt, sim::Knobs::default(), Vec::new());
+    let base = Arc::new(stack.base_url.clone());
+    eprintln!("==> {clients} clients for {seconds} s");
+    let http = reqwest::Client::builder()
+        .timeout(Duration::from_secs(30))
+        .pool_max_idle_per_host(clients)
+        .build()
+        .expect("client");
+    let started = Instant::now();
+    let deadline = started + Duration::from_secs(seconds);
+    let results = rt.block_on(async {
+        let tasks: Vec<_> = (0..clients)
+            .map(|c| {
+                let http = http.clone();
+                let base = base.clone();
+                tokio::spawn(async move {
+                    let mut out = Vec::new();
+                    let mut i = 0u64;
+                    while Instant::now() < deadline {
+                        let (path, body) = if i.is_multiple_of(2) {
+                            ("/feedback", format!(r#"{{"text":"Load test {c}-{i}: the app is slow"}}"#))
+                        } else {
+                            (
+                                "/jobs",
+                                format!(r#"{{"prompt":"Load test {c}-{i}","priority":"bulk","max_tokens":20}}"#),
+                            )
+                        };
+                        let t = Instant::now();
+                        let resp = http
+                            .post(format!("{base}{path}"))
+                            .header("x-user-id", format!("load-{c}"))
+                            .header("content-type", "application/json")
+                            .body(body)
+                            .send()
+                            .await;
+                        let status = match resp {
+                            Ok(r) => {
+                                let s = r.status().as_u16();
+                                let _ = r.bytes().await;
+                                s
+                            }
+                            Err(_) => 0,
+                        };
+                        out.push((status, t.elapsed()));
+                        i += 1;
+                    }
+                    out
+                })
+            })
+            .collect();
+        let mut all = Vec::new();
+        for t in tasks {
+            all.extend(t.await.expect("client task"));
+        }
+        all
+    });
+    let wall = started.elapsed().as_secs_f64();
+    let accepted = results.iter().filter(|(s, _)| *s == 202).count();
+    let server_errors = results.iter().filter(|(s, _)| *s >= 500 || *s == 0).count();
+    let mut by_status = std::collections::BTreeMap::new();
+    for (s, _) in &results {
+        *by_status.entry(*s).or_insert(0usize) += 1;
+    }
+    let mut latencies: Vec<Duration> = results.iter().map(|(_, d)| *d).collect();
+    latencies.sort();
+    let pct = |p: usize| {
+        let rank = (latencies.len() * p).div_ceil(100).max(1);
+        latencies[rank - 1].as_secs_f64() * 1000.0
+    };
+    // Every 202 has its row.
+    let rows = stack.d1("SELECT COUNT(*) AS n FROM jobs WHERE user_id LIKE 'load-%'")[0]["n"]
+        .as_u64()
+        .unwrap_or(0) as usize;
+    let table = format!(
+        "Producers under load: {clients} concurrent clients for {seconds} s against `wrangler dev` \
+         (2-core machine; the consumers and the simulator run on the same cores).\n\n\
+         | requests | accepted (202) | accepted / s | p50 ms | p99 ms | 5xx or no answer | answers by status | rows for the 202s |\n\
+         |---:|---:|---:|---:|---:|---:|---|---|\n\
+         | {} | {} | {:.0} | {:.0} | {:.0} | {} | {:?} | {} of {} |\n",
+        results.len(),
+        accepted,
+        accepted as f64 / wall,
+        pct(50),
+        pct(99),
+        server_errors,
+        by_status,
+        rows,
+        accepted
+    );
+    drop(stack);
+    rt.shutdown_timeout(Duration::from_secs(5));
+    println!("{table}");
+    let dir = xtask::paths::target_dir().join("bench");
+    std::fs::create_dir_all(&dir).expect("target/bench");
+    std::fs::write(dir.join("load.md"), &table).expect("write load.md");
+    eprintln!("written to {}", dir.join("load.md").display());
+    if rows != accepted || server_errors > 0 {
+        eprintln!("FAILED: {server_errors} 5xx / unanswered, {rows} rows for {accepted} accepted");
+        std::process::exit(1);
+    }
+}
