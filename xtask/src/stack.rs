@@ -164,7 +164,22 @@ impl Stack {
 
     /// Runs SQL against this stack's local D1 with `wrangler d1 execute` and answers the rows
     /// of its last statement (for query-plan checks and benchmark data; never for the product).
+    /// The running stack may hold the database for a moment (SQLITE_BUSY): tried up to 5 times.
     pub fn d1(&self, sql: &str) -> Result<Vec<serde_json::Value>> {
+        let mut last = String::new();
+        for attempt in 0..5 {
+            if attempt > 0 {
+                std::thread::sleep(Duration::from_secs(1));
+            }
+            match self.d1_once(sql) {
+                Ok(rows) => return Ok(rows),
+                Err(e) => last = e.to_string(),
+            }
+        }
+        Err(last.into())
+    }
+
+    fn d1_once(&self, sql: &str) -> Result<Vec<serde_json::Value>> {
         let mut cmd = wrangler(Some(&self.config));
         cmd.args(["d1", "execute", "DB", "--local", "--json", "--persist-to"])
             .arg(&self.persist)

@@ -60,15 +60,15 @@ pub fn run(args: &[String]) {
                             .body(body)
                             .send()
                             .await;
-                        let status = match resp {
+                        let (status, text) = match resp {
                             Ok(r) => {
                                 let s = r.status().as_u16();
-                                let _ = r.bytes().await;
-                                s
+                                let body = r.text().await.unwrap_or_default();
+                                (s, if s == 202 { String::new() } else { body })
                             }
-                            Err(_) => 0,
+                            Err(e) => (0, e.to_string()),
                         };
-                        out.push((status, t.elapsed()));
+                        out.push((status, t.elapsed(), text));
                         i += 1;
                     }
                     out
@@ -82,13 +82,20 @@ pub fn run(args: &[String]) {
         all
     });
     let wall = started.elapsed().as_secs_f64();
-    let accepted = results.iter().filter(|(s, _)| *s == 202).count();
-    let server_errors = results.iter().filter(|(s, _)| *s >= 500 || *s == 0).count();
+    let accepted = results.iter().filter(|(s, _, _)| *s == 202).count();
+    let server_errors = results.iter().filter(|(s, _, _)| *s >= 500 || *s == 0).count();
     let mut by_status = std::collections::BTreeMap::new();
-    for (s, _) in &results {
+    let mut refusals = std::collections::BTreeMap::new();
+    for (s, _, text) in &results {
         *by_status.entry(*s).or_insert(0usize) += 1;
+        if *s != 202 {
+            *refusals.entry(format!("{s} {text}")).or_insert(0usize) += 1;
+        }
     }
-    let mut latencies: Vec<Duration> = results.iter().map(|(_, d)| *d).collect();
+    for (answer, n) in &refusals {
+        eprintln!("{n} × {answer}");
+    }
+    let mut latencies: Vec<Duration> = results.iter().map(|(_, d, _)| *d).collect();
     latencies.sort();
     let pct = |p: usize| {
         let rank = (latencies.len() * p).div_ceil(100).max(1);
