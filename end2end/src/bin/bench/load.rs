@@ -83,7 +83,10 @@ pub fn run(args: &[String]) {
     });
     let wall = started.elapsed().as_secs_f64();
     let accepted = results.iter().filter(|(s, _, _)| *s == 202).count();
-    let server_errors = results.iter().filter(|(s, _, _)| *s >= 500 || *s == 0).count();
+    let server_errors = results
+        .iter()
+        .filter(|(s, _, _)| *s >= 500 || *s == 0)
+        .count();
     let mut by_status = std::collections::BTreeMap::new();
     let mut refusals = std::collections::BTreeMap::new();
     for (s, _, text) in &results {
