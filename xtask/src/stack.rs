@@ -151,15 +151,27 @@ impl Stack {
     }
 
     /// Creates an API key in this stack's D1 (see [`crate::keys`]).
+    /// The running stack may hold the database for a moment (SQLITE_BUSY): tried up to 5 times
+    /// (a failed try inserted nothing; each try makes a fresh key).
     pub fn create_key(&self, user: &str, role: pipeline::identity::Role) -> Result<String> {
-        crate::keys::create(
-            crate::keys::Target::Local {
-                config: &self.config,
-                persist: &self.persist,
-            },
-            user,
-            role,
-        )
+        let mut last = String::new();
+        for attempt in 0..5 {
+            if attempt > 0 {
+                std::thread::sleep(Duration::from_secs(1));
+            }
+            match crate::keys::create(
+                crate::keys::Target::Local {
+                    config: &self.config,
+                    persist: &self.persist,
+                },
+                user,
+                role,
+            ) {
+                Ok(key) => return Ok(key),
+                Err(e) => last = e.to_string(),
+            }
+        }
+        Err(last.into())
     }
 
     /// Runs SQL against this stack's local D1 with `wrangler d1 execute` and answers the rows
