@@ -101,8 +101,14 @@ impl TestStack {
 
     /// Runs the cron now, as the dev tooling does every minute.
     pub fn trigger_cron(&self) -> u16 {
+        self.try_trigger_cron().expect("cron trigger")
+    }
+
+    /// [`Self::trigger_cron`] that reports a failure (a runtime being restarted) instead of
+    /// panicking.
+    pub fn try_trigger_cron(&self) -> Option<u16> {
         let stack = self.stack.lock().unwrap_or_else(|p| p.into_inner());
-        stack.trigger_cron().expect("cron trigger")
+        stack.trigger_cron().ok()
     }
 }
 
@@ -192,6 +198,17 @@ pub fn run_suite_with(
     vars: Vec<(String, String)>,
     tests: &[(&str, TestFn)],
 ) -> ExitCode {
+    run_suite_timed(suite, knobs, vars, TEST_TIMEOUT, tests)
+}
+
+/// [`run_suite_with`] where each test may take up to `timeout` (the chaos run).
+pub fn run_suite_timed(
+    suite: &str,
+    knobs: sim::Knobs,
+    vars: Vec<(String, String)>,
+    timeout: Duration,
+    tests: &[(&str, TestFn)],
+) -> ExitCode {
     let filter = std::env::args().skip(1).find(|a| !a.starts_with('-'));
     let selected: Vec<_> = tests
         .iter()
@@ -210,11 +227,11 @@ pub fn run_suite_with(
             let t0 = Instant::now();
             let fut = test(stack.clone());
             let outcome =
-                rt.block_on(async { tokio::time::timeout(TEST_TIMEOUT, tokio::spawn(fut)).await });
+                rt.block_on(async { tokio::time::timeout(timeout, tokio::spawn(fut)).await });
             let failure = match outcome {
                 Ok(Ok(())) => None,
                 Ok(Err(join)) => Some(panic_message(join)),
-                Err(_) => Some(format!("timed out after {TEST_TIMEOUT:?}")),
+                Err(_) => Some(format!("timed out after {timeout:?}")),
             };
             let ms = t0.elapsed().as_millis();
             match failure {

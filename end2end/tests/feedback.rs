@@ -22,6 +22,7 @@ fn main() -> ExitCode {
             bad_submissions_are_refused_and_store_nothing,
             unknown_and_other_users_ids_are_404,
             the_list_is_newest_first_and_paginated_with_a_cursor,
+            an_idempotency_key_makes_a_retried_submission_one_job,
         ],
     )
 }
@@ -338,4 +339,61 @@ async fn the_list_is_newest_first_and_paginated_with_a_cursor(s: Arc<TestStack>)
     assert_error(status, &e, 400, "invalid_cursor");
     let (status, e) = send_json(get("?limit=0".into())).await;
     assert_error(status, &e, 400, "invalid_limit");
+}
+
+async fn an_idempotency_key_makes_a_retried_submission_one_job(s: Arc<TestStack>) {
+    let user = "feedback-idem";
+    let send = |text: &str, key: &str| {
+        send_json(
+            client()
+                .post(s.url("/feedback"))
+                .header("content-type", "application/json")
+                .header("x-user-id", user)
+                .header("idempotency-key", key)
+                .body(json!({"mode": "sync", "text": text}).to_string()),
+        )
+    };
+    let (a_status, a) = send(EXAMPLE, "retry-7").await;
+    let (b_status, b) = send(EXAMPLE, "retry-7").await;
+    assert_eq!((a_status, b_status), (202, 202), "{a} {b}");
+    assert_eq!(a, b, "the retry answers the first acknowledgement");
+    let (status, list) = send_json(
+        client()
+            .get(s.url("/api/feedback"))
+            .header("x-user-id", user),
+    )
+    .await;
+    assert_eq!(status, 200, "{list}");
+    assert_eq!(
+        list["items"].as_array().unwrap().len(),
+        1,
+        "one job: {list}"
+    );
+    // Another text under the same key is a conflict, and stores nothing.
+    let (status, e) = send("Something else entirely.", "retry-7").await;
+    assert_error(status, &e, 422, "idempotency_key_reused");
+    // A key first used on POST /jobs never answers for feedback (the path is part of the hash).
+    let (status, _) = send_json(
+        client()
+            .post(s.url("/jobs"))
+            .header("content-type", "application/json")
+            .header("x-user-id", user)
+            .header("idempotency-key", "shared-1")
+            .body(json!({"prompt": EXAMPLE}).to_string()),
+    )
+    .await;
+    assert_eq!(status, 202);
+    let (status, e) = send(EXAMPLE, "shared-1").await;
+    assert_error(status, &e, 422, "idempotency_key_reused");
+    let (status, e) = send(EXAMPLE, &"k".repeat(256)).await;
+    assert_error(status, &e, 400, "invalid_idempotency_key");
+    let (_, list) = send_json(
+        client()
+            .get(s.url("/api/feedback"))
+            .header("x-user-id", user),
+    )
+    .await;
+    assert_eq!(list["items"].as_array().unwrap().len(), 1, "{list}");
+    let id = a["id"].as_str().unwrap();
+    until(&s, id, "completed", Duration::from_secs(60), false).await;
 }

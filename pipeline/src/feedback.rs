@@ -24,7 +24,7 @@ pub struct FeedbackInput {
     pub text: String,
 }
 
-/// Parses and validates a `POST /feedback` body. Unknown fields are tolerated; wrong types,
+/// Parses and validates a `POST /feedback` body. Unknown fields, wrong types,
 /// an empty or oversized text, an unknown mode or a malformed source are 400s naming the field.
 pub fn parse_input(body: &[u8]) -> Result<FeedbackInput, ApiError> {
     let obj = &json_object(body)?;

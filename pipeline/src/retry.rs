@@ -37,6 +37,23 @@ pub enum Decision {
 }
 
 /// Errors that the same request will always get again: retrying only pays again or wastes time.
+/// Deliveries a job gets on its lane before it is dead-lettered: the lane consumer's
+/// `max_retries` in wrangler.toml, plus the first (xtask tests that the two agree). Counted on
+/// the job (its `attempts`), not on the message, so a message lost in a restart and sent again
+/// by the reconciler does not start a fresh count.
+pub fn max_deliveries(lane: crate::status::Lane) -> u32 {
+    match lane {
+        crate::status::Lane::High => 6,
+        crate::status::Lane::Bulk => 4,
+    }
+}
+
+/// After delivery `attempt` of a job on `lane` failed with a retryable error: true when it was
+/// the last one the job gets (the job is dead-lettered now rather than retried).
+pub fn retries_exhausted(lane: crate::status::Lane, attempt: u32) -> bool {
+    attempt >= max_deliveries(lane)
+}
+
 pub fn is_permanent(status: u16) -> bool {
     matches!(status, 400 | 401 | 403 | 404 | 413)
 }
@@ -243,5 +260,16 @@ mod tests {
         );
         assert!(is_overload(&http(529, None)) && is_overload(&http(503, None)));
         assert!(!is_overload(&http(429, None)));
+    }
+
+    #[test]
+    fn the_retry_budget_is_the_jobs_whatever_happened_to_its_messages() {
+        use crate::status::Lane;
+        assert!(!retries_exhausted(Lane::High, 5));
+        assert!(retries_exhausted(Lane::High, 6));
+        // A seventh delivery (a message re-sent by the reconciler) is exhausted at once.
+        assert!(retries_exhausted(Lane::High, 7));
+        assert!(!retries_exhausted(Lane::Bulk, 3));
+        assert!(retries_exhausted(Lane::Bulk, 4));
     }
 }

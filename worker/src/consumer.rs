@@ -6,7 +6,9 @@ use futures_util::stream::{self, StreamExt};
 use pipeline::budget::{Need, Reserve, Settle};
 use pipeline::dto::QueueMessage;
 use pipeline::pricing::Tier;
-use pipeline::retry::{decide, describe, is_overload, model_for, CallOutcome, Decision};
+use pipeline::retry::{
+    decide, describe, is_overload, model_for, retries_exhausted, CallOutcome, Decision,
+};
 use pipeline::status::{Kind, Lane, Mode, Status};
 use serde_json::Value;
 use worker::{D1Database, Delay, Env, Message, MessageBatch, MessageExt, QueueRetryOptionsBuilder};
@@ -325,7 +327,7 @@ async fn run_sync(
                 }
             }
             Err(failure) => (
-                apply(db, &msg, &id, failure, attempt, config).await?,
+                apply(db, &msg, &id, lane, failure, attempt, config).await?,
                 Some(describe(failure)),
             ),
         };
@@ -379,6 +381,7 @@ async fn apply(
     db: &D1Database,
     msg: &Message<Value>,
     id: &str,
+    lane: Lane,
     failure: &CallOutcome,
     attempt: u32,
     config: &Config,
@@ -407,6 +410,13 @@ async fn apply(
                 db::count(db, "alert_spend_limit", now_ms()).await?;
             }
             requeue(db, id, &reason, is_overload(failure), now_ms()).await?;
+            if retries_exhausted(lane, attempt) {
+                // The job's budget is spent even if this message's is not (a message re-sent
+                // by the reconciler after a restart counts from one again).
+                dead_letter(db, config, id).await;
+                msg.ack();
+                return Ok("dead_lettered");
+            }
             if delay_s == 0 {
                 msg.retry();
             } else {

@@ -215,7 +215,12 @@ pub struct NewFeedback<'a> {
     pub now: i64,
 }
 
-pub async fn insert_feedback(db: &D1Database, f: &NewFeedback<'_>) -> worker::Result<()> {
+/// A new feedback job's row, as a statement (inserted in one `db.batch()` with its idempotency
+/// record when there is one).
+pub fn insert_feedback_stmt(
+    db: &D1Database,
+    f: &NewFeedback<'_>,
+) -> worker::Result<D1PreparedStatement> {
     db.prepare(
         "INSERT INTO jobs (id, user_id, kind, status, lane, mode, model, source, input_text, \
          created_at, updated_at) VALUES (?1, ?2, 'feedback', 'queued', ?3, ?4, ?5, ?6, ?7, ?8, ?8)",
@@ -229,10 +234,7 @@ pub async fn insert_feedback(db: &D1Database, f: &NewFeedback<'_>) -> worker::Re
         f.source.into(),
         f.text.into(),
         num(f.now),
-    ])?
-    .run()
-    .await?;
-    Ok(())
+    ])
 }
 
 /// The queue refused the job: it will never run, and says why.

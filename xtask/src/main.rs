@@ -4,6 +4,8 @@
 //! - `test`: everything CI runs — fmt, clippy (host and wasm32), host tests, wasm builds, the
 //!   deploy dry run, and the end-to-end suites against a real local stack.
 //! - `build`: just the two wasm artifacts.
+//! - `chaos [--jobs N] [--kills K]`: the chaos suite's full run (1,000 jobs, faults, two runtime
+//!   kills; minutes — run it in the background); the report lands in `target/chaos/`.
 //! - `bench budget [--jobs N]`: the rate-limit benchmark (minutes; run it in the background).
 //! - `bench queries [--rows N]`: dashboard, usage and DLQ queries over 1,000,000 generated jobs.
 //! - `bench load [--clients N] [--seconds S]`: the producers under 200 concurrent clients.
@@ -19,7 +21,7 @@ use xtask::stack::{wrangler, Stack, StackOptions};
 use xtask::wrangler_config::{LocalSettings, Profile};
 use xtask::{build, step, tools, Result};
 
-const USAGE: &str = "usage: cargo xtask <dev [--reset] [--auth] [--port N] [--sim-port N] | test | build | bench budget [--jobs N] | bench queries [--rows N] | bench load [--clients N] [--seconds S] | key create --user NAME [--admin] [--remote]>";
+const USAGE: &str = "usage: cargo xtask <dev [--reset] [--auth] [--port N] [--sim-port N] | test | build | chaos [--jobs N] [--kills K] | bench budget [--jobs N] | bench queries [--rows N] | bench load [--clients N] [--seconds S] | key create --user NAME [--admin] [--remote]>";
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -28,6 +30,7 @@ fn main() {
         Some("test") => test(),
         Some("build") => tools::ensure(false).and_then(|_| build_all()),
         Some("bench") => bench(&args[1..]),
+        Some("chaos") => chaos(&args[1..]),
         Some("key") => key(&args[1..]),
         _ => Err(USAGE.into()),
     };
@@ -49,6 +52,40 @@ fn bench(args: &[String]) -> Result<()> {
     let mut cmd_args = vec!["run", "-q", "-p", "end2end", "--bin", "bench", "--", which];
     cmd_args.extend(args.iter().skip(1).map(String::as_str));
     cargo(&cmd_args, "the benchmark")
+}
+
+/// The chaos suite (`end2end/tests/chaos.rs`) at full size: 1,000 jobs unless `--jobs` says
+/// otherwise. Its Markdown report is written to `target/chaos/report-<jobs>.md`.
+fn chaos(args: &[String]) -> Result<()> {
+    let flag = |name: &str| -> Option<&String> {
+        args.iter()
+            .position(|a| a == name)
+            .and_then(|i| args.get(i + 1))
+    };
+    let jobs = flag("--jobs").map_or("1000", String::as_str);
+    let kills = flag("--kills").map_or("2", String::as_str);
+    for (name, v) in [("--jobs", jobs), ("--kills", kills)] {
+        v.parse::<u32>()
+            .map_err(|_| format!("{name} must be a number, got {v:?}"))?;
+    }
+    tools::ensure(false)?;
+    build_all()?;
+    step(&format!("chaos run: {jobs} jobs, {kills} kills (minutes)"));
+    let status = Command::new("cargo")
+        .args(["test", "-q", "-p", "end2end", "--test", "chaos"])
+        .current_dir(root())
+        .env("CHAOS_JOBS", jobs)
+        .env("CHAOS_KILLS", kills)
+        .status()?;
+    let report = target_dir().join("chaos").join(format!("report-{jobs}.md"));
+    if let Ok(text) = std::fs::read_to_string(&report) {
+        println!("\n{text}");
+        step(&format!("report: {}", report.display()));
+    }
+    if !status.success() {
+        return Err("the chaos run failed".into());
+    }
+    Ok(())
 }
 
 /// `key create --user NAME [--admin] [--remote]`: into the local dev state (after a first

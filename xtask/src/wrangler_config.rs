@@ -189,6 +189,27 @@ mod tests {
     }
 
     #[test]
+    fn the_consumers_max_retries_agree_with_the_jobs_retry_budget() {
+        use pipeline::status::Lane;
+        let prod = production().unwrap();
+        for c in prod["queues"]["consumers"].as_array().unwrap() {
+            let queue = c["queue"].as_str().unwrap();
+            let lane = if queue.ends_with("-high") {
+                Lane::High
+            } else if queue.ends_with("-bulk") {
+                Lane::Bulk
+            } else {
+                continue;
+            };
+            assert_eq!(
+                c["max_retries"].as_integer(),
+                Some(i64::from(pipeline::retry::max_deliveries(lane)) - 1),
+                "{queue}"
+            );
+        }
+    }
+
+    #[test]
     fn every_worker_path_of_the_contract_runs_the_worker_first() {
         let t = production().unwrap();
         let list: Vec<&str> = t["assets"]["run_worker_first"]

@@ -7,26 +7,27 @@ use axum::response::{IntoResponse, Response};
 use axum::Json;
 use pipeline::dto::{FeedbackAck, FeedbackList};
 use pipeline::error::ApiError;
-use pipeline::feedback;
 use pipeline::jobs::{self, Cursor};
 use pipeline::pricing::DEFAULT_MODEL;
 use pipeline::status::{Kind, Status};
+use pipeline::{feedback, prompt};
 use serde::Deserialize;
 
 use crate::config::{now_ms, DB};
 use crate::error::AppError;
 use crate::identity::Caller;
 use crate::jobs::{
-    get_for_user, insert_feedback, job_cursor, list_jobs, mark_enqueue_failed, next_page,
-    JobFilter, NewFeedback,
+    get_for_user, idempotency_stmt, insert_feedback_stmt, job_cursor, list_jobs,
+    mark_enqueue_failed, next_page, JobFilter, NewFeedback,
 };
 use crate::queues;
-use crate::routes::{json_body, AppState};
+use crate::routes::{idempotency, idempotency_key, json_body, AppState, Idem};
 
 /// A feedback body is a few KB at most; anything far larger is refused before it is read.
 const MAX_BODY_BYTES: usize = 64 * 1024;
 
-/// Validates, writes the row (`queued`), then sends the job to its lane. A failed send turns the
+/// Validates; honours `Idempotency-Key` (as `POST /jobs` does); writes the row (`queued`) and
+/// the key's record in one `db.batch()`, then sends the job to its lane. A failed send turns the
 /// row into `enqueue_failed` and answers 503 saying so.
 // The Workers runtime is single-threaded and its futures are !Send; axum wants Send handlers.
 #[worker::send]
@@ -37,17 +38,26 @@ pub async fn submit(
     body: Bytes,
 ) -> Result<Response, AppError> {
     json_body(&headers, &body, MAX_BODY_BYTES)?;
+    let key = idempotency_key(&headers)?;
     let input = feedback::parse_input(&body)?;
-    crate::ops::admit(&state.env, &state.config, caller.user_id.as_str()).await?;
+    let user = caller.user_id.as_str();
+    crate::ops::admit(&state.env, &state.config, user).await?;
+    let db = state.env.d1(DB)?;
+    let now = now_ms();
+    // Keys are per user across producers: the path is part of the hash, so a key first used on
+    // `/jobs` never replays as feedback.
+    let hash = prompt::body_hash(&[b"POST /feedback\n".as_slice(), &body].concat());
+    let record = match idempotency(&db, user, key, hash, now).await? {
+        Idem::Replay(id) => return Ok(ack(id, input.mode)),
+        Idem::Fresh(record) => record,
+    };
     let id = jobs::new_id(queues::random_bytes()?);
     let lane = input.mode.default_lane();
-    let now = now_ms();
-    let db = state.env.d1(DB)?;
-    insert_feedback(
+    let mut statements = vec![insert_feedback_stmt(
         &db,
         &NewFeedback {
             id: &id,
-            user_id: caller.user_id.as_str(),
+            user_id: user,
             mode: input.mode,
             lane,
             model: DEFAULT_MODEL,
@@ -55,8 +65,11 @@ pub async fn submit(
             text: &input.text,
             now,
         },
-    )
-    .await?;
+    )?];
+    if let Some((k, h)) = &record {
+        statements.push(idempotency_stmt(&db, user, k, h, &id, now)?);
+    }
+    db.batch(statements).await?;
     let sent = queues::send_job(&state.env, &state.config, lane, &id).await;
     if let Err(e) = sent {
         worker::console_error!("enqueue of {id} failed: {e}");
@@ -71,13 +84,17 @@ pub async fn submit(
         err.body.error = format!("{} (id {id})", err.body.error);
         return Err(err.into());
     }
+    Ok(ack(id, input.mode))
+}
+
+fn ack(id: String, mode: pipeline::status::Mode) -> Response {
     let ack = FeedbackAck {
         ok: true,
         status: Status::Queued,
         id,
-        mode: input.mode,
+        mode,
     };
-    Ok((StatusCode::ACCEPTED, Json(ack)).into_response())
+    (StatusCode::ACCEPTED, Json(ack)).into_response()
 }
 
 /// One of the caller's feedback jobs; someone else's, or an unknown id, is a 404.

@@ -9,7 +9,7 @@ use axum::Json;
 use pipeline::dto::{JobAck, JobList};
 use pipeline::error::ApiError;
 use pipeline::jobs::{self, Cursor};
-use pipeline::prompt::{self, Idempotency};
+use pipeline::prompt;
 use pipeline::status::{Kind, Lane, Status};
 use serde::Deserialize;
 
@@ -18,12 +18,11 @@ use crate::config::{now_ms, DB, RESULTS};
 use crate::error::AppError;
 use crate::identity::Caller;
 use crate::jobs::{
-    attempts, cancel as cancel_row, get_for_user, idempotency_record, idempotency_stmt,
-    insert_prompt_stmt, job_cursor, list_jobs, live_in_batch, mark_enqueue_failed, next_page,
-    JobFilter, JobRow,
+    attempts, cancel as cancel_row, get_for_user, idempotency_stmt, insert_prompt_stmt, job_cursor,
+    list_jobs, live_in_batch, mark_enqueue_failed, next_page, JobFilter, JobRow,
 };
 use crate::queues;
-use crate::routes::{json_body, AppState};
+use crate::routes::{idempotency, idempotency_key, json_body, AppState, Idem};
 
 /// 200,000 characters of up to 4 bytes, JSON-escaped, plus the other fields.
 const MAX_BODY_BYTES: usize = 2 * 1024 * 1024;
@@ -43,38 +42,17 @@ pub async fn submit(
     body: Bytes,
 ) -> Result<Response, AppError> {
     json_body(&headers, &body, MAX_BODY_BYTES)?;
-    let key = prompt::idempotency_key(
-        headers
-            .get("idempotency-key")
-            .map(|v| v.to_str().unwrap_or("\u{0}")),
-    )?;
+    let key = idempotency_key(&headers)?;
     let input = prompt::parse_input(&body)?;
     let user = caller.user_id.as_str();
     crate::ops::admit(&state.env, &state.config, user).await?;
     let db = state.env.d1(DB)?;
-    let now = now_ms();
-    let hash = prompt::body_hash(&body);
-    if let Some(k) = &key {
-        let stored = idempotency_record(&db, user, k).await?;
-        let stored = stored
-            .as_ref()
-            .map(|(h, j, at)| (h.as_str(), j.as_str(), *at));
-        match prompt::idempotency(stored, &hash, now) {
-            Idempotency::Replay { job_id } => return Ok(accepted(&job_id)),
-            Idempotency::Conflict => {
-                return Err(ApiError::new(
-                    422,
-                    "idempotency_key_reused",
-                    "this Idempotency-Key was used with a different body",
-                    Some("Idempotency-Key"),
-                )
-                .into())
-            }
-            Idempotency::Fresh => {}
-        }
-    }
-    let idempotency = key.as_deref().map(|k| (k, hash.as_str()));
-    let id = create_prompt_job(&state, user, &input, idempotency).await?;
+    let idem = idempotency(&db, user, key, prompt::body_hash(&body), now_ms()).await?;
+    let record = match &idem {
+        Idem::Replay(job_id) => return Ok(accepted(job_id)),
+        Idem::Fresh(record) => record.as_ref().map(|(k, h)| (k.as_str(), h.as_str())),
+    };
+    let id = create_prompt_job(&state, user, &input, record).await?;
     Ok(accepted(&id))
 }
 

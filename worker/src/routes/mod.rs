@@ -87,6 +87,53 @@ pub fn router(env: Env) -> Router {
         .with_state(state)
 }
 
+/// What `Idempotency-Key` makes of a producer's request.
+pub enum Idem {
+    /// Create the job; remember `(key, body hash)` with it when a key was sent.
+    Fresh(Option<(String, String)>),
+    /// The same key and body again: answer the acknowledgement of this job.
+    Replay(String),
+}
+
+/// The request's `Idempotency-Key`, checked (400 when malformed); absent is fine.
+pub fn idempotency_key(headers: &HeaderMap) -> Result<Option<String>, AppError> {
+    Ok(pipeline::prompt::idempotency_key(
+        headers
+            .get("idempotency-key")
+            .map(|v| v.to_str().unwrap_or("\u{0}")),
+    )?)
+}
+
+/// Looks the key up for this user: a live record with the same body hash replays its job, one
+/// with another body is a 422, none (or an expired one) lets the job be created.
+pub async fn idempotency(
+    db: &worker::D1Database,
+    user: &str,
+    key: Option<String>,
+    hash: String,
+    now: i64,
+) -> Result<Idem, AppError> {
+    use pipeline::prompt::Idempotency;
+    let Some(key) = key else {
+        return Ok(Idem::Fresh(None));
+    };
+    let stored = crate::jobs::idempotency_record(db, user, &key).await?;
+    let stored = stored
+        .as_ref()
+        .map(|(h, j, at)| (h.as_str(), j.as_str(), *at));
+    match pipeline::prompt::idempotency(stored, &hash, now) {
+        Idempotency::Replay { job_id } => Ok(Idem::Replay(job_id)),
+        Idempotency::Conflict => Err(ApiError::new(
+            422,
+            "idempotency_key_reused",
+            "this Idempotency-Key was used with a different body",
+            Some("Idempotency-Key"),
+        )
+        .into()),
+        Idempotency::Fresh => Ok(Idem::Fresh(Some((key, hash)))),
+    }
+}
+
 /// A body we parse: JSON by its content type (415 otherwise) and at most `max` bytes (413).
 pub fn json_body(headers: &HeaderMap, body: &[u8], max: usize) -> Result<(), AppError> {
     require_json(headers)?;
