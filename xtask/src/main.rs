@@ -6,7 +6,11 @@
 //! - `build`: just the two wasm artifacts.
 //! - `chaos [--jobs N] [--kills K]`: the chaos suite's full run (1,000 jobs, faults, two runtime
 //!   kills; minutes — run it in the background); the report lands in `target/chaos/`.
+//! - `bench [all]`: every benchmark below, one after the other, into `target/bench/results.md`
+//!   (half an hour; run it in the background).
 //! - `bench budget [--jobs N]`: the rate-limit benchmark (minutes; run it in the background).
+//! - `bench e2e [--jobs N]`: a sync job end to end with a 0-latency simulator, p50/p95.
+//! - `bench render`: SPA and Worker sizes, the dashboard's first render in headless Chromium.
 //! - `bench queries [--rows N]`: dashboard, usage and DLQ queries over 1,000,000 generated jobs.
 //! - `bench load [--clients N] [--seconds S]`: the producers under 200 concurrent clients.
 //! - `key create --user NAME [--admin] [--remote]`: an API key, printed alone on the last line.
@@ -21,7 +25,7 @@ use xtask::stack::{wrangler, Stack, StackOptions};
 use xtask::wrangler_config::{LocalSettings, Profile};
 use xtask::{build, step, tools, Result};
 
-const USAGE: &str = "usage: cargo xtask <dev [--reset] [--auth] [--port N] [--sim-port N] | test | build | chaos [--jobs N] [--kills K] | bench budget [--jobs N] | bench queries [--rows N] | bench load [--clients N] [--seconds S] | key create --user NAME [--admin] [--remote]>";
+const USAGE: &str = "usage: cargo xtask <dev [--reset] [--auth] [--port N] [--sim-port N] | test | build | chaos [--jobs N] [--kills K] | bench [all] | bench budget [--jobs N] | bench e2e [--jobs N] | bench render | bench queries [--rows N] | bench load [--clients N] [--seconds S] | key create --user NAME [--admin] [--remote]>";
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -42,11 +46,18 @@ fn main() {
 
 /// Builds what the stack runs, then the benchmark binary of `end2end` (it starts its own stacks).
 fn bench(args: &[String]) -> Result<()> {
-    let which = args.first().map(String::as_str).unwrap_or("budget");
-    if !matches!(which, "budget" | "queries" | "load") {
-        return Err(format!("unknown benchmark {which:?}; known: budget, queries, load").into());
+    let which = args.first().map(String::as_str).unwrap_or("all");
+    if !matches!(
+        which,
+        "all" | "budget" | "queries" | "load" | "e2e" | "render"
+    ) {
+        return Err(format!(
+            "unknown benchmark {which:?}; known: all (the default), budget, queries, load, e2e, render"
+        )
+        .into());
     }
-    tools::ensure(false)?;
+    // The render benchmark drives Chromium.
+    tools::ensure(matches!(which, "all" | "render"))?;
     build_all()?;
     step(&format!("benchmark {which} (minutes)"));
     let mut cmd_args = vec!["run", "-q", "-p", "end2end", "--bin", "bench", "--", which];

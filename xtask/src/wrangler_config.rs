@@ -28,8 +28,8 @@ impl Profile {
     /// `max_batch_timeout` of the high and bulk consumers (the DLQ keeps its own).
     fn batch_timeouts_s(self) -> (i64, i64) {
         match self {
-            Profile::Demo => (1, 5),
-            Profile::Test => (1, 1),
+            Profile::Demo => (0, 5),
+            Profile::Test => (0, 1),
         }
     }
 }

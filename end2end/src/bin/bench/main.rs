@@ -1,5 +1,11 @@
-//! `cargo xtask bench budget` runs this: the rate-limit benchmark of the token budget
-//! (`bench queries`, the ops queries at 1,000,000 rows, is in `queries.rs`).
+//! `cargo xtask bench [all]` runs every benchmark of this binary, each in its own process and on
+//! its own fresh stack, and writes them into one file, `target/bench/results.md`, headed by the
+//! date, the commit and the machine: sizes and the dashboard's first render (`render.rs`), a
+//! sync job end to end (`e2e.rs`), the producers under load (`load.rs`), the rate-limit
+//! benchmark (below) and the ops queries at 1,000,000 rows (`queries.rs`).
+//! `cargo xtask bench <name>` runs one.
+//!
+//! The rate-limit benchmark of the token budget:
 //!
 //! Two passes on fresh local stacks, identical but for `BUDGET_ENFORCE` (on, then off): the
 //! simulator allows 60 requests, 40,000 input tokens and 8,000 output tokens per minute and
@@ -24,20 +30,127 @@ const RPM: u32 = 60;
 const ITPM: u32 = 40_000;
 const OTPM: u32 = 8_000;
 
+mod e2e;
 mod load;
 mod queries;
+mod render;
+
+/// Every benchmark, in the order `all` runs them (and the results file shows them).
+const ALL: [(&str, &str); 5] = [
+    ("render", "Sizes and the dashboard's first render"),
+    ("e2e", "Sync job end to end"),
+    ("load", "Producers under load"),
+    ("budget", "Rate-limit efficiency, budget on and off"),
+    (
+        "queries",
+        "Dashboard, usage and DLQ queries at 1,000,000 jobs",
+    ),
+];
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     match args.first().map(String::as_str) {
+        None | Some("all") => all(),
         Some("budget") => budget(&args),
         Some("queries") => queries::run(&args),
         Some("load") => load::run(&args),
+        Some("e2e") => e2e::run(&args),
+        Some("render") => render::run(&args),
         _ => {
-            eprintln!("usage: bench budget [--jobs N] | bench queries [--rows N] | bench load [--clients N] [--seconds S]");
+            eprintln!("usage: bench [all] | bench budget [--jobs N] | bench queries [--rows N] | bench load [--clients N] [--seconds S] | bench e2e [--jobs N] | bench render");
             std::process::exit(2);
         }
     }
+}
+
+/// `target/bench/<name>.md`.
+pub fn write(name: &str, table: &str) {
+    let dir = xtask::paths::target_dir().join("bench");
+    std::fs::create_dir_all(&dir).expect("target/bench");
+    let path = dir.join(format!("{name}.md"));
+    std::fs::write(&path, table).unwrap_or_else(|e| panic!("write {}: {e}", path.display()));
+    eprintln!("written to {}", path.display());
+}
+
+/// Runs every benchmark (each in a child process: one failing does not stop the others) and
+/// collects their tables into `target/bench/results.md`.
+fn all() {
+    let dir = xtask::paths::target_dir().join("bench");
+    let exe = std::env::current_exe().expect("own path");
+    let mut failed = Vec::new();
+    let mut doc = format!("# Benchmarks\n\n{}\n", header());
+    for (name, title) in ALL {
+        eprintln!("\n==> bench {name}: {title}");
+        let started = Instant::now();
+        let _ = std::fs::remove_file(dir.join(format!("{name}.md")));
+        let ok = std::process::Command::new(&exe)
+            .arg(name)
+            .status()
+            .is_ok_and(|s| s.success());
+        let took = started.elapsed().as_secs_f64();
+        doc.push_str(&format!("\n## {title}\n\n"));
+        if name == "render" {
+            if let Ok(sizes) = std::fs::read_to_string(dir.join("sizes.md")) {
+                doc.push_str(&sizes);
+                doc.push('\n');
+            }
+        }
+        match std::fs::read_to_string(dir.join(format!("{name}.md"))) {
+            Ok(table) => doc.push_str(&table),
+            Err(_) => doc.push_str("(no result)\n"),
+        }
+        if !ok {
+            doc.push_str(&format!("\n**`bench {name}` failed** (see its output).\n"));
+            failed.push(name);
+        }
+        doc.push_str(&format!("\n_`bench {name}` took {took:.0} s._\n"));
+        std::fs::create_dir_all(&dir).expect("target/bench");
+        std::fs::write(dir.join("results.md"), &doc).expect("write results.md");
+    }
+    println!("{doc}");
+    eprintln!("written to {}", dir.join("results.md").display());
+    if !failed.is_empty() {
+        eprintln!("FAILED: {failed:?}");
+        std::process::exit(1);
+    }
+}
+
+/// Date, commit and machine, for the results file.
+fn header() -> String {
+    let sh = |cmd: &str, args: &[&str]| {
+        std::process::Command::new(cmd)
+            .args(args)
+            .output()
+            .ok()
+            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+            .unwrap_or_default()
+    };
+    let cpu = std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|c| {
+            c.lines()
+                .find(|l| l.starts_with("model name"))
+                .and_then(|l| l.split(':').nth(1))
+                .map(|m| m.trim().to_string())
+        })
+        .unwrap_or_else(|| "unknown CPU".into());
+    let mem_gib = std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|m| {
+            m.lines()
+                .find(|l| l.starts_with("MemTotal"))
+                .and_then(|l| l.split_whitespace().nth(1))
+                .and_then(|kb| kb.parse::<f64>().ok())
+        })
+        .map_or(0.0, |kb| kb / 1024.0 / 1024.0);
+    let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
+    format!(
+        "- date: {} (UTC)\n- commit: {}\n- machine: {cpu}, {cores} cores, {mem_gib:.0} GiB RAM; {}\n         - stack: `wrangler dev` (workerd + Miniflare, state on disk) and `anthropic-sim`, test \
+         timing profile; debug build of the benchmark client\n",
+        sh("date", &["-u", "+%Y-%m-%d %H:%M"]),
+        sh("git", &["rev-parse", "--short", "HEAD"]),
+        sh("uname", &["-sr"]),
+    )
 }
 
 fn budget(args: &[String]) {
