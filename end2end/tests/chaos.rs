@@ -1,6 +1,8 @@
 //! Chaos suite: mixed jobs (feedback sync and batch, prompt jobs on both lanes, PDF uploads)
 //! while the simulator injects 10% 529, 5% 500, 5% 429 with `retry-after`, 2% hangs past the
-//! call timeout and 1% 400s, and the local runtime is killed and restarted mid-run. Then: every
+//! call timeout and 1% 400s — on Messages calls, on the requests inside Message Batches, and
+//! (400s aside) on the Message Batches endpoints — and the local runtime is killed and restarted
+//! mid-run. Then: every
 //! job terminal within a bound, none lost, none made twice, the jobs the simulator billed more than
 //! once (only possible for calls in flight at a kill), and — faults off — every dead letter and
 //! failure replayed to completion.
@@ -77,7 +79,7 @@ impl Plan {
     }
 }
 
-/// The faults of the issue, on every Messages call the Worker makes.
+/// The faults of the issue, on every call the Worker makes to the API.
 fn knobs(plan: &Plan) -> sim::Knobs {
     sim::Knobs {
         seed: plan.seed,
@@ -88,6 +90,9 @@ fn knobs(plan: &Plan) -> sim::Knobs {
         retry_after_s: 1,
         // A call takes a moment, so a kill can catch some in flight.
         latency_ms: 20,
+        // The Message Batches API too: its calls (a hung create has made its batch) and the
+        // requests inside a batch (`errored`, `expired`).
+        batch_faults: true,
         ..sim::Knobs::default()
     }
 }
@@ -135,8 +140,10 @@ fn write_report() {
     let path = plan.report_path();
     let mut md = format!(
         "# Chaos run — {} jobs, {} kills, seed {}\n\n\
-         Faults on every Messages call: 10% 529, 5% 500, 5% 429 (retry-after 1 s), 2% hangs \
-         (8 s, past the 5 s call timeout), 1% 400; 20 ms latency. Test timing profile.\n\n\
+         Faults on every Messages call and every request inside a Message Batch: 10% 529, 5% \
+         500, 5% 429 (retry-after 1 s), 2% hangs (8 s, past the 5 s call timeout; `expired` in a \
+         batch), 1% 400; the same on every Message Batches endpoint call but the 400s (a hung \
+         create has made its batch). 20 ms latency. Test timing profile.\n\n\
          | measure | value |\n|---|---|\n",
         plan.jobs, plan.kills, plan.seed
     );
@@ -531,8 +538,10 @@ async fn mixed_jobs_under_faults_and_kills_all_end_none_lost_and_few_paid_twice(
                 error.contains("400"),
                 "a failed job must have met a permanent error: {r}"
             ),
+            // Sync: "retries exhausted after 6 attempts; the last: …"; in a batch: "…; given up
+            // after 3 batches".
             "dead_lettered" => assert!(
-                error.starts_with("retries exhausted"),
+                error.starts_with("retries exhausted") || error.contains("given up after"),
                 "a dead letter says its retries ran out: {r}"
             ),
             "completed" | "expired" => {}

@@ -146,7 +146,7 @@ fn run_one(inner: &mut Inner, custom_id: &str, params: &Value, now: i64) -> Valu
         &mut inner.counters,
         &inner.knobs,
         &mut inner.rng,
-        false,
+        inner.knobs.batch_faults,
     );
     match fault {
         Fault::Status(s) => {
@@ -175,23 +175,45 @@ fn ok(v: Value) -> Response {
 }
 
 /// Runs a batch endpoint: headers checked, batches settled, the call counted.
-fn endpoint(
+async fn endpoint(
     sim: &Sim,
     headers: &HeaderMap,
     name: &str,
     f: impl FnOnce(&mut Inner, i64) -> Result<Response, SimError>,
 ) -> Response {
-    let result = check_headers(sim, headers).and_then(|_| {
-        let mut inner = sim.lock();
-        let now = now_ms();
-        settle(&mut inner, now);
-        f(&mut inner, now)
+    // Random faults of the endpoint itself (only with `batch_faults`), drawn once the headers
+    // are good. A hung create still makes its batch: the client cannot tell it exists.
+    let checked = check_headers(sim, headers);
+    let (fault, hang_ms, retry_after_s) = {
+        let mut guard = sim.lock();
+        let inner = &mut *guard;
+        let fault = if checked.is_ok() {
+            faults::endpoint_fault(&inner.knobs, &mut inner.rng)
+        } else {
+            Fault::None
+        };
+        (fault, inner.knobs.hang_ms, inner.knobs.retry_after_s)
+    };
+    let result = checked.and_then(|_| match fault {
+        Fault::Status(status) => Err(SimError::injected(status, retry_after_s)),
+        Fault::Hang if name != "batches.create" => Ok(None),
+        _ => {
+            let mut inner = sim.lock();
+            let now = now_ms();
+            settle(&mut inner, now);
+            f(&mut inner, now).map(Some)
+        }
     });
+    if fault == Fault::Hang {
+        sim.lock().stats.call(name, "hang");
+        tokio::time::sleep(std::time::Duration::from_millis(hang_ms)).await;
+        return SimError::new(ErrorType::TimeoutError, "Request timed out").into_response();
+    }
     let mut inner = sim.lock();
     match result {
         Ok(r) => {
             inner.stats.call(name, 200);
-            r
+            r.expect("an answer unless hung")
         }
         Err(e) => {
             inner.stats.call(name, e.status);
@@ -284,7 +306,7 @@ pub async fn create(
         let view = batch.view(&base);
         inner.batches.push(batch);
         Ok(ok(view))
-    });
+    }).await;
     if delay_ms > 0 {
         tokio::time::sleep(std::time::Duration::from_millis(delay_ms)).await;
     }
@@ -301,6 +323,7 @@ pub async fn retrieve(
     endpoint(&sim, &headers, "batches.retrieve", |inner, _| {
         Ok(ok(find(inner, &id)?.view(&base)))
     })
+    .await
 }
 
 #[derive(Debug, Deserialize)]
@@ -359,6 +382,7 @@ pub async fn list(
             "last_id": page.last().map(|b| b.id.clone()),
         })))
     })
+    .await
 }
 
 /// `POST /v1/messages/batches/{id}/cancel`: `canceling`, then `ended` with canceled results.
@@ -376,6 +400,7 @@ pub async fn cancel(
         }
         Ok(ok(b.view(&base)))
     })
+    .await
 }
 
 /// `DELETE /v1/messages/batches/{id}`: only once it has ended.
@@ -393,6 +418,7 @@ pub async fn delete(
         inner.batches.retain(|b| b.id != id);
         Ok(ok(json!({"id": id, "type": "message_batch_deleted"})))
     })
+    .await
 }
 
 /// `GET /v1/messages/batches/{id}/results`: one JSON line per request, once ended.
@@ -416,4 +442,5 @@ pub async fn results(
         let resp = ([("content-type", "application/x-jsonl")], body).into_response();
         Ok(with_headers(resp, vec![]))
     })
+    .await
 }

@@ -48,6 +48,11 @@ pub struct Knobs {
     /// Answer batch creates only after this long (the batch exists meanwhile): a client that
     /// times out does not know its batch was created.
     pub create_batch_delay_ms: u64,
+    /// The random rates apply to the Message Batches API too: each call of its endpoints may
+    /// answer 429/5xx or hang (4xx rates other than 429 are left out: a valid call is not refused
+    /// at random; a hung create has made its batch), and each request inside a batch may end
+    /// `errored` (with the drawn status's error type) or `expired` (a hang).
+    pub batch_faults: bool,
 }
 
 impl Default for Knobs {
@@ -69,6 +74,7 @@ impl Default for Knobs {
             commentary_rate: 0.1,
             retry_after_s: 1,
             create_batch_delay_ms: 0,
+            batch_faults: false,
         }
     }
 }
@@ -131,6 +137,9 @@ usage: anthropic-sim [flags]
                               spend-limit 429 (SIM_RETRY_AFTER_S, default 1)
   --create-batch-delay-ms N   answer batch creates after N ms, the batch existing meanwhile
                               (SIM_CREATE_BATCH_DELAY_MS, default 0)
+  --batch-faults BOOL         the random rates also hit the Message Batches endpoints (429/5xx,
+                              hangs) and the requests inside batches (errored/expired)
+                              (SIM_BATCH_FAULTS, default false)
   -h, --help                  this text
 
 Prompt markers (deterministic faults, also inside batch requests):
@@ -156,6 +165,7 @@ const FLAGS: &[(&str, &str)] = &[
     ("--commentary-rate", "SIM_COMMENTARY_RATE"),
     ("--retry-after-s", "SIM_RETRY_AFTER_S"),
     ("--create-batch-delay-ms", "SIM_CREATE_BATCH_DELAY_MS"),
+    ("--batch-faults", "SIM_BATCH_FAULTS"),
 ];
 
 impl Config {
@@ -224,6 +234,7 @@ impl Config {
                 "--create-batch-delay-ms" => {
                     k.create_batch_delay_ms = v.parse().map_err(|_| bad("a number"))?
                 }
+                "--batch-faults" => k.batch_faults = v.parse().map_err(|_| bad("true or false"))?,
                 _ => unreachable!("checked against FLAGS"),
             }
         }

@@ -98,6 +98,18 @@ pub fn decide(
     Fault::None
 }
 
+/// The fate of one call of a Message Batches endpoint when `batch_faults` is on: the random
+/// rates, where a draw of a 4xx other than 429 counts as no fault.
+pub fn endpoint_fault(knobs: &Knobs, rng: &mut Rng) -> Fault {
+    if !knobs.batch_faults {
+        return Fault::None;
+    }
+    match decide(&[], "", 0, &mut Counters::new(), knobs, rng, true) {
+        Fault::Status(s) if s < 500 && s != 429 => Fault::None,
+        f => f,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -185,6 +197,32 @@ mod tests {
         assert_eq!(
             decide(&[], "m", 0, &mut c, &knobs, &mut rng, false),
             Fault::None
+        );
+    }
+
+    #[test]
+    fn batch_endpoints_get_transient_faults_only_when_asked() {
+        let knobs = Knobs {
+            error_rates: [(529, 0.2), (400, 0.3)].into(),
+            hang_rate: 0.1,
+            ..Knobs::default()
+        };
+        let mut rng = Rng::new(3);
+        assert!((0..200).all(|_| endpoint_fault(&knobs, &mut rng) == Fault::None));
+        let knobs = Knobs {
+            batch_faults: true,
+            ..knobs
+        };
+        let draws: Vec<Fault> = (0..10_000)
+            .map(|_| endpoint_fault(&knobs, &mut rng))
+            .collect();
+        let share = |f: &Fault| draws.iter().filter(|d| *d == f).count() as f64 / 1e4;
+        assert!((share(&Fault::Status(529)) - 0.2).abs() < 0.02);
+        assert!((share(&Fault::Hang) - 0.1).abs() < 0.02);
+        assert_eq!(
+            share(&Fault::Status(400)),
+            0.0,
+            "no random 400 on a valid call"
         );
     }
 }

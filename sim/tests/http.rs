@@ -763,3 +763,64 @@ async fn an_unknown_path_or_batch_is_a_404_in_the_api_shape() {
         "not_found_error",
     );
 }
+
+#[tokio::test]
+async fn batch_faults_hit_the_batch_endpoints_and_the_requests_inside() {
+    let body = json!({"requests": [{"custom_id": "a", "params": ask("x")}]});
+    let faults_off = json!({"batch_faults": false});
+
+    // Every call overloaded: the create is refused and makes nothing.
+    let api = Api::start(sim::Knobs {
+        error_rates: [(529, 1.0)].into(),
+        batch_faults: true,
+        ..fast_batches()
+    })
+    .await;
+    let a = api.post("/v1/messages/batches", body.clone()).await;
+    assert_api_error(&a, 529, "overloaded_error");
+    let patched = Api::send(
+        api.req(reqwest::Method::PATCH, "/_sim/config")
+            .json(&faults_off),
+    )
+    .await;
+    assert_eq!(patched.0, 200, "{:?}", patched.2);
+    let list = api.get("/v1/messages/batches").await.2;
+    assert_eq!(list["data"].as_array().unwrap().len(), 0, "{list}");
+
+    // A hung create has made its batch all the same.
+    let api = Api::start(sim::Knobs {
+        hang_rate: 1.0,
+        hang_ms: 300,
+        batch_faults: true,
+        ..fast_batches()
+    })
+    .await;
+    let started = Instant::now();
+    let hung = api.post("/v1/messages/batches", body.clone()).await;
+    assert!(hung.0 >= 500, "{:?}", hung.2);
+    assert!(started.elapsed() >= Duration::from_millis(300));
+    Api::send(
+        api.req(reqwest::Method::PATCH, "/_sim/config")
+            .json(&faults_off),
+    )
+    .await;
+    let list = api.get("/v1/messages/batches").await.2;
+    assert_eq!(list["data"].as_array().unwrap().len(), 1, "{list}");
+
+    // A 400 rate spares the endpoints (a valid call is not refused at random) but ends the
+    // requests inside the batch `errored`.
+    let api = Api::start(sim::Knobs {
+        error_rates: [(400, 1.0)].into(),
+        batch_faults: true,
+        ..fast_batches()
+    })
+    .await;
+    let (status, _, created) = api.post("/v1/messages/batches", body).await;
+    assert_eq!(status, 200, "{created}");
+    let id = created["id"].as_str().unwrap();
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let (status, _, b) = api.get(&format!("/v1/messages/batches/{id}")).await;
+    assert_eq!(status, 200, "{b}");
+    assert_eq!(b["processing_status"], "ended", "{b}");
+    assert_eq!(b["request_counts"]["errored"], 1, "{b}");
+}
