@@ -1,6 +1,6 @@
 //! The typed client of the Worker's API. Pages call these functions and nothing else.
 
-use gloo_net::http::{Request, Response};
+use gloo_net::http::{Request, RequestBuilder, Response};
 use pipeline::dto::{
     BatchAck, BatchList, BatchView, FeedbackAck, FeedbackList, HealthReport, JobAck, JobList,
     JobView,
@@ -26,7 +26,7 @@ pub fn api_key() -> Option<String> {
 }
 
 /// Every request carries the session's key, when there is one.
-fn authed(rb: gloo_net::http::RequestBuilder) -> gloo_net::http::RequestBuilder {
+fn authed(rb: RequestBuilder) -> RequestBuilder {
     match api_key() {
         Some(k) => rb.header("authorization", &format!("Bearer {k}")),
         None => rb,
@@ -119,15 +119,19 @@ async fn answer<T: DeserializeOwned>(resp: Response) -> Result<T, ApiError> {
     }
 }
 
-/// `POST /feedback`.
-pub async fn submit_feedback(
-    source: &str,
-    text: &str,
-    mode: Mode,
-) -> Result<FeedbackAck, ApiError> {
-    let body = serde_json::json!({"source": source, "text": text, "mode": mode});
-    let resp = authed(Request::post("/feedback"))
-        .json(&body)
+/// Sends an authenticated request and decodes its answer (see [`answer`]).
+async fn call<T: DeserializeOwned>(rb: RequestBuilder) -> Result<T, ApiError> {
+    let resp = authed(rb).send().await.map_err(network)?;
+    answer(resp).await
+}
+
+/// [`call`] with a JSON body.
+async fn call_json<T: DeserializeOwned, B: serde::Serialize + ?Sized>(
+    rb: RequestBuilder,
+    body: &B,
+) -> Result<T, ApiError> {
+    let resp = authed(rb)
+        .json(body)
         .map_err(network)?
         .send()
         .await
@@ -135,22 +139,34 @@ pub async fn submit_feedback(
     answer(resp).await
 }
 
+/// [`call`] for an answer that is text (a result, a CSV).
+async fn call_text(rb: RequestBuilder) -> Result<String, ApiError> {
+    let resp = authed(rb).send().await.map_err(network)?;
+    if resp.ok() {
+        resp.text().await.map_err(network)
+    } else {
+        Err(error_of(resp).await)
+    }
+}
+
+/// `POST /feedback`.
+pub async fn submit_feedback(
+    source: &str,
+    text: &str,
+    mode: Mode,
+) -> Result<FeedbackAck, ApiError> {
+    let body = serde_json::json!({"source": source, "text": text, "mode": mode});
+    call_json(Request::post("/feedback"), &body).await
+}
+
 /// `GET /api/feedback`: the newest page.
 pub async fn list_feedback() -> Result<FeedbackList, ApiError> {
-    let resp = authed(Request::get("/api/feedback?limit=20"))
-        .send()
-        .await
-        .map_err(network)?;
-    answer(resp).await
+    call(Request::get("/api/feedback?limit=20")).await
 }
 
 /// `POST /api/batches/poll`: settle ended Message Batches now.
 pub async fn poll_batches() -> Result<serde_json::Value, ApiError> {
-    let resp = authed(Request::post("/api/batches/poll"))
-        .send()
-        .await
-        .map_err(network)?;
-    answer(resp).await
+    call(Request::post("/api/batches/poll")).await
 }
 
 /// `GET /api/health`. A degraded Worker answers 503 with the same report, so both are read.
@@ -167,13 +183,7 @@ pub async fn health() -> Result<HealthReport, ApiError> {
 
 /// `POST /jobs`.
 pub async fn submit_prompt(body: &serde_json::Value) -> Result<JobAck, ApiError> {
-    let resp = authed(Request::post("/jobs"))
-        .json(body)
-        .map_err(network)?
-        .send()
-        .await
-        .map_err(network)?;
-    answer(resp).await
+    call_json(Request::post("/jobs"), body).await
 }
 
 /// `GET /jobs` with filters (`status`, `priority`, `kind`; empty means any).
@@ -184,69 +194,37 @@ pub async fn list_jobs(status: &str, priority: &str, kind: &str) -> Result<JobLi
             q.push(format!("{k}={v}"));
         }
     }
-    let resp = authed(Request::get(&format!("/jobs?{}", q.join("&"))))
-        .send()
-        .await
-        .map_err(network)?;
-    answer(resp).await
+    call(Request::get(&format!("/jobs?{}", q.join("&")))).await
 }
 
 /// `GET /jobs/:id`.
 pub async fn get_job(id: &str) -> Result<JobView, ApiError> {
-    let resp = authed(Request::get(&format!("/jobs/{id}")))
-        .send()
-        .await
-        .map_err(network)?;
-    answer(resp).await
+    call(Request::get(&format!("/jobs/{id}"))).await
 }
 
 /// `GET /jobs/:id/result`: the text.
 pub async fn job_result(id: &str) -> Result<String, ApiError> {
-    let resp = authed(Request::get(&format!("/jobs/{id}/result")))
-        .send()
-        .await
-        .map_err(network)?;
-    if resp.ok() {
-        resp.text().await.map_err(network)
-    } else {
-        Err(error_of(resp).await)
-    }
+    call_text(Request::get(&format!("/jobs/{id}/result"))).await
 }
 
 /// `POST /jobs/:id/cancel`.
 pub async fn cancel_job(id: &str) -> Result<JobView, ApiError> {
-    let resp = authed(Request::post(&format!("/jobs/{id}/cancel")))
-        .send()
-        .await
-        .map_err(network)?;
-    answer(resp).await
+    call(Request::post(&format!("/jobs/{id}/cancel"))).await
 }
 
 /// `GET /batches`: the newest uploads.
 pub async fn list_batches() -> Result<BatchList, ApiError> {
-    let resp = authed(Request::get("/batches?limit=20"))
-        .send()
-        .await
-        .map_err(network)?;
-    answer(resp).await
+    call(Request::get("/batches?limit=20")).await
 }
 
 /// `GET /batches/:id`.
 pub async fn get_batch(id: &str) -> Result<BatchView, ApiError> {
-    let resp = authed(Request::get(&format!("/batches/{id}")))
-        .send()
-        .await
-        .map_err(network)?;
-    answer(resp).await
+    call(Request::get(&format!("/batches/{id}"))).await
 }
 
 /// `POST /batches/:id/cancel`.
 pub async fn cancel_batch(id: &str) -> Result<BatchView, ApiError> {
-    let resp = authed(Request::post(&format!("/batches/{id}/cancel")))
-        .send()
-        .await
-        .map_err(network)?;
-    answer(resp).await
+    call(Request::post(&format!("/batches/{id}/cancel"))).await
 }
 
 /// `POST /batches` with the files (and their names), through `XMLHttpRequest` because `fetch`
@@ -335,46 +313,22 @@ fn usage_query<'a>(from: &'a str, to: &'a str, user: &'a str) -> Vec<(&'static s
 /// `GET /api/usage`: tokens and cost by day and model (`from`/`to` as `YYYY-MM-DD`; `user` is
 /// for admins; empty means the default).
 pub async fn usage(from: &str, to: &str, user: &str) -> Result<UsageReport, ApiError> {
-    let resp = authed(Request::get("/api/usage"))
-        .query(usage_query(from, to, user))
-        .send()
-        .await
-        .map_err(network)?;
-    answer(resp).await
+    call(Request::get("/api/usage").query(usage_query(from, to, user))).await
 }
 
 /// `GET /api/usage.csv`: the same report as CSV text (the page saves it as a file).
 pub async fn usage_csv(from: &str, to: &str, user: &str) -> Result<String, ApiError> {
-    let resp = authed(Request::get("/api/usage.csv"))
-        .query(usage_query(from, to, user))
-        .send()
-        .await
-        .map_err(network)?;
-    if resp.ok() {
-        resp.text().await.map_err(network)
-    } else {
-        Err(error_of(resp).await)
-    }
+    call_text(Request::get("/api/usage.csv").query(usage_query(from, to, user))).await
 }
 
 /// `PUT /api/usage/budget` (admins): a user's daily cap and soft threshold.
 pub async fn set_budget(setting: &BudgetSetting) -> Result<BudgetSetting, ApiError> {
-    let resp = authed(Request::put("/api/usage/budget"))
-        .json(setting)
-        .map_err(network)?
-        .send()
-        .await
-        .map_err(network)?;
-    answer(resp).await
+    call_json(Request::put("/api/usage/budget"), setting).await
 }
 
 /// `GET /api/metrics` (admins): the last `minutes` of metrics rows.
 pub async fn metrics(minutes: u32) -> Result<MetricsReport, ApiError> {
-    let resp = authed(Request::get(&format!("/api/metrics?minutes={minutes}")))
-        .send()
-        .await
-        .map_err(network)?;
-    answer(resp).await
+    call(Request::get(&format!("/api/metrics?minutes={minutes}"))).await
 }
 
 /// `GET /api/dlq` (admins): one page of dead letters (or failed jobs) matching `filter`, from
@@ -394,12 +348,8 @@ pub async fn list_dlq(filter: &DlqFilter, cursor: Option<&str>) -> Result<DlqLis
         ("cursor", cursor),
         ("limit", Some("50")),
     ];
-    let resp = authed(Request::get("/api/dlq"))
-        .query(params.into_iter().filter_map(|(k, v)| Some((k, v?))))
-        .send()
+    call(Request::get("/api/dlq").query(params.into_iter().filter_map(|(k, v)| Some((k, v?)))))
         .await
-        .map_err(network)?;
-    answer(resp).await
 }
 
 /// `POST /api/dlq/:id/replay` (admins): a new job from a dead letter, with optional edits.
@@ -416,13 +366,7 @@ pub async fn replay_dlq(id: &str, edit: Option<&ReplayEdit>) -> Result<ReplayAck
 /// `POST /api/dlq/replay` (admins): replays up to 100 jobs matching `filter` (`more` says
 /// whether others remain).
 pub async fn replay_matching(filter: &DlqFilter) -> Result<ReplayAck, ApiError> {
-    let resp = authed(Request::post("/api/dlq/replay"))
-        .json(filter)
-        .map_err(network)?
-        .send()
-        .await
-        .map_err(network)?;
-    answer(resp).await
+    call_json(Request::post("/api/dlq/replay"), filter).await
 }
 
 /// The answer of a discard: the job stays for the record, out of the triage list.
@@ -434,9 +378,5 @@ pub struct Discarded {
 
 /// `POST /api/dlq/:id/discard` (admins).
 pub async fn discard_dlq(id: &str) -> Result<Discarded, ApiError> {
-    let resp = authed(Request::post(&format!("/api/dlq/{id}/discard")))
-        .send()
-        .await
-        .map_err(network)?;
-    answer(resp).await
+    call(Request::post(&format!("/api/dlq/{id}/discard"))).await
 }

@@ -99,6 +99,18 @@ impl TestStack {
         stack.d1(sql).unwrap_or_else(|e| panic!("d1 {sql}: {e}"))
     }
 
+    /// How many times the simulator billed `job` (by its `x-job-id` header or batch `custom_id`).
+    pub fn billed(&self, job: &str) -> u64 {
+        let sim = self.sim.lock();
+        sim.stats.billed_by_job.get(job).copied().unwrap_or(0)
+    }
+
+    /// What the simulator billed `job` in all, in micro-dollars.
+    pub fn sim_cost(&self, job: &str) -> u64 {
+        let sim = self.sim.lock();
+        sim.stats.cost_by_job.get(job).copied().unwrap_or(0)
+    }
+
     /// Runs the cron now, as the dev tooling does every minute.
     pub fn trigger_cron(&self) -> u16 {
         self.try_trigger_cron().expect("cron trigger")
@@ -295,4 +307,32 @@ where
         }
         tokio::time::sleep(Duration::from_millis(250)).await;
     }
+}
+
+/// Polls `GET path` (as `user` in open mode; anonymous when `None`) until the job it answers has
+/// `status`, running the cron before each poll when `cron` is set. Answers the job.
+pub async fn job_reaches(
+    s: &Arc<TestStack>,
+    user: Option<&str>,
+    path: &str,
+    status: &str,
+    timeout: Duration,
+    cron: bool,
+) -> serde_json::Value {
+    eventually(&format!("{path} becomes {status}"), timeout, || async {
+        if cron {
+            let s = s.clone();
+            tokio::task::spawn_blocking(move || s.trigger_cron())
+                .await
+                .unwrap();
+        }
+        let mut req = api::client().get(s.url(path));
+        if let Some(user) = user {
+            req = req.header("x-user-id", user);
+        }
+        let (code, job) = api::send_json(req).await;
+        assert_eq!(code, 200, "GET {path}: {job}");
+        (job["status"] == status).then_some(job)
+    })
+    .await
 }

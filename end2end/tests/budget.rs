@@ -62,20 +62,6 @@ fn calls(s: &TestStack, key: &str) -> u64 {
     s.sim.lock().stats.calls.get(key).copied().unwrap_or(0)
 }
 
-fn billed(s: &TestStack, id: &str) -> u64 {
-    s.sim
-        .lock()
-        .stats
-        .billed_by_job
-        .get(id)
-        .copied()
-        .unwrap_or(0)
-}
-
-fn sim_cost(s: &TestStack, id: &str) -> u64 {
-    s.sim.lock().stats.cost_by_job.get(id).copied().unwrap_or(0)
-}
-
 async fn cron(s: &Arc<TestStack>) {
     let s = s.clone();
     tokio::task::spawn_blocking(move || s.trigger_cron())
@@ -170,8 +156,8 @@ async fn fifty_bulk_jobs_make_one_batch_create_and_cost_half_of_the_same_jobs_in
         .collect();
     assert_eq!(one_batch.len(), 1, "{one_batch:?}");
     let (b, st) = (sum(&bulk_jobs), sum(&sync_jobs));
-    let billed_b: u64 = bulk.iter().map(|id| sim_cost(&s, id)).sum();
-    let billed_s: u64 = sync.iter().map(|id| sim_cost(&s, id)).sum();
+    let billed_b: u64 = bulk.iter().map(|id| s.sim_cost(id)).sum();
+    let billed_s: u64 = sync.iter().map(|id| s.sim_cost(id)).sum();
     println!(
         "    50 jobs: batch ${:.6} (billed ${:.6}), sync ${:.6} (billed ${:.6})",
         b as f64 / 1e6,
@@ -191,7 +177,7 @@ async fn fifty_bulk_jobs_make_one_batch_create_and_cost_half_of_the_same_jobs_in
         assert_eq!(bj["output_tokens"], sj["output_tokens"]);
     }
     for id in bulk.iter().chain(&sync) {
-        assert_eq!(billed(&s, id), 1, "job {id} billed once");
+        assert_eq!(s.billed(id), 1, "job {id} billed once");
     }
     assert_eq!(
         calls(&s, "messages 429"),
@@ -229,7 +215,7 @@ async fn a_burst_beyond_the_rate_limit_waits_for_the_budget_and_draws_no_429(s: 
             j["attempts"], 1,
             "waiting for the budget spends no retry: {j}"
         );
-        assert_eq!(billed(&s, id), 1);
+        assert_eq!(s.billed(id), 1);
     }
     // The budget learned the simulator's limit (40) from the headers; it was configured at 50.
     let class = budget["classes"]
@@ -293,7 +279,7 @@ async fn a_long_shared_system_prompt_is_written_once_then_read_from_the_cache(s:
     assert!(c2 < c1, "the cache read is cheaper than the write");
     for j in &jobs {
         let id = j["id"].as_str().unwrap();
-        assert_eq!(j["cost_micros"].as_u64().unwrap(), sim_cost(&s, id));
+        assert_eq!(j["cost_micros"].as_u64().unwrap(), s.sim_cost(id));
     }
 }
 
@@ -394,7 +380,7 @@ async fn waiting_and_batched_jobs_can_be_canceled_and_the_last_one_cancels_its_b
     // Nothing was billed, and the poller leaves canceled jobs alone.
     cron(&s).await;
     for id in [&waiting, &a, &b] {
-        assert_eq!(billed(&s, id), 0, "job {id} was never billed");
+        assert_eq!(s.billed(id), 0, "job {id} was never billed");
         assert_eq!(get_job(&s.base_url, user, id).await["status"], "canceled");
     }
     let (status, j) = cancel(&s, user, &a).await;
@@ -443,11 +429,11 @@ async fn errored_batch_requests_are_resubmitted_or_failed_by_their_error(s: Arc<
         "a later batch: {done}"
     );
     assert_eq!(
-        billed(&s, &transient),
+        s.billed(&transient),
         1,
         "errored batch requests are not billed"
     );
-    assert_eq!(billed(&s, &permanent), 0);
+    assert_eq!(s.billed(&permanent), 0);
 }
 
 async fn a_create_call_that_times_out_is_adopted_not_sent_again(s: Arc<TestStack>) {
@@ -507,7 +493,7 @@ async fn a_create_call_that_times_out_is_adopted_not_sent_again(s: Arc<TestStack
         "one create call in all"
     );
     for id in &ids {
-        assert_eq!(billed(&s, id), 1, "job {id} billed once");
+        assert_eq!(s.billed(id), 1, "job {id} billed once");
     }
 }
 
@@ -519,7 +505,7 @@ async fn every_jobs_cost_equals_what_the_simulator_billed(s: Arc<TestStack>) {
             assert_eq!(j["cost_unknown"], false, "{j}");
             assert_eq!(
                 j["cost_micros"].as_u64().unwrap(),
-                sim_cost(&s, id),
+                s.sim_cost(id),
                 "job {id} of {user}: {j}"
             );
             checked += 1;

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use end2end::api::{assert_error, client, get_json, send_json};
-use end2end::{eventually, run_suite, tests, TestStack};
+use end2end::{eventually, job_reaches, run_suite, tests, TestStack};
 use serde_json::{json, Value};
 
 fn main() -> ExitCode {
@@ -52,27 +52,15 @@ async fn job(s: &TestStack, id: &str) -> Value {
 
 /// Waits until the job has `status`, triggering the cron while waiting when `cron` is set.
 async fn until(s: &Arc<TestStack>, id: &str, status: &str, timeout: Duration, cron: bool) -> Value {
-    eventually(&format!("job {id} becomes {status}"), timeout, || async {
-        if cron {
-            let s = s.clone();
-            tokio::task::spawn_blocking(move || s.trigger_cron())
-                .await
-                .unwrap();
-        }
-        let j = job(s, id).await;
-        (j["status"] == status).then_some(j)
-    })
+    job_reaches(
+        s,
+        None,
+        &format!("/api/feedback/{id}"),
+        status,
+        timeout,
+        cron,
+    )
     .await
-}
-
-fn sim_billed(s: &TestStack, id: &str) -> u64 {
-    s.sim
-        .lock()
-        .stats
-        .billed_by_job
-        .get(id)
-        .copied()
-        .unwrap_or(0)
 }
 
 async fn a_sync_submission_completes_with_an_analysis_and_a_frozen_elapsed_time(s: Arc<TestStack>) {
@@ -103,7 +91,7 @@ async fn a_sync_submission_completes_with_an_analysis_and_a_frozen_elapsed_time(
         elapsed,
         "elapsed must freeze once terminal"
     );
-    assert_eq!(sim_billed(&s, &id), 1, "billed exactly once");
+    assert_eq!(s.billed(&id), 1, "billed exactly once");
 }
 
 async fn a_batch_submission_is_flushed_and_polled_by_the_cron(s: Arc<TestStack>) {
@@ -126,7 +114,7 @@ async fn a_batch_submission_is_flushed_and_polled_by_the_cron(s: Arc<TestStack>)
     let done = until(&s, &id, "completed", Duration::from_secs(60), true).await;
     assert_eq!(done["analysis"]["sentiment"], "positive", "{done}");
     assert_eq!(done["anthropic_batch_id"], batch_id.as_str());
-    assert_eq!(sim_billed(&s, &id), 1);
+    assert_eq!(s.billed(&id), 1);
     // Half price: the simulator billed this job at the batch rate, and so did we.
     let usage = pipeline::anthropic::Usage {
         input_tokens: done["input_tokens"].as_u64().unwrap() as u32,
@@ -144,7 +132,7 @@ async fn a_529x2_job_is_retried_and_then_completes(s: Arc<TestStack>) {
     let id = submit(&s, "sync", "Export is broken again [[sim:529x2]]").await;
     let done = until(&s, &id, "completed", Duration::from_secs(60), false).await;
     assert_eq!(done["attempts"], 3, "{done}");
-    assert_eq!(sim_billed(&s, &id), 1, "failed attempts are not billed");
+    assert_eq!(s.billed(&id), 1, "failed attempts are not billed");
 }
 
 async fn a_job_that_always_gets_529_is_dead_lettered(s: Arc<TestStack>) {
@@ -156,7 +144,7 @@ async fn a_job_that_always_gets_529_is_dead_lettered(s: Arc<TestStack>) {
         "the first delivery and max_retries = 5"
     );
     assert!(dead["completed_at"].is_i64());
-    assert_eq!(sim_billed(&s, &id), 0);
+    assert_eq!(s.billed(&id), 0);
     // The dead letter was announced, Slack-compatible.
     let hook = eventually(
         "the dead-letter webhook",

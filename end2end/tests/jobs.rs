@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use end2end::api::{assert_error, client, get_json, send_json};
-use end2end::{eventually, run_suite, tests, TestStack};
+use end2end::{eventually, job_reaches, run_suite, tests, TestStack};
 use serde_json::{json, Value};
 
 fn main() -> ExitCode {
@@ -56,35 +56,8 @@ async fn job(s: &TestStack, id: &str) -> Value {
 }
 
 async fn until(s: &Arc<TestStack>, id: &str, status: &str, cron: bool) -> Value {
-    eventually(
-        &format!("job {id} becomes {status}"),
-        Duration::from_secs(60),
-        || async {
-            if cron {
-                let s = s.clone();
-                tokio::task::spawn_blocking(move || s.trigger_cron())
-                    .await
-                    .unwrap();
-            }
-            let j = job(s, id).await;
-            (j["status"] == status).then_some(j)
-        },
-    )
-    .await
-}
-
-fn billed(s: &TestStack, id: &str) -> u64 {
-    s.sim
-        .lock()
-        .stats
-        .billed_by_job
-        .get(id)
-        .copied()
-        .unwrap_or(0)
-}
-
-fn sim_cost(s: &TestStack, id: &str) -> u64 {
-    s.sim.lock().stats.cost_by_job.get(id).copied().unwrap_or(0)
+    let path = format!("/jobs/{id}");
+    job_reaches(s, None, &path, status, Duration::from_secs(60), cron).await
 }
 
 async fn a_high_priority_prompt_completes_and_its_result_is_served(s: Arc<TestStack>) {
@@ -113,7 +86,7 @@ async fn a_high_priority_prompt_completes_and_its_result_is_served(s: Arc<TestSt
         .starts_with("text/plain"));
     let text = resp.text().await.unwrap();
     assert!(text.contains("Explain queues in one sentence."), "{text}");
-    assert_eq!(billed(&s, &id), 1);
+    assert_eq!(s.billed(&id), 1);
 }
 
 async fn a_bulk_prompt_goes_through_a_message_batch_at_half_price(s: Arc<TestStack>) {
@@ -139,18 +112,14 @@ async fn a_bulk_prompt_goes_through_a_message_batch_at_half_price(s: Arc<TestSta
         pipeline::pricing::Tier::Batch,
     );
     assert_eq!(Some(done["cost_micros"].as_u64().unwrap()), half);
-    assert_eq!(
-        Some(sim_cost(&s, &id)),
-        half,
-        "the simulator billed the same"
-    );
+    assert_eq!(Some(s.sim_cost(&id)), half, "the simulator billed the same");
     let resp = client()
         .get(s.url(&format!("/jobs/{id}/result")))
         .send()
         .await
         .unwrap();
     assert_eq!(resp.status().as_u16(), 200);
-    assert_eq!(billed(&s, &id), 1);
+    assert_eq!(s.billed(&id), 1);
 }
 
 async fn the_same_idempotency_key_and_body_make_one_job_and_one_call(s: Arc<TestStack>) {
@@ -169,7 +138,7 @@ async fn the_same_idempotency_key_and_body_make_one_job_and_one_call(s: Arc<Test
     assert_eq!(c_status, 202);
     assert_eq!(c["jobId"], id.as_str());
     tokio::time::sleep(Duration::from_secs(2)).await;
-    assert_eq!(billed(&s, &id), 1, "one job, one call");
+    assert_eq!(s.billed(&id), 1, "one job, one call");
 }
 
 async fn a_reused_idempotency_key_with_another_body_is_a_422(s: Arc<TestStack>) {
@@ -207,7 +176,7 @@ async fn a_queued_job_can_be_canceled_and_is_never_sent_to_claude(s: Arc<TestSta
     assert_error(status, &e, 409, "not_cancelable");
     tokio::time::sleep(Duration::from_secs(4)).await;
     assert_eq!(job(&s, &id).await["status"], "canceled");
-    assert_eq!(billed(&s, &id), 0, "a canceled job is never sent to Claude");
+    assert_eq!(s.billed(&id), 0, "a canceled job is never sent to Claude");
     let (status, e) = get_json(&s.url(&format!("/jobs/{id}/result"))).await;
     assert_error(status, &e, 409, "not_completed");
 }
@@ -221,7 +190,7 @@ async fn a_job_past_its_expiry_is_expired_without_a_call(s: Arc<TestStack>) {
     .await;
     let expired = until(&s, &id, "expired", false).await;
     assert!(expired["expires_at"].is_i64());
-    assert_eq!(billed(&s, &id), 0);
+    assert_eq!(s.billed(&id), 0);
 }
 
 async fn bad_jobs_are_refused_and_store_nothing(s: Arc<TestStack>) {
@@ -318,7 +287,7 @@ async fn two_overloads_in_a_row_fall_back_to_the_next_model(s: Arc<TestStack>) {
         done["model"], "claude-haiku-5-5",
         "the row records the model that answered"
     );
-    assert_eq!(billed(&s, &id), 1);
+    assert_eq!(s.billed(&id), 1);
     let log = done["attempt_log"].as_array().unwrap();
     let summary: Vec<(&str, &str)> = log
         .iter()
@@ -389,11 +358,7 @@ async fn every_job_reaches_a_terminal_state_across_a_runtime_kill(s: Arc<TestSta
         )
         .await;
     }
-    let twice: Vec<String> = ids
-        .iter()
-        .filter(|id| billed(&s, id) > 1)
-        .cloned()
-        .collect();
+    let twice: Vec<String> = ids.iter().filter(|id| s.billed(id) > 1).cloned().collect();
     println!(
         "    kill test: {in_flight} job(s) in flight at the kill, {} billed twice",
         twice.len()
@@ -403,7 +368,7 @@ async fn every_job_reaches_a_terminal_state_across_a_runtime_kill(s: Arc<TestSta
         "billed twice: {twice:?}, in flight: {in_flight}"
     );
     for id in &ids {
-        assert!(billed(&s, id) >= 1, "{id} completed without a call");
+        assert!(s.billed(id) >= 1, "{id} completed without a call");
     }
 }
 
@@ -438,7 +403,7 @@ async fn the_rollout_sends_users_inside_the_percent_through_the_queue(s: Arc<Tes
         row["status"], "completed",
         "the queue path leaves a job behind"
     );
-    assert_eq!(billed(&s, job_id), 1);
+    assert_eq!(s.billed(job_id), 1);
 
     let (status, direct) = send_json(call(outside.clone())).await;
     assert_eq!(status, 200, "{direct}");
@@ -533,7 +498,7 @@ async fn a_bulk_burst_keeps_three_in_flight_and_does_not_slow_the_high_lane(s: A
             },
         )
         .await;
-        assert_eq!(billed(&s, id), 1);
+        assert_eq!(s.billed(id), 1);
     }
 }
 
@@ -552,7 +517,7 @@ async fn a_429_without_retry_after_waits_the_cap_and_raises_an_alert(s: Arc<Test
         budget["alerts"]["spend_limit_429s"].as_u64().unwrap() >= 1,
         "{budget}"
     );
-    assert_eq!(billed(&s, &id), 1);
+    assert_eq!(s.billed(&id), 1);
 }
 
 async fn any_other_error_is_a_plain_retry(s: Arc<TestStack>) {

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use end2end::api::{all_jobs, assert_error, client, get_job, send_json, submit_job};
-use end2end::{eventually, run_suite_with, tests, TestStack};
+use end2end::{eventually, job_reaches, run_suite_with, tests, TestStack};
 use serde_json::{json, Value};
 
 /// The DLQ alert fires when more than this many jobs are dead-lettered.
@@ -72,13 +72,14 @@ async fn dead_letter(s: &Arc<TestStack>, user: &str, prompt: &str) -> String {
 }
 
 async fn until(s: &Arc<TestStack>, user: &str, id: &str, status: &str) -> Value {
-    eventually(
-        &format!("job {id} becomes {status}"),
+    let path = format!("/jobs/{id}");
+    job_reaches(
+        s,
+        Some(user),
+        &path,
+        status,
         Duration::from_secs(120),
-        || async {
-            let j = get_job(&s.base_url, user, id).await;
-            (j["status"] == status).then_some(j)
-        },
+        false,
     )
     .await
 }
@@ -91,16 +92,6 @@ fn hooks(s: &TestStack, event: &str) -> Vec<Value> {
         .filter(|h| h["event"] == event)
         .cloned()
         .collect()
-}
-
-fn billed(s: &TestStack, id: &str) -> u64 {
-    s.sim
-        .lock()
-        .stats
-        .billed_by_job
-        .get(id)
-        .copied()
-        .unwrap_or(0)
 }
 
 async fn dlq(s: &TestStack, query: &str) -> Value {
@@ -154,7 +145,7 @@ async fn the_dlq_alert_fires_once_per_crossing(s: Arc<TestStack>) {
 async fn a_dead_letter_is_replayed_to_completion_and_keeps_its_history(s: Arc<TestStack>) {
     let user = "replay-user";
     let id = dead_letter(&s, user, "Summarise the outage report").await;
-    assert_eq!(billed(&s, &id), 0);
+    assert_eq!(s.billed(&id), 0);
     // Listed with its class, attempts, error history and a preview of its input.
     let list = dlq(&s, "?error_class=overloaded&user=replay-user").await;
     let it = item(&list, &id).unwrap_or_else(|| panic!("{id} not listed: {list}"));
@@ -176,8 +167,8 @@ async fn a_dead_letter_is_replayed_to_completion_and_keeps_its_history(s: Arc<Te
     assert_eq!(ack["replayed"][0]["poll_url"], format!("/jobs/{new}"));
     let done = until(&s, user, &new, "completed").await;
     assert_eq!(done["attempts"], 1, "a fresh retry budget: {done}");
-    assert_eq!(billed(&s, &new), 1);
-    assert_eq!(billed(&s, &id), 0);
+    assert_eq!(s.billed(&new), 1);
+    assert_eq!(s.billed(&id), 0);
     // The original keeps its history, points at its replay and says who did it.
     let original = get_job(&s.base_url, user, &id).await;
     assert_eq!(original["status"], "dead_lettered");

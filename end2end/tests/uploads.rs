@@ -74,16 +74,6 @@ async fn finished(s: &Arc<TestStack>, user: &str, id: &str, secs: u64) -> Value 
     .await
 }
 
-fn billed(s: &TestStack, id: &str) -> u64 {
-    s.sim
-        .lock()
-        .stats
-        .billed_by_job
-        .get(id)
-        .copied()
-        .unwrap_or(0)
-}
-
 async fn one_pdf_is_summarized_and_extracted_and_its_result_served(s: Arc<TestStack>) {
     let user = "one";
     let id = accepted(&s, user, &[pdf("plan.pdf", "Quarterly plan", 3)], "sync").await;
@@ -124,7 +114,7 @@ async fn one_pdf_is_summarized_and_extracted_and_its_result_served(s: Arc<TestSt
         .unwrap();
     assert_eq!(resp.status().as_u16(), 200);
     assert!(resp.text().await.unwrap().contains("Quarterly plan"));
-    assert_eq!(billed(&s, job), 1);
+    assert_eq!(s.billed(job), 1);
 }
 
 async fn an_encrypted_pdf_fails_alone_with_a_clear_reason(s: Arc<TestStack>) {
@@ -274,7 +264,7 @@ async fn an_upload_can_be_canceled_before_it_runs(s: Arc<TestStack>) {
     let b = batch(&s, user, &id).await;
     for f in b["files"].as_array().unwrap() {
         assert_eq!(f["status"], "canceled");
-        assert_eq!(billed(&s, f["job_id"].as_str().unwrap()), 0);
+        assert_eq!(s.billed(f["job_id"].as_str().unwrap()), 0);
     }
 }
 
@@ -351,7 +341,7 @@ async fn a_hundred_pdfs_are_accepted_and_complete_without_slowing_the_high_lane(
         "the upload slowed the high lane: {busy} ms vs {idle} ms idle"
     );
     for f in b["files"].as_array().unwrap() {
-        assert_eq!(billed(&s, f["job_id"].as_str().unwrap()), 1);
+        assert_eq!(s.billed(f["job_id"].as_str().unwrap()), 1);
         assert!(f["extraction"]["title"]
             .as_str()
             .unwrap()

@@ -98,6 +98,15 @@ impl Identity {
     pub fn is_admin(&self) -> bool {
         self.role == Role::Admin
     }
+
+    /// 403 "only admins may `what`" unless the caller is an admin.
+    pub fn require_admin(&self, what: &str) -> Result<(), ApiError> {
+        if self.is_admin() {
+            Ok(())
+        } else {
+            Err(ApiError::forbidden(format!("only admins may {what}")))
+        }
+    }
 }
 
 /// The SHA-256 of an API key, hex-encoded: the only form in which keys are stored.

@@ -110,7 +110,8 @@ pub async fn compute(env: &Env, db: &D1Database) -> worker::Result<Metrics> {
     }))
 }
 
-async fn count(db: &D1Database, query: &str) -> worker::Result<u64> {
+/// The `n` of a `SELECT COUNT(*) AS n …` without parameters (e.g. `sql::DEAD_NOW`).
+pub async fn count(db: &D1Database, query: &str) -> worker::Result<u64> {
     #[derive(Deserialize)]
     struct N {
         n: f64,

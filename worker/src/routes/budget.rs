@@ -6,7 +6,6 @@
 use axum::extract::State;
 use axum::response::{IntoResponse, Response};
 use axum::Json;
-use pipeline::error::ApiError;
 
 use crate::error::AppError;
 use crate::identity::Caller;
@@ -17,9 +16,7 @@ pub async fn get(
     State(state): State<AppState>,
     Caller(caller): Caller,
 ) -> Result<Response, AppError> {
-    if !caller.is_admin() {
-        return Err(ApiError::forbidden("only admins may see the budget").into());
-    }
+    caller.require_admin("see the budget")?;
     let budget = crate::lanes::state(&state.env).await?;
     let db = state.env.d1(crate::config::DB)?;
     let spend_limit = crate::db::last_beat(&db, "alert_spend_limit")

@@ -28,14 +28,6 @@ use crate::identity::Caller;
 use crate::jobs::{load_many, mark_enqueue_failed, next_page, num, JobRow, COLUMNS};
 use crate::routes::{json_body, AppState};
 
-fn admin_only(caller: &Caller) -> Result<(), AppError> {
-    if caller.0.is_admin() {
-        Ok(())
-    } else {
-        Err(ApiError::forbidden("only admins may triage dead letters").into())
-    }
-}
-
 #[derive(Deserialize)]
 pub struct ListParams {
     status: Option<String>,
@@ -76,7 +68,7 @@ pub async fn list(
     caller: Caller,
     Query(p): Query<ListParams>,
 ) -> Result<Response, AppError> {
-    admin_only(&caller)?;
+    caller.0.require_admin("triage dead letters")?;
     let filter = DlqFilter {
         status: nonempty(&p.status),
         error_class: nonempty(&p.error_class),
@@ -106,22 +98,13 @@ pub async fn list(
         dlq_cursor(r.completed_at.unwrap_or(0), &r.id)
     });
     let items = items(&state, &db, rows).await?;
-    let dead = dead_now(&db).await?;
+    let dead = crate::ops::count(&db, pipeline::ops::sql::DEAD_NOW).await?;
     Ok(Json(DlqList {
         items,
         next_cursor,
         dead_lettered: dead,
     })
     .into_response())
-}
-
-async fn dead_now(db: &D1Database) -> worker::Result<u64> {
-    #[derive(Deserialize)]
-    struct N {
-        n: f64,
-    }
-    let n: Option<N> = db.prepare(pipeline::ops::sql::DEAD_NOW).first(None).await?;
-    Ok(n.map(|n| n.n as u64).unwrap_or(0))
 }
 
 /// The page's items: each row with its attempt log, audit entries and a preview of its input.
@@ -424,7 +407,7 @@ pub async fn replay(
     headers: HeaderMap,
     body: Bytes,
 ) -> Result<Response, AppError> {
-    admin_only(&caller)?;
+    caller.0.require_admin("triage dead letters")?;
     optional_json(&headers, &body)?;
     let edit = ReplayEdit::parse(&body)?;
     let db = state.env.d1(DB)?;
@@ -448,7 +431,7 @@ pub async fn replay_all(
     headers: HeaderMap,
     body: Bytes,
 ) -> Result<Response, AppError> {
-    admin_only(&caller)?;
+    caller.0.require_admin("triage dead letters")?;
     optional_json(&headers, &body)?;
     let filter: DlqFilter = if body.iter().all(u8::is_ascii_whitespace) {
         DlqFilter::default()
@@ -493,7 +476,7 @@ pub async fn discard(
     caller: Caller,
     Path(id): Path<String>,
 ) -> Result<Response, AppError> {
-    admin_only(&caller)?;
+    caller.0.require_admin("triage dead letters")?;
     let db = state.env.d1(DB)?;
     let row = load(&db, &id).await?;
     if !matches!(row.status.as_str(), "dead_lettered" | "failed") {

@@ -18,14 +18,6 @@ use crate::identity::Caller;
 use crate::queues::random_bytes;
 use crate::routes::{json_body, AppState};
 
-fn admin_only(caller: &Caller) -> Result<(), AppError> {
-    if caller.0.is_admin() {
-        Ok(())
-    } else {
-        Err(ApiError::forbidden("only admins may manage API keys").into())
-    }
-}
-
 #[derive(Deserialize)]
 struct Row {
     id: String,
@@ -54,7 +46,7 @@ pub async fn create(
     headers: HeaderMap,
     body: Bytes,
 ) -> Result<Response, AppError> {
-    admin_only(&caller)?;
+    caller.0.require_admin("manage API keys")?;
     json_body(&headers, &body, 4 * 1024)?;
     let (user, role) = parse_key_input(&body)?;
     let mut random = [0u8; 32];
@@ -91,7 +83,7 @@ pub async fn create(
 
 #[worker::send]
 pub async fn list(State(state): State<AppState>, caller: Caller) -> Result<Response, AppError> {
-    admin_only(&caller)?;
+    caller.0.require_admin("manage API keys")?;
     let rows: Vec<Row> = state
         .env
         .d1(DB)?
@@ -114,7 +106,7 @@ pub async fn revoke(
     caller: Caller,
     Path(id): Path<String>,
 ) -> Result<Response, AppError> {
-    admin_only(&caller)?;
+    caller.0.require_admin("manage API keys")?;
     let db = state.env.d1(DB)?;
     db.prepare("UPDATE api_keys SET revoked_at = ?2 WHERE id = ?1 AND revoked_at IS NULL")
         .bind(&[id.as_str().into(), JsValue::from_f64(now_ms() as f64)])?

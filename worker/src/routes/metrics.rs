@@ -25,9 +25,7 @@ pub async fn get(
     Caller(caller): Caller,
     Query(p): Query<Params>,
 ) -> Result<Response, AppError> {
-    if !caller.is_admin() {
-        return Err(ApiError::forbidden("only admins may see the metrics").into());
-    }
+    caller.require_admin("see the metrics")?;
     let minutes: i64 = match p.minutes.as_deref() {
         None | Some("") => 60,
         Some(m) => m

@@ -7,7 +7,6 @@ use axum::extract::{Query, State};
 use axum::http::{header, HeaderMap};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
-use pipeline::error::ApiError;
 use pipeline::ops::{sql, BudgetSetting, UsageGroup, UsageQuery, UsageReport};
 use serde::Deserialize;
 use wasm_bindgen::JsValue;
@@ -88,9 +87,7 @@ pub async fn set_budget(
     headers: HeaderMap,
     body: Bytes,
 ) -> Result<Response, AppError> {
-    if !caller.is_admin() {
-        return Err(ApiError::forbidden("only admins may set budgets").into());
-    }
+    caller.require_admin("set budgets")?;
     json_body(&headers, &body, 4 * 1024)?;
     let s = BudgetSetting::parse(&body)?;
     let amount = |v: Option<u64>| v.map(|n| num(n as i64)).unwrap_or(JsValue::NULL);
