@@ -383,5 +383,14 @@ async fn an_idempotency_key_makes_a_retried_submission_one_job(s: Arc<TestStack>
     .await;
     assert_eq!(list["items"].as_array().unwrap().len(), 1, "{list}");
     let id = a["id"].as_str().unwrap();
-    until(&s, id, "completed", Duration::from_secs(60), false).await;
+    let path = format!("/api/feedback/{id}");
+    job_reaches(
+        &s,
+        Some(user),
+        &path,
+        "completed",
+        Duration::from_secs(60),
+        false,
+    )
+    .await;
 }
