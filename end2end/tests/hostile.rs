@@ -19,6 +19,7 @@ fn main() -> ExitCode {
         tests![
             every_hostile_request_is_refused_cleanly_and_leaves_nothing_behind,
             markup_and_odd_names_are_accepted_as_inert_data,
+            another_users_ids_are_404_everywhere_and_change_nothing,
         ],
     )
 }
@@ -700,4 +701,75 @@ async fn markup_and_odd_names_are_accepted_as_inert_data(s: Arc<TestStack>) {
     assert_eq!(xss, "undefined", "the file name did not run");
     screenshot(&page, &s, "inert-markup").await;
     browser.close().await;
+}
+
+async fn another_users_ids_are_404_everywhere_and_change_nothing(s: Arc<TestStack>) {
+    // The owner's jobs: a bulk prompt (still waiting for its delivery), a feedback and an upload.
+    let owner = "hostile-owner";
+    let (status, job) = send_json(
+        client()
+            .post(s.url("/jobs"))
+            .header("x-user-id", owner)
+            .header("content-type", "application/json")
+            .body(json!({"prompt": "Mine.", "priority": "bulk"}).to_string()),
+    )
+    .await;
+    assert_eq!(status, 202, "{job}");
+    let job = job["jobId"].as_str().unwrap().to_string();
+    let (status, fb) = send_json(
+        client()
+            .post(s.url("/feedback"))
+            .header("x-user-id", owner)
+            .header("content-type", "application/json")
+            .body(json!({"text": "Mine too."}).to_string()),
+    )
+    .await;
+    assert_eq!(status, 202, "{fb}");
+    let fb = fb["id"].as_str().unwrap().to_string();
+    let files = [("mine.pdf".to_string(), end2end::pdfs::make("Mine", 1))];
+    let (status, up) = send_json(end2end::api::upload(&s.base_url, owner, &files, &[])).await;
+    assert_eq!(status, 202, "{up}");
+    let up = up["batchId"].as_str().unwrap().to_string();
+
+    // The hostile user tries every path that takes an id: each is the same 404 as an unknown id.
+    for (method, path) in [
+        ("GET", format!("/jobs/{job}")),
+        ("GET", format!("/jobs/{job}/result")),
+        ("POST", format!("/jobs/{job}/cancel")),
+        ("GET", format!("/api/feedback/{fb}")),
+        ("GET", format!("/batches/{up}")),
+        ("POST", format!("/batches/{up}/cancel")),
+    ] {
+        let c = case("another user's id", method, &path, 404, "not_found");
+        let (status, ctype, body) = send(&s, &c).await;
+        assert!(
+            status == 404 && ctype.starts_with("application/json") && body["code"] == "not_found",
+            "{method} {path}: {status} {body}"
+        );
+    }
+    // Nothing changed for the owner: the job was not canceled, the upload neither.
+    let job_now = end2end::api::get_job(&s.base_url, owner, &job).await;
+    assert_ne!(job_now["status"], "canceled", "{job_now}");
+    let (status, up_now) = send_json(
+        client()
+            .get(s.url(&format!("/batches/{up}")))
+            .header("x-user-id", owner),
+    )
+    .await;
+    assert_eq!(status, 200, "{up_now}");
+    assert!(
+        up_now["canceled_at"].is_null() && up_now["counts"].get("canceled").is_none(),
+        "the upload was not canceled: {up_now}"
+    );
+    // And the hostile user's own lists stay empty of them.
+    let (_, mine) = send_json(
+        client()
+            .get(s.url("/jobs?limit=100"))
+            .header("x-user-id", USER),
+    )
+    .await;
+    assert!(
+        !mine.to_string().contains(&job) && !mine.to_string().contains(&fb),
+        "{mine}"
+    );
 }

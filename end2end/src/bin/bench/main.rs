@@ -145,7 +145,8 @@ fn header() -> String {
         .map_or(0.0, |kb| kb / 1024.0 / 1024.0);
     let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
     format!(
-        "- date: {} (UTC)\n- commit: {}\n- machine: {cpu}, {cores} cores, {mem_gib:.0} GiB RAM; {}\n         - stack: `wrangler dev` (workerd + Miniflare, state on disk) and `anthropic-sim`, test \
+        "- date: {} (UTC)\n- commit: {}\n- machine: {cpu}, {cores} cores, {mem_gib:.0} GiB RAM; {}\n\
+         - stack: `wrangler dev` (workerd + Miniflare, state on disk) and `anthropic-sim`, test \
          timing profile; debug build of the benchmark client\n",
         sh("date", &["-u", "+%Y-%m-%d %H:%M"]),
         sh("git", &["rev-parse", "--short", "HEAD"]),
