@@ -1,8 +1,13 @@
 //! Small display helpers shared by the pages.
 
-/// Seconds with one decimal: `1.5 s`.
+/// A duration for people: milliseconds under a second (`42 ms` — sync jobs are that fast), then
+/// seconds with one decimal (`1.5 s`).
 pub fn seconds(ms: i64) -> String {
-    format!("{:.1} s", ms as f64 / 1000.0)
+    if (0..1_000).contains(&ms) {
+        format!("{ms} ms")
+    } else {
+        format!("{:.1} s", ms as f64 / 1000.0)
+    }
 }
 
 /// A byte count for people: `512 B`, `3.4 KB`, `20.0 MB` (powers of 1,024).
@@ -96,7 +101,10 @@ mod tests {
     fn money_and_time_read_naturally() {
         assert_eq!(dollars(303), "$0.000303");
         assert_eq!(dollars(12_500_000), "$12.500000");
-        assert_eq!(seconds(952), "1.0 s");
+        assert_eq!(seconds(42), "42 ms");
+        assert_eq!(seconds(999), "999 ms");
+        assert_eq!(seconds(1_000), "1.0 s");
+        assert_eq!(seconds(1_520), "1.5 s");
         assert_eq!(bytes(512), "512 B");
         assert_eq!(bytes(3_500), "3.4 KB");
         assert_eq!(bytes(20 * 1_048_576), "20.0 MB");

@@ -3,6 +3,7 @@ use pipeline::dto::FeedbackView;
 use pipeline::status::{Mode, Status};
 
 use crate::api::{self, ApiError};
+use crate::components::format::seconds;
 use crate::components::layout::{demo_mode, Health};
 use crate::components::prompt_form::PromptForm;
 use crate::components::ticker::every_second;
@@ -181,10 +182,6 @@ fn RecentFeedback(submitted: RwSignal<u32>) -> impl IntoView {
             </For>
         </ul>
     }
-}
-
-fn seconds(ms: i64) -> String {
-    format!("{:.1} s", ms as f64 / 1000.0)
 }
 
 /// One submission: status, mode, ticking elapsed time, and the analysis once it arrives.
