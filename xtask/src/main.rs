@@ -7,7 +7,7 @@
 //! - `chaos [--jobs N] [--kills K]`: the chaos suite's full run (1,000 jobs, faults, two runtime
 //!   kills; minutes — run it in the background); the report lands in `target/chaos/`.
 //! - `bench [all]`: every benchmark below, one after the other, into `target/bench/results.md`
-//!   (half an hour; run it in the background).
+//!   (≈ 15 minutes; run it in the background).
 //! - `bench budget [--jobs N]`: the rate-limit benchmark (minutes; run it in the background).
 //! - `bench e2e [--jobs N]`: a sync job end to end with a 0-latency simulator, p50/p95.
 //! - `bench render`: SPA and Worker sizes, the dashboard's first render in headless Chromium.
