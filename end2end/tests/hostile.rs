@@ -706,16 +706,12 @@ async fn markup_and_odd_names_are_accepted_as_inert_data(s: Arc<TestStack>) {
 async fn another_users_ids_are_404_everywhere_and_change_nothing(s: Arc<TestStack>) {
     // The owner's jobs: a bulk prompt (still waiting for its delivery), a feedback and an upload.
     let owner = "hostile-owner";
-    let (status, job) = send_json(
-        client()
-            .post(s.url("/jobs"))
-            .header("x-user-id", owner)
-            .header("content-type", "application/json")
-            .body(json!({"prompt": "Mine.", "priority": "bulk"}).to_string()),
+    let job = end2end::api::submit_job(
+        &s.base_url,
+        owner,
+        &json!({"prompt": "Mine.", "priority": "bulk"}),
     )
     .await;
-    assert_eq!(status, 202, "{job}");
-    let job = job["jobId"].as_str().unwrap().to_string();
     let (status, fb) = send_json(
         client()
             .post(s.url("/feedback"))

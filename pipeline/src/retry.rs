@@ -36,7 +36,6 @@ pub enum Decision {
     Fail { reason: String },
 }
 
-/// Errors that the same request will always get again: retrying only pays again or wastes time.
 /// Deliveries a job gets on its lane before it is dead-lettered: the lane consumer's
 /// `max_retries` in wrangler.toml, plus the first (xtask tests that the two agree). Counted on
 /// the job (its `attempts`), not on the message, so a message lost in a restart and sent again
@@ -54,6 +53,7 @@ pub fn retries_exhausted(lane: crate::status::Lane, attempt: u32) -> bool {
     attempt >= max_deliveries(lane)
 }
 
+/// Errors that the same request will always get again: retrying only pays again or wastes time.
 pub fn is_permanent(status: u16) -> bool {
     matches!(status, 400 | 401 | 403 | 404 | 413)
 }

@@ -174,52 +174,58 @@ fn ok(v: Value) -> Response {
     with_headers(Json(v).into_response(), vec![])
 }
 
-/// Runs a batch endpoint: headers checked, batches settled, the call counted.
+/// Runs a batch endpoint: headers checked, batches settled, the call counted. With
+/// `batch_faults`, a random fault of the endpoint itself is drawn once the headers are good.
 async fn endpoint(
     sim: &Sim,
     headers: &HeaderMap,
     name: &str,
     f: impl FnOnce(&mut Inner, i64) -> Result<Response, SimError>,
 ) -> Response {
-    // Random faults of the endpoint itself (only with `batch_faults`), drawn once the headers
-    // are good. A hung create still makes its batch: the client cannot tell it exists.
-    let checked = check_headers(sim, headers);
-    let (fault, hang_ms, retry_after_s) = {
+    let drawn = check_headers(sim, headers).map(|_| {
         let mut guard = sim.lock();
         let inner = &mut *guard;
-        let fault = if checked.is_ok() {
-            faults::endpoint_fault(&inner.knobs, &mut inner.rng)
-        } else {
-            Fault::None
-        };
+        let fault = faults::endpoint_fault(&inner.knobs, &mut inner.rng);
         (fault, inner.knobs.hang_ms, inner.knobs.retry_after_s)
-    };
-    let result = checked.and_then(|_| match fault {
-        Fault::Status(status) => Err(SimError::injected(status, retry_after_s)),
-        Fault::Hang if name != "batches.create" => Ok(None),
-        _ => {
-            let mut inner = sim.lock();
-            let now = now_ms();
-            settle(&mut inner, now);
-            f(&mut inner, now).map(Some)
-        }
     });
-    if fault == Fault::Hang {
-        sim.lock().stats.call(name, "hang");
-        tokio::time::sleep(std::time::Duration::from_millis(hang_ms)).await;
-        return SimError::new(ErrorType::TimeoutError, "Request timed out").into_response();
-    }
+    let result = match drawn {
+        Err(e) => Err(e),
+        Ok((Fault::Status(status), _, retry_after_s)) => {
+            Err(SimError::injected(status, retry_after_s))
+        }
+        Ok((Fault::Hang, hang_ms, _)) => {
+            // A hung create still makes its batch: the client cannot tell it exists.
+            if name == "batches.create" {
+                let _ = settled(sim, f);
+            }
+            sim.lock().stats.call(name, "hang");
+            tokio::time::sleep(std::time::Duration::from_millis(hang_ms)).await;
+            return SimError::new(ErrorType::TimeoutError, "Request timed out").into_response();
+        }
+        Ok(_) => settled(sim, f),
+    };
     let mut inner = sim.lock();
     match result {
         Ok(r) => {
             inner.stats.call(name, 200);
-            r.expect("an answer unless hung")
+            r
         }
         Err(e) => {
             inner.stats.call(name, e.status);
             e.into_response()
         }
     }
+}
+
+/// Settles the batches that are due, then runs `f` on the state.
+fn settled(
+    sim: &Sim,
+    f: impl FnOnce(&mut Inner, i64) -> Result<Response, SimError>,
+) -> Result<Response, SimError> {
+    let mut inner = sim.lock();
+    let now = now_ms();
+    settle(&mut inner, now);
+    f(&mut inner, now)
 }
 
 fn find<'a>(inner: &'a mut Inner, id: &str) -> Result<&'a mut Batch, SimError> {

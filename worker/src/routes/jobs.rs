@@ -47,11 +47,11 @@ pub async fn submit(
     let user = caller.user_id.as_str();
     crate::ops::admit(&state.env, &state.config, user).await?;
     let db = state.env.d1(DB)?;
-    let idem = idempotency(&db, user, key, prompt::body_hash(&body), now_ms()).await?;
-    let record = match &idem {
-        Idem::Replay(job_id) => return Ok(accepted(job_id)),
-        Idem::Fresh(record) => record.as_ref().map(|(k, h)| (k.as_str(), h.as_str())),
+    let record = match idempotency(&db, user, key, prompt::body_hash(&body), now_ms()).await? {
+        Idem::Replay(job_id) => return Ok(accepted(&job_id)),
+        Idem::Fresh(record) => record,
     };
+    let record = record.as_ref().map(|(k, h)| (k.as_str(), h.as_str()));
     let id = create_prompt_job(&state, user, &input, record).await?;
     Ok(accepted(&id))
 }

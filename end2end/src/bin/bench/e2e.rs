@@ -15,12 +15,7 @@ use pipeline::ops::Percentiles;
 use serde_json::{json, Value};
 
 pub fn run(args: &[String]) {
-    let jobs = args
-        .iter()
-        .position(|a| a == "--jobs")
-        .and_then(|i| args.get(i + 1))
-        .and_then(|n| n.parse().ok())
-        .unwrap_or(100usize);
+    let jobs = crate::arg(args, "--jobs", 100) as usize;
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

@@ -12,15 +12,8 @@ use std::time::{Duration, Instant};
 use end2end::spawn_stack_with;
 
 pub fn run(args: &[String]) {
-    let arg = |name: &str, default: u64| {
-        args.iter()
-            .position(|a| a == name)
-            .and_then(|i| args.get(i + 1))
-            .and_then(|n| n.parse().ok())
-            .unwrap_or(default)
-    };
-    let clients = arg("--clients", 200) as usize;
-    let seconds = arg("--seconds", 10);
+    let clients = crate::arg(args, "--clients", 200) as usize;
+    let seconds = crate::arg(args, "--seconds", 10);
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -127,10 +120,7 @@ pub fn run(args: &[String]) {
     drop(stack);
     rt.shutdown_timeout(Duration::from_secs(5));
     println!("{table}");
-    let dir = xtask::paths::target_dir().join("bench");
-    std::fs::create_dir_all(&dir).expect("target/bench");
-    std::fs::write(dir.join("load.md"), &table).expect("write load.md");
-    eprintln!("written to {}", dir.join("load.md").display());
+    crate::write("load", &table);
     if rows != accepted || server_errors > 0 {
         eprintln!("FAILED: {server_errors} 5xx / unanswered, {rows} rows for {accepted} accepted");
         std::process::exit(1);

@@ -63,6 +63,15 @@ fn main() {
     }
 }
 
+/// The number after `name` on the command line (`--jobs 200`), or `default`.
+pub fn arg(args: &[String], name: &str, default: u64) -> u64 {
+    args.iter()
+        .position(|a| a == name)
+        .and_then(|i| args.get(i + 1))
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(default)
+}
+
 /// `target/bench/<name>.md`.
 pub fn write(name: &str, table: &str) {
     let dir = xtask::paths::target_dir().join("bench");
@@ -104,11 +113,10 @@ fn all() {
             failed.push(name);
         }
         doc.push_str(&format!("\n_`bench {name}` took {took:.0} s._\n"));
-        std::fs::create_dir_all(&dir).expect("target/bench");
-        std::fs::write(dir.join("results.md"), &doc).expect("write results.md");
+        // Rewritten after each benchmark, so a run cut short keeps what it measured.
+        write("results", &doc);
     }
     println!("{doc}");
-    eprintln!("written to {}", dir.join("results.md").display());
     if !failed.is_empty() {
         eprintln!("FAILED: {failed:?}");
         std::process::exit(1);
@@ -155,12 +163,7 @@ fn header() -> String {
 }
 
 fn budget(args: &[String]) {
-    let jobs = args
-        .iter()
-        .position(|a| a == "--jobs")
-        .and_then(|i| args.get(i + 1))
-        .and_then(|n| n.parse().ok())
-        .unwrap_or(500usize);
+    let jobs = arg(args, "--jobs", 500) as usize;
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -194,10 +197,7 @@ fn budget(args: &[String]) {
     rt.shutdown_timeout(Duration::from_secs(5));
     let table = table(&rows, jobs);
     println!("{table}");
-    let dir = xtask::paths::target_dir().join("bench");
-    std::fs::create_dir_all(&dir).expect("target/bench");
-    std::fs::write(dir.join("budget.md"), &table).expect("write budget.md");
-    eprintln!("written to {}", dir.join("budget.md").display());
+    write("budget", &table);
 }
 
 /// What one pass measured.

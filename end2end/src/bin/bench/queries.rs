@@ -17,12 +17,7 @@ const CHUNK: u64 = 100_000;
 const RUNS: usize = 7;
 
 pub fn run(args: &[String]) {
-    let rows: u64 = args
-        .iter()
-        .position(|a| a == "--rows")
-        .and_then(|i| args.get(i + 1))
-        .and_then(|n| n.parse().ok())
-        .unwrap_or(1_000_000);
+    let rows = crate::arg(args, "--rows", 1_000_000);
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -143,10 +138,7 @@ pub fn run(args: &[String]) {
     drop(stack);
     rt.shutdown_timeout(Duration::from_secs(5));
     println!("{table}");
-    let dir = xtask::paths::target_dir().join("bench");
-    std::fs::create_dir_all(&dir).expect("target/bench");
-    std::fs::write(dir.join("queries.md"), &table).expect("write queries.md");
-    eprintln!("written to {}", dir.join("queries.md").display());
+    crate::write("queries", &table);
 }
 
 /// Rows `start..end` of `total`, created over the 60 days before `now`.
