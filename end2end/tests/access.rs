@@ -322,7 +322,7 @@ async fn each_role_sees_usage_and_an_admin_sees_charts_and_replays_a_dead_letter
         &s,
         "/jobs",
         Some(&user),
-        json!({"prompt": "Gina's weekly report", "priority": "high", "max_tokens": 40}),
+        json!({"prompt": "Gina's weekly report", "priority": "high", "max_tokens": 40, "output_config": {"effort": "low"}}),
     )
     .await;
     let done = ack["jobId"].as_str().unwrap().to_string();
@@ -330,7 +330,7 @@ async fn each_role_sees_usage_and_an_admin_sees_charts_and_replays_a_dead_letter
         &s,
         "/jobs",
         Some(&user),
-        json!({"prompt": "Gina's flaky job [[sim:529x6]]", "priority": "high", "max_tokens": 40}),
+        json!({"prompt": "Gina's flaky job [[sim:529x6]]", "priority": "high", "max_tokens": 40, "output_config": {"effort": "low"}}),
     )
     .await;
     let dead = ack["jobId"].as_str().unwrap().to_string();

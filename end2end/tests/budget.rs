@@ -110,12 +110,12 @@ async fn fifty_bulk_jobs_make_one_batch_create_and_cost_half_of_the_same_jobs_in
     let creates = calls(&s, "batches.create 200");
     let mut bulk = Vec::new();
     for i in 0..50 {
-        let body = json!({"prompt": prompt(i), "priority": "bulk", "max_tokens": 100});
+        let body = json!({"prompt": prompt(i), "priority": "bulk", "max_tokens": 100, "output_config": {"effort": "low"}});
         bulk.push(submit_job(&s.base_url, user, &body).await);
     }
     let mut sync = Vec::new();
     for i in 0..50 {
-        let body = json!({"prompt": prompt(i), "priority": "high", "max_tokens": 100});
+        let body = json!({"prompt": prompt(i), "priority": "high", "max_tokens": 100, "output_config": {"effort": "low"}});
         sync.push(submit_job(&s.base_url, user, &body).await);
     }
     // The 50th waiting job triggers the flush in the bulk consumer: no cron needed for it.
@@ -193,7 +193,7 @@ async fn a_burst_beyond_the_rate_limit_waits_for_the_budget_and_draws_no_429(s: 
     let started = Instant::now();
     let mut ids = Vec::new();
     for i in 0..40 {
-        let body = json!({"prompt": format!("Burst {i}: one line, please."), "max_tokens": 50});
+        let body = json!({"prompt": format!("Burst {i}: one line, please."), "max_tokens": 50, "output_config": {"effort": "low"}});
         ids.push(submit_job(&s.base_url, user, &body).await);
     }
     all_reach(&s, user, &ids, "completed", 170).await;
@@ -222,7 +222,7 @@ async fn a_burst_beyond_the_rate_limit_waits_for_the_budget_and_draws_no_429(s: 
         .as_array()
         .unwrap()
         .iter()
-        .find(|c| c["class"] == "claude-sonnet-5")
+        .find(|c| c["class"] == "sonnet-5-5")
         .cloned()
         .unwrap_or_else(|| panic!("no class for the default model: {budget}"));
     assert_eq!(class["requests"]["limit"], RPM, "{class}");
@@ -233,7 +233,7 @@ async fn a_burst_beyond_the_rate_limit_waits_for_the_budget_and_draws_no_429(s: 
 async fn a_429_pauses_the_budget_and_the_job_still_completes(s: Arc<TestStack>) {
     let user = "pause";
     let (_, before) = get_json(&s.url("/api/budget")).await;
-    let body = json!({"prompt": "Rate limited once [[sim:429x1]]", "max_tokens": 50});
+    let body = json!({"prompt": "Rate limited once [[sim:429x1]]", "max_tokens": 50, "output_config": {"effort": "low"}});
     let id = submit_job(&s.base_url, user, &body).await;
     all_reach(&s, user, std::slice::from_ref(&id), "completed", 60).await;
     let j = get_job(&s.base_url, user, &id).await;
@@ -250,7 +250,7 @@ async fn a_long_shared_system_prompt_is_written_once_then_read_from_the_cache(s:
     let system = "You answer for the support team. Follow the policy below exactly. ".repeat(90);
     let mut jobs = Vec::new();
     for q in ["How do refunds work?", "How do I reset a password?"] {
-        let body = json!({"prompt": q, "system": system, "max_tokens": 60});
+        let body = json!({"prompt": q, "system": system, "max_tokens": 300, "output_config": {"effort": "low"}});
         let id = submit_job(&s.base_url, user, &body).await;
         all_reach(&s, user, std::slice::from_ref(&id), "completed", 60).await;
         jobs.push(get_job(&s.base_url, user, &id).await);

@@ -188,15 +188,15 @@ impl Sort {
             ),
             Sort::PromptHigh => (
                 "/jobs",
-                json!({"prompt": format!("Chaos prompt {i}: summarise our {topic} incidents."), "priority": "high", "max_tokens": 64}),
+                json!({"prompt": format!("Chaos prompt {i}: summarise our {topic} incidents."), "priority": "high", "max_tokens": 64, "output_config": {"effort": "low"}}),
             ),
             Sort::PromptBulk => (
                 "/jobs",
-                json!({"prompt": format!("Chaos bulk prompt {i}: list {topic} risks."), "priority": "bulk", "max_tokens": 64}),
+                json!({"prompt": format!("Chaos bulk prompt {i}: list {topic} risks."), "priority": "bulk", "max_tokens": 64, "output_config": {"effort": "low"}}),
             ),
             Sort::Poison => (
                 "/jobs",
-                json!({"prompt": format!("Chaos poison {i} [[sim:500x6]]: fails six times."), "priority": "high", "max_tokens": 64}),
+                json!({"prompt": format!("Chaos poison {i} [[sim:500x6]]: fails six times."), "priority": "high", "max_tokens": 64, "output_config": {"effort": "low"}}),
             ),
         }
     }

@@ -63,7 +63,7 @@ async fn until(s: &Arc<TestStack>, id: &str, status: &str, cron: bool) -> Value 
 async fn a_high_priority_prompt_completes_and_its_result_is_served(s: Arc<TestStack>) {
     let id = submit(
         &s,
-        json!({"prompt": "Explain queues in one sentence.", "max_tokens": 200}),
+        json!({"prompt": "Explain queues in one sentence.", "max_tokens": 200, "output_config": {"effort": "low"}}),
     )
     .await;
     let done = until(&s, &id, "completed", false).await;
@@ -110,6 +110,7 @@ async fn a_bulk_prompt_goes_through_a_message_batch_at_half_price(s: Arc<TestSta
         done["model"].as_str().unwrap(),
         &usage,
         pipeline::pricing::Tier::Batch,
+        done["completed_at"].as_i64().unwrap(),
     );
     assert_eq!(Some(done["cost_micros"].as_u64().unwrap()), half);
     assert_eq!(Some(s.sim_cost(&id)), half, "the simulator billed the same");

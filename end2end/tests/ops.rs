@@ -64,7 +64,7 @@ async fn dead_letter(s: &Arc<TestStack>, user: &str, prompt: &str) -> String {
     let id = submit_job(
         &s.base_url,
         user,
-        &json!({"prompt": format!("{prompt} [[sim:529x6]]"), "priority": "high", "max_tokens": 40}),
+        &json!({"prompt": format!("{prompt} [[sim:529x6]]"), "priority": "high", "max_tokens": 40, "output_config": {"effort": "low"}}),
     )
     .await;
     until(s, user, &id, "dead_lettered").await;
@@ -292,7 +292,7 @@ async fn ack_job(s: &Arc<TestStack>) -> String {
     let id = submit_job(
         &s.base_url,
         "bulk-user",
-        &json!({"prompt": "A plain job", "priority": "high", "max_tokens": 20}),
+        &json!({"prompt": "A plain job", "priority": "high", "max_tokens": 20, "output_config": {"effort": "low"}}),
     )
     .await;
     until(s, "bulk-user", &id, "completed").await;
@@ -307,7 +307,7 @@ async fn the_cron_writes_a_metrics_row_with_latencies_lanes_and_models(s: Arc<Te
             submit_job(
                 &s.base_url,
                 user,
-                &json!({"prompt": format!("Metrics job {i}"), "priority": "high", "max_tokens": 30}),
+                &json!({"prompt": format!("Metrics job {i}"), "priority": "high", "max_tokens": 30, "output_config": {"effort": "low"}}),
             )
             .await,
         );
@@ -360,7 +360,7 @@ async fn usage_agrees_with_the_jobs_to_the_micro_dollar_and_exports_csv(s: Arc<T
             submit_job(
                 &s.base_url,
                 user,
-                &json!({"prompt": format!("Usage sync {i}"), "priority": "high", "max_tokens": 50}),
+                &json!({"prompt": format!("Usage sync {i}"), "priority": "high", "max_tokens": 50, "output_config": {"effort": "low"}}),
             )
             .await,
         );
@@ -371,7 +371,7 @@ async fn usage_agrees_with_the_jobs_to_the_micro_dollar_and_exports_csv(s: Arc<T
             submit_job(
                 &s.base_url,
                 user,
-                &json!({"prompt": format!("Usage batch {i}"), "priority": "bulk", "max_tokens": 50}),
+                &json!({"prompt": format!("Usage batch {i}"), "priority": "bulk", "max_tokens": 50, "output_config": {"effort": "low"}}),
             )
             .await,
         );
@@ -472,7 +472,7 @@ async fn a_daily_cap_refuses_new_jobs_and_the_soft_threshold_alerts_once(s: Arc<
     let first = submit_job(
         &s.base_url,
         user,
-        &json!({"prompt": "Spend a little", "priority": "high", "max_tokens": 30}),
+        &json!({"prompt": "Spend a little", "priority": "high", "max_tokens": 30, "output_config": {"effort": "low"}}),
     )
     .await;
     let spent = until(&s, user, &first, "completed").await["cost_micros"]
@@ -502,7 +502,7 @@ async fn a_daily_cap_refuses_new_jobs_and_the_soft_threshold_alerts_once(s: Arc<
         let id = submit_job(
             &s.base_url,
             user,
-            &json!({"prompt": "Still fine", "max_tokens": 5, "priority": "bulk"}),
+            &json!({"prompt": "Still fine", "max_tokens": 5, "output_config": {"effort": "low"}, "priority": "bulk"}),
         )
         .await;
         let (status, _) = post(&s, user, &format!("/jobs/{id}/cancel"), None).await;

@@ -294,7 +294,7 @@ async fn other_users_uploads_are_404(s: Arc<TestStack>) {
 }
 
 async fn high_job_ms(s: &TestStack, user: &str) -> i64 {
-    let body = serde_json::json!({"prompt": "Interactive, please.", "max_tokens": 50});
+    let body = serde_json::json!({"prompt": "Interactive, please.", "max_tokens": 50, "output_config": {"effort": "low"}});
     let id = submit_job(&s.base_url, user, &body).await;
     eventually(
         "the high-lane job completes",

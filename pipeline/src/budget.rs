@@ -243,11 +243,12 @@ impl Need {
     }
 }
 
-/// The model class whose limits a model shares (`claude-sonnet-5-5-20261001` and
-/// `claude-sonnet-5-5` are one class): the model's price row, or the model itself.
+/// The model class whose limits a model shares, pooled as the provider pools them: the
+/// catalog's rate-limit group (an alias and its snapshot are one class; Opus 4.8 … 4.5 share
+/// one pool), or the model itself when the catalog does not know it.
 pub fn class_of(model: &str) -> String {
-    crate::pricing::price_of(model)
-        .map(|p| p.prefix.trim_end_matches('-').to_owned())
+    crate::models::find(model)
+        .map(|m| m.rate_group.to_owned())
         .unwrap_or_else(|| model.to_owned())
 }
 
@@ -860,7 +861,12 @@ mod tests {
 
     #[test]
     fn dated_models_share_their_class() {
-        assert_eq!(class_of("claude-sonnet-5-5-20261001"), class_of(M));
+        assert_eq!(
+            class_of("claude-haiku-4-5"),
+            class_of("claude-haiku-4-5-20251001")
+        );
+        assert_eq!(class_of("claude-opus-4-8"), class_of("claude-opus-4-5"));
+        assert_ne!(class_of("claude-sonnet-5"), class_of(M));
         assert_ne!(class_of("claude-haiku-4-5"), class_of(M));
         assert_eq!(class_of("some-new-model"), "some-new-model");
     }

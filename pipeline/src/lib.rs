@@ -14,7 +14,11 @@
 //! - [`multipart`]: a streaming, tolerant multipart/form-data reader.
 //! - [`ops`]: the operator's side: failure classes, metrics, usage reports, daily budgets, DLQ triage.
 //! - [`pdf`]: multi-PDF uploads: limits, file checks, display names, templates, requests, extraction.
-//! - [`pricing`]: the price table and cost in micro-dollars.
+//! - [`models`]: the model catalog: ids, limits, what each model refuses, prices with their
+//!   dates, tokenizers, rate-limit groups, retirement.
+//! - [`shape`]: requests checked and shaped per model (nothing is sent that a model refuses).
+//! - [`answer`]: what a paid answer means for its job (usable, or failed once, never retried).
+//! - [`pricing`]: cost in micro-dollars at the catalog's prices.
 //! - [`prompt`]: prompt jobs' input and the Idempotency-Key rules.
 //! - [`retry`]: what a consumer does after a call (ack, retry with backoff, fail).
 //! - [`rollout`]: which users' calls take the queue path.
@@ -26,6 +30,7 @@
 //! - [`error`]: the contract's error envelope.
 //! - [`feedback`]: the feedback flow's input, prompt and analysis (with JSON repair).
 
+pub mod answer;
 pub mod anthropic;
 pub mod batching;
 pub mod budget;
@@ -36,6 +41,7 @@ pub mod feedback;
 pub mod identity;
 pub mod jobs;
 pub mod lanes;
+pub mod models;
 pub mod multipart;
 pub mod ops;
 pub mod pdf;
@@ -43,6 +49,7 @@ pub mod pricing;
 pub mod prompt;
 pub mod retry;
 pub mod rollout;
+pub mod shape;
 pub mod status;
 pub mod timing;
 pub mod tokens;

@@ -671,12 +671,9 @@ impl UsageReport {
             if batch {
                 savings.batch_micros += g.cost_micros;
             }
-            if let Some(p) = crate::pricing::price_of(&model) {
-                // µ$ per MTok × tokens; halved for batch jobs.
-                let read = g.cache_read_tokens as i128
-                    * p.input as i128
-                    * (1000 - p.cache_read_permille as i128)
-                    / 1000;
+            if let Some((_, p)) = crate::pricing::price_of(&model, g.day * DAY_MS) {
+                // µ$ per MTok × tokens (at that day's prices); halved for batch jobs.
+                let read = g.cache_read_tokens as i128 * (p.input as i128 - p.cache_read as i128);
                 let premium = g.cache_write_tokens as i128 * p.input as i128 / 4;
                 let net = (read - premium) / if batch { 2 } else { 1 };
                 cache_saved += net;
@@ -1021,8 +1018,9 @@ pub struct ReplayEdit {
 }
 
 impl ReplayEdit {
-    /// From the replay's body (empty = no edits).
-    pub fn parse(body: &[u8]) -> Result<ReplayEdit, ApiError> {
+    /// From the replay's body (empty = no edits) at `now_ms`: a model must be in the catalog
+    /// and not retired; `max_tokens` is checked against the model when the request is built.
+    pub fn parse(body: &[u8], now_ms: i64) -> Result<ReplayEdit, ApiError> {
         if body.iter().all(u8::is_ascii_whitespace) {
             return Ok(ReplayEdit::default());
         }
@@ -1032,27 +1030,17 @@ impl ReplayEdit {
             match k.as_str() {
                 "model" if v.is_null() => {}
                 "model" => {
-                    let m = v.as_str().filter(|m| is_model_name(m)).ok_or_else(|| {
-                        ApiError::bad_request(
-                            "invalid_model",
-                            "model must be a model id such as claude-sonnet-5-5",
-                            Some("model"),
-                        )
-                    })?;
-                    edit.model = Some(m.to_owned());
+                    edit.model = Some(crate::models::parse_model(Some(v), now_ms)?.id.to_owned());
                 }
                 "max_tokens" if v.is_null() => {}
                 "max_tokens" => {
                     let n = v
                         .as_u64()
-                        .filter(|n| (1..=crate::prompt::MAX_MAX_TOKENS as u64).contains(n))
+                        .filter(|n| (1..=MAX_OUTPUT as u64).contains(n))
                         .ok_or_else(|| {
                             ApiError::bad_request(
                                 "invalid_max_tokens",
-                                format!(
-                                    "max_tokens must be a whole number from 1 to {}",
-                                    crate::prompt::MAX_MAX_TOKENS
-                                ),
+                                format!("max_tokens must be a whole number from 1 to {MAX_OUTPUT}"),
                                 Some("max_tokens"),
                             )
                         })?;
@@ -1087,12 +1075,8 @@ impl ReplayEdit {
     }
 }
 
-fn is_model_name(m: &str) -> bool {
-    !m.is_empty()
-        && m.len() <= 100
-        && m.bytes()
-            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'@'))
-}
+/// The largest `max_tokens` of any model (each model's own limit is checked on its request).
+const MAX_OUTPUT: u32 = 128_000;
 
 /// Whether a job may be replayed: dead-lettered, failed, expired or canceled, and not already
 /// replayed. Completed → 409; still going → 409.
@@ -1235,6 +1219,9 @@ pub mod sql {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// 2026-12-01.
+    const NOW_TEST: i64 = 1_796_083_200_000;
     use proptest::prelude::*;
 
     #[test]
@@ -1478,22 +1465,24 @@ mod tests {
                 .status,
             409
         );
-        let e = ReplayEdit::parse(br#"{"model":"claude-haiku-5-5","max_tokens":50}"#).unwrap();
+        let e = ReplayEdit::parse(br#"{"model":"claude-haiku-5-5","max_tokens":50}"#, NOW_TEST)
+            .unwrap();
         assert_eq!(
             (e.model.as_deref(), e.max_tokens),
             (Some("claude-haiku-5-5"), Some(50))
         );
         assert!(e.check_kind(Kind::Prompt).is_ok());
         assert_eq!(e.check_kind(Kind::Feedback).unwrap_err().status, 400);
-        assert!(ReplayEdit::parse(b"").unwrap().is_empty());
+        assert!(ReplayEdit::parse(b"", NOW_TEST).unwrap().is_empty());
         for bad in [
             &br#"{"model":""}"#[..],
             br#"{"max_tokens":0}"#,
             br#"{"temperature":1}"#,
             b"[1]",
             br#"{"model":"a b"}"#,
+            br#"{"model":"claude-sonnet-4-5"}"#,
         ] {
-            assert_eq!(ReplayEdit::parse(bad).unwrap_err().status, 400);
+            assert_eq!(ReplayEdit::parse(bad, NOW_TEST).unwrap_err().status, 400);
         }
         assert_eq!(
             (0..12).map(|i| replay_delay_s(i, 5)).collect::<Vec<_>>(),

@@ -1,61 +1,16 @@
-//! Prices and cost. Money is integer micro-dollars; this table is the product's own (the
-//! simulator keeps an independent one, so each checks the other).
+//! Cost. Money is integer micro-dollars; the prices are the model catalog's
+//! ([`crate::models`], each with its source and the day it took effect), and the simulator
+//! keeps an independent table, so each checks the other.
 //!
-//! Prices are kept in micro-dollars per million tokens and every cost is computed in integers,
-//! so a job's cost is exact and reproducible. Cache writes cost 1.25× input (5-minute) or 2×
-//! (1-hour); cache reads a model-specific fraction of input; the Message Batches API half of
-//! everything.
+//! Every cost is computed in integers, so a job's cost is exact and reproducible. Cache writes
+//! cost 1.25× input (5-minute) or 2× (1-hour); cache reads the model's own rate; the Message
+//! Batches API half of everything (platform.claude.com/docs/en/about-claude/pricing).
 
 use serde::{Deserialize, Serialize};
 
 use crate::anthropic::Usage;
-
-/// The model the product uses unless a job names another.
-pub const DEFAULT_MODEL: &str = "claude-sonnet-5-5";
-
-/// One model family's prices, in micro-dollars per million tokens (so `3_000_000` is $3 / MTok).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ModelPrice {
-    /// The row applies to model ids starting with this.
-    pub prefix: &'static str,
-    pub input: u64,
-    pub output: u64,
-    /// Cache reads, in thousandths of the input price (100 = 0.1×).
-    pub cache_read_permille: u64,
-}
-
-/// Most specific prefixes first: the first match wins.
-pub const PRICES: &[ModelPrice] = &[
-    row("claude-fable-5-", 10.0, 50.0, 25),
-    row("claude-mythos-5-", 10.0, 50.0, 25),
-    row("claude-fable-5", 10.0, 50.0, 100),
-    row("claude-mythos", 10.0, 50.0, 100),
-    row("claude-opus-5-5", 4.0, 20.0, 50),
-    row("claude-opus-5", 5.0, 25.0, 100),
-    row("claude-opus-4-0", 15.0, 75.0, 100),
-    row("claude-opus-4-1", 15.0, 75.0, 100),
-    row("claude-opus-4-2025", 15.0, 75.0, 100),
-    row("claude-opus-4-", 5.0, 25.0, 100),
-    row("claude-sonnet-5", 2.0, 10.0, 100),
-    row("claude-sonnet-4", 3.0, 15.0, 100),
-    row("claude-haiku-5-5", 0.1, 0.5, 100),
-    row("claude-haiku-4-5", 1.0, 5.0, 100),
-    row("claude-3-5-haiku", 0.8, 4.0, 100),
-    row("claude-3-haiku", 0.25, 1.25, 100),
-];
-
-/// A row from list prices in dollars per million tokens (written as on the pricing page).
-const fn row(prefix: &'static str, input: f64, output: f64, read_permille: u64) -> ModelPrice {
-    ModelPrice {
-        prefix,
-        input: (input * 1_000_000.0) as u64,
-        output: (output * 1_000_000.0) as u64,
-        cache_read_permille: read_permille,
-    }
-}
-
-/// Haiku 5.5 prompts over this many tokens are billed at five times the rate.
-const HAIKU_5_5_LONG: u64 = 100_000;
+pub use crate::models::DEFAULT_MODEL;
+use crate::models::{find, Model, Price};
 
 /// How the call was billed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -65,34 +20,41 @@ pub enum Tier {
     Batch,
 }
 
-pub fn price_of(model: &str) -> Option<&'static ModelPrice> {
-    PRICES.iter().find(|p| model.starts_with(p.prefix))
+/// The price list of `model` (an id or an alias) in force at `at_ms`.
+pub fn price_of(model: &str, at_ms: i64) -> Option<(&'static Model, &'static Price)> {
+    let m = find(model)?;
+    Some((m, m.price_at(at_ms)?))
 }
 
-/// Cost in micro-dollars, exact and rounded half up once at the end: input at the input price,
-/// 5-minute cache writes at 1.25×, 1-hour cache writes at 2×, cache reads at the model's read
-/// factor, output at the output price; the Message Batches API halves all of it (stacking with
-/// the cache multipliers). `None` for a model the table does not know: flagged, never priced 0.
-pub fn cost_micros(model: &str, usage: &Usage, tier: Tier) -> Option<u64> {
-    let p = price_of(model)?;
+/// Cost in micro-dollars at the rates in force at `at_ms` (when the job completed), exact and
+/// rounded half up once at the end: input at the input price, 5-minute cache writes at 1.25×,
+/// 1-hour cache writes at 2×, cache reads at the model's read price, output (thinking included:
+/// the API counts it in `output_tokens`) at the output price; a long-prompt band multiplies
+/// everything; the Message Batches API halves all of it (stacking with the cache multipliers).
+/// `None` for a model the catalog does not know: flagged, never priced 0.
+pub fn cost_micros(model: &str, usage: &Usage, tier: Tier, at_ms: i64) -> Option<u64> {
+    let (m, p) = price_of(model, at_ms)?;
     let prompt = usage.input_tokens as u64
         + usage.cache_creation_input_tokens as u64
         + usage.cache_read_input_tokens as u64;
-    let long = if p.prefix == "claude-haiku-5-5" && prompt > HAIKU_5_5_LONG {
-        5
-    } else {
-        1
-    };
-    let (input, output) = ((p.input * long) as u128, (p.output * long) as u128);
+    let times = match m.long_prompt {
+        Some(l) if prompt > l.tokens => l.times,
+        _ => 1,
+    } as u128;
+    let (input, output, read) = (
+        p.input as u128 * times,
+        p.output as u128 * times,
+        p.cache_read as u128 * times,
+    );
     let write_1h = usage.cache_write_1h() as u128;
     let write_5m = usage.cache_creation_input_tokens as u128 - write_1h;
-    // Everything in µ$·tok/MTok × 8,000 (the common denominator of 5/4, 2, permille and ½).
-    let numerator = usage.input_tokens as u128 * input * 8_000
-        + write_5m * input * 10_000
-        + write_1h * input * 16_000
-        + usage.cache_read_input_tokens as u128 * input * p.cache_read_permille as u128 * 8
-        + usage.output_tokens as u128 * output * 8_000;
-    let denominator: u128 = 8_000
+    // Everything in µ$·tok/MTok × 4 (the common denominator of 5/4 and 2), then ½ for batches.
+    let numerator = usage.input_tokens as u128 * input * 4
+        + write_5m * input * 5
+        + write_1h * input * 8
+        + usage.cache_read_input_tokens as u128 * read * 4
+        + usage.output_tokens as u128 * output * 4;
+    let denominator: u128 = 4
         * 1_000_000
         * match tier {
             Tier::Standard => 1,
@@ -116,13 +78,23 @@ mod tests {
         }
     }
 
+    /// 2026-12-01, the day these tests were written against the pricing page.
+    const NOW: i64 = 1_796_083_200_000;
+
     fn cost(m: &str, usage: &Usage, tier: Tier) -> u64 {
-        cost_micros(m, usage, tier).unwrap()
+        cost_micros(m, usage, tier, NOW).unwrap()
+    }
+
+    fn live() -> impl Iterator<Item = &'static str> {
+        crate::models::CATALOG
+            .iter()
+            .filter(|m| !m.is_retired(NOW))
+            .map(|m| m.id)
     }
 
     #[test]
     fn the_default_model_is_priced() {
-        assert!(price_of(DEFAULT_MODEL).is_some());
+        assert!(price_of(DEFAULT_MODEL, NOW).is_some());
         assert_eq!(
             cost(
                 DEFAULT_MODEL,
@@ -136,7 +108,7 @@ mod tests {
     #[test]
     fn an_unknown_model_is_flagged_not_free() {
         assert_eq!(
-            cost_micros("gpt-4o", &u(1_000, 1_000, 0, 0), Tier::Standard),
+            cost_micros("gpt-4o", &u(1_000, 1_000, 0, 0), Tier::Standard, NOW),
             None
         );
     }
@@ -196,17 +168,43 @@ mod tests {
 
     #[test]
     fn list_prices_convert_exactly() {
-        let h = price_of("claude-haiku-5-5").unwrap();
-        assert_eq!((h.input, h.output), (100_000, 500_000));
-        let f = price_of("claude-3-haiku-20240307").unwrap();
-        assert_eq!((f.input, f.output), (250_000, 1_250_000));
+        let (_, h) = price_of("claude-haiku-5-5", NOW).unwrap();
+        assert_eq!(
+            (h.input, h.output, h.cache_read),
+            (100_000, 500_000, 10_000)
+        );
+        let (_, o) = price_of("claude-opus-5-5", NOW).unwrap();
+        assert_eq!(
+            (o.input, o.output, o.cache_read),
+            (4_000_000, 20_000_000, 200_000)
+        );
+        // An alias is priced as its snapshot.
+        assert_eq!(
+            price_of("claude-haiku-4-5", NOW),
+            price_of("claude-haiku-4-5-20251001", NOW)
+        );
+    }
+
+    #[test]
+    fn a_job_is_priced_at_the_rates_in_force_when_it_completed() {
+        let reads = u(0, 0, 0, 1_000_000);
+        let before = 1_791_244_800_000; // 2026-10-06
+        let after = 1_791_331_200_000; // 2026-10-07
+        let at = |t| cost_micros("claude-sonnet-5-5", &reads, Tier::Standard, t).unwrap();
+        assert_eq!((at(before), at(after)), (200_000, 100_000));
+    }
+
+    #[test]
+    fn haiku_5_5_prompts_over_100k_tokens_cost_five_times_more() {
+        let m = "claude-haiku-5-5";
+        assert_eq!(cost(m, &u(100_000, 1_000, 0, 0), Tier::Standard), 10_500);
+        assert_eq!(cost(m, &u(100_001, 1_000, 0, 0), Tier::Standard), 52_501);
     }
 
     proptest! {
         #[test]
         fn cost_grows_with_tokens(i in 0u32..1_000_000, o in 0u32..100_000, extra in 1u32..10_000) {
-            for p in PRICES {
-                let m = p.prefix;
+            for m in live() {
                 let base = cost(m, &u(i, o, 0, 0), Tier::Standard);
                 prop_assert!(cost(m, &u(i, o + extra, 0, 0), Tier::Standard) >= base);
                 prop_assert!(cost(m, &u(i + extra, o, 0, 0), Tier::Standard) >= base);
@@ -215,10 +213,10 @@ mod tests {
 
         #[test]
         fn a_batch_costs_half_to_the_micro_dollar(i in 0u32..1_000_000, o in 0u32..100_000, cw in 0u32..50_000, cr in 0u32..50_000) {
-            for p in PRICES {
+            for m in live() {
                 let usage = u(i, o, cw, cr);
-                let s = cost(p.prefix, &usage, Tier::Standard);
-                let b = cost(p.prefix, &usage, Tier::Batch);
+                let s = cost(m, &usage, Tier::Standard);
+                let b = cost(m, &usage, Tier::Batch);
                 prop_assert!((2 * b).abs_diff(s) <= 1);
             }
         }

@@ -5,17 +5,27 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
-use crate::anthropic::{CacheControl, Content, InputBlock, InputMessage, MessagesRequest, Role};
+use crate::anthropic::{
+    CacheControl, Content, InputBlock, InputMessage, MessagesRequest, Metadata, OutputConfig, Role,
+    Thinking, ToolChoice,
+};
 use crate::error::{json_object, ApiError};
-use crate::pricing::{price_of, DEFAULT_MODEL};
+use crate::models::parse_model;
+#[cfg(test)]
+use crate::models::DEFAULT_MODEL;
 use crate::status::{Lane, Mode};
 
-/// Longest prompt, in Unicode scalar values.
+/// Longest prompt (or all the text of `messages`), in Unicode scalar values.
 pub const MAX_PROMPT_CHARS: usize = 200_000;
 /// Longest system prompt.
 pub const MAX_SYSTEM_CHARS: usize = 50_000;
+/// `max_tokens` when the job names none: this much for the answer, plus the model's thinking
+/// room where thinking runs by default (it counts against `max_tokens`).
 pub const DEFAULT_MAX_TOKENS: u32 = 1024;
-pub const MAX_MAX_TOKENS: u32 = 64_000;
+/// Our own bounds where the API documents none: stop sequences, tools, `metadata.user_id`.
+pub const MAX_STOP_SEQUENCES: usize = 32;
+pub const MAX_TOOLS: usize = 128;
+pub const MAX_USER_ID_CHARS: usize = 256;
 /// A job may ask to expire after at most a week.
 pub const MAX_EXPIRES_IN_S: u64 = 7 * 24 * 3600;
 /// How long an idempotency key is remembered.
@@ -24,35 +34,19 @@ pub const IDEMPOTENCY_TTL_MS: i64 = 24 * 3600 * 1000;
 /// A validated `POST /jobs` body.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PromptInput {
-    pub prompt: String,
     pub priority: Lane,
     pub mode: Mode,
     pub model: String,
-    pub max_tokens: u32,
-    pub system: Option<String>,
     pub expires_in_s: Option<u64>,
+    /// The Messages request the job sends, checked against its model (kept in R2 as the
+    /// claim-check).
+    pub request: MessagesRequest,
 }
 
 impl PromptInput {
-    /// The Messages request this job sends (kept in R2 as the claim-check).
+    /// The Messages request this job sends.
     pub fn request(&self) -> MessagesRequest {
-        MessagesRequest {
-            model: self.model.clone(),
-            max_tokens: self.max_tokens,
-            // A job's system prompt is its fixed scaffolding: sent with a cache breakpoint, so
-            // jobs that share a long one (≥ the model's minimum) read it from the cache.
-            system: self.system.clone().map(|text| {
-                Content::Blocks(vec![InputBlock::Text {
-                    text,
-                    cache_control: Some(CacheControl::ephemeral()),
-                }])
-            }),
-            messages: vec![InputMessage {
-                role: Role::User,
-                content: Content::Text(self.prompt.clone()),
-            }],
-            temperature: None,
-        }
+        self.request.clone()
     }
 }
 
@@ -60,22 +54,45 @@ fn field(name: &str, msg: impl Into<String>) -> ApiError {
     ApiError::bad_request("invalid_field", msg, Some(name))
 }
 
-/// Parses and validates a `POST /jobs` body. Mode defaults follow the contract: sync on the high
-/// lane, batch on the bulk lane.
-pub fn parse_input(body: &[u8]) -> Result<PromptInput, ApiError> {
+/// A typed optional field: absent or null is `None`, a value that does not read is a 400
+/// naming the field with serde's reason.
+fn typed<T: serde::de::DeserializeOwned>(
+    obj: &serde_json::Map<String, Value>,
+    name: &str,
+) -> Result<Option<T>, ApiError> {
+    match obj.get(name) {
+        None | Some(Value::Null) => Ok(None),
+        Some(v) => serde_json::from_value(v.clone())
+            .map(Some)
+            .map_err(|e| field(name, format!("{name} is not valid: {e}"))),
+    }
+}
+
+/// The fields of a `POST /jobs` body.
+pub const FIELDS: &[&str] = &[
+    "prompt",
+    "messages",
+    "system",
+    "priority",
+    "mode",
+    "model",
+    "max_tokens",
+    "expires_in_s",
+    "stop_sequences",
+    "metadata",
+    "thinking",
+    "output_config",
+    "tools",
+    "tool_choice",
+];
+
+/// Parses and validates a `POST /jobs` body at `now_ms`. Mode defaults follow the contract: sync
+/// on the high lane, batch on the bulk lane. The model must be in the catalog and not retired,
+/// and every Messages parameter is checked against it ([`crate::shape::check`]): a setting the
+/// model refuses is a 400 naming the field, before anything is stored or paid.
+pub fn parse_input(body: &[u8], now_ms: i64) -> Result<PromptInput, ApiError> {
     let obj = &json_object(body)?;
-    crate::error::reject_unknown_fields(
-        obj,
-        &[
-            "prompt",
-            "priority",
-            "mode",
-            "model",
-            "max_tokens",
-            "system",
-            "expires_in_s",
-        ],
-    )?;
+    crate::error::reject_unknown_fields(obj, FIELDS)?;
     let text = |name: &str| -> Result<Option<&String>, ApiError> {
         match obj.get(name) {
             None | Some(Value::Null) => Ok(None),
@@ -92,15 +109,36 @@ pub fn parse_input(body: &[u8]) -> Result<PromptInput, ApiError> {
                 .ok_or_else(|| field(name, format!("{name} must be a whole number"))),
         }
     };
-    let prompt = text("prompt")?.ok_or_else(|| field("prompt", "prompt is required"))?;
-    let chars = prompt.chars().count();
-    if prompt.trim().is_empty() {
-        return Err(field("prompt", "prompt must not be empty"));
-    }
+    let messages = match (text("prompt")?, obj.get("messages")) {
+        (Some(_), Some(m)) if !m.is_null() => {
+            return Err(field(
+                "messages",
+                "send either prompt or messages, not both",
+            ))
+        }
+        (Some(prompt), _) => {
+            if prompt.trim().is_empty() {
+                return Err(field("prompt", "prompt must not be empty"));
+            }
+            vec![InputMessage::user(Content::Text(prompt.clone()))]
+        }
+        (None, _) => typed::<Vec<InputMessage>>(obj, "messages")?
+            .ok_or_else(|| field("prompt", "prompt (or messages) is required"))?,
+    };
+    check_messages(&messages)?;
+    let chars: usize = messages
+        .iter()
+        .map(|m| m.content.text().chars().count())
+        .sum();
     if chars > MAX_PROMPT_CHARS {
+        let name = if obj.contains_key("prompt") {
+            "prompt"
+        } else {
+            "messages"
+        };
         return Err(field(
-            "prompt",
-            format!("prompt must be at most {MAX_PROMPT_CHARS} characters (got {chars})"),
+            name,
+            format!("{name} must be at most {MAX_PROMPT_CHARS} characters (got {chars})"),
         ));
     }
     let priority = match text("priority")?.map(String::as_str) {
@@ -117,18 +155,17 @@ pub fn parse_input(body: &[u8]) -> Result<PromptInput, ApiError> {
         Some("batch") => Mode::Batch,
         Some(_) => return Err(field("mode", "mode must be \"sync\" or \"batch\"")),
     };
-    let model = match text("model")? {
-        None => DEFAULT_MODEL.to_string(),
-        Some(m) if price_of(m).is_some() && m.len() <= 100 => m.clone(),
-        Some(m) => return Err(field("model", format!("unknown model {m:?}"))),
-    };
+    let model = parse_model(obj.get("model"), now_ms)?;
     let max_tokens = match int("max_tokens")? {
-        None => DEFAULT_MAX_TOKENS,
-        Some(n) if (1..=MAX_MAX_TOKENS as u64).contains(&n) => n as u32,
+        None => (DEFAULT_MAX_TOKENS + model.thinking_room()).min(model.max_output),
+        Some(n) if (1..=model.max_output as u64).contains(&n) => n as u32,
         Some(_) => {
             return Err(field(
                 "max_tokens",
-                format!("max_tokens must be from 1 to {MAX_MAX_TOKENS}"),
+                format!(
+                    "max_tokens must be from 1 to {} for {} (thinking and text together)",
+                    model.max_output, model.id
+                ),
             ))
         }
     };
@@ -152,15 +189,96 @@ pub fn parse_input(body: &[u8]) -> Result<PromptInput, ApiError> {
             ))
         }
     };
+    let stop_sequences = typed::<Vec<String>>(obj, "stop_sequences")?;
+    if let Some(stops) = &stop_sequences {
+        if stops.len() > MAX_STOP_SEQUENCES || stops.iter().any(|s| s.trim().is_empty()) {
+            return Err(field(
+                "stop_sequences",
+                format!("stop_sequences must be at most {MAX_STOP_SEQUENCES} non-blank strings"),
+            ));
+        }
+    }
+    let metadata = typed::<Metadata>(obj, "metadata")?;
+    if metadata
+        .as_ref()
+        .and_then(|m| m.user_id.as_ref())
+        .is_some_and(|u| u.chars().count() > MAX_USER_ID_CHARS)
+    {
+        return Err(field(
+            "metadata",
+            format!("metadata.user_id must be at most {MAX_USER_ID_CHARS} characters"),
+        ));
+    }
+    let tools = typed::<Vec<serde_json::Map<String, Value>>>(obj, "tools")?;
+    if let Some(tools) = &tools {
+        if tools.len() > MAX_TOOLS
+            || tools
+                .iter()
+                .any(|t| !t.get("name").is_some_and(Value::is_string))
+        {
+            return Err(field(
+                "tools",
+                format!("tools must be at most {MAX_TOOLS} objects, each with a name"),
+            ));
+        }
+    }
+    let tool_choice = typed::<ToolChoice>(obj, "tool_choice")?;
+    if tool_choice.as_ref().is_some_and(ToolChoice::is_forced)
+        && tools.as_ref().is_none_or(|t| t.is_empty())
+    {
+        return Err(field("tool_choice", "a forced tool_choice needs tools"));
+    }
+    let mut request = MessagesRequest::new(model.id, max_tokens, messages);
+    // A job's system prompt is its fixed scaffolding: sent with a cache breakpoint, so jobs
+    // that share a long one (≥ the model's minimum) read it from the cache.
+    request.system = system.map(|text| {
+        Content::Blocks(vec![InputBlock::text(
+            text,
+            Some(CacheControl::ephemeral()),
+        )])
+    });
+    request.stop_sequences = stop_sequences;
+    request.metadata = metadata;
+    request.thinking = typed::<Thinking>(obj, "thinking")?;
+    request.output_config = typed::<OutputConfig>(obj, "output_config")?;
+    request.tools = tools.map(|t| t.into_iter().map(Value::Object).collect());
+    request.tool_choice = tool_choice;
+    crate::shape::check(&request, model)
+        .map_err(|r| ApiError::bad_request("unsupported_by_model", r.message, Some(r.field)))?;
     Ok(PromptInput {
-        prompt: prompt.clone(),
         priority,
         mode,
-        model,
-        max_tokens,
-        system,
+        model: model.id.to_owned(),
         expires_in_s,
+        request,
     })
+}
+
+/// `messages`: at least one, starting with a user turn, roles alternating, no empty content.
+fn check_messages(messages: &[InputMessage]) -> Result<(), ApiError> {
+    let Some(first) = messages.first() else {
+        return Err(field("messages", "messages must hold at least one message"));
+    };
+    if first.role != Role::User {
+        return Err(field(
+            "messages",
+            "the first message must be a user message",
+        ));
+    }
+    if messages.windows(2).any(|w| w[0].role == w[1].role) {
+        return Err(field(
+            "messages",
+            "message roles must alternate between user and assistant",
+        ));
+    }
+    let empty = |c: &Content| match c {
+        Content::Text(t) => t.trim().is_empty(),
+        Content::Blocks(b) => b.is_empty(),
+    };
+    if messages.iter().any(|m| empty(&m.content)) {
+        return Err(field("messages", "every message must have content"));
+    }
+    Ok(())
 }
 
 /// An `Idempotency-Key`: at most 255 printable ASCII characters.
@@ -216,8 +334,17 @@ pub fn idempotency(stored: Option<(&str, &str, i64)>, body_hash: &str, now: i64)
 mod tests {
     use super::*;
 
+    /// 2026-12-01.
+    const NOW: i64 = 1_796_083_200_000;
+
     fn input(json: &str) -> Result<PromptInput, ApiError> {
-        parse_input(json.as_bytes())
+        parse_input(json.as_bytes(), NOW)
+    }
+
+    fn refused(json: serde_json::Value) -> (String, Option<String>) {
+        let e = input(&json.to_string()).unwrap_err();
+        assert_eq!(e.status, 400, "{json}");
+        (e.body.code, e.body.field)
     }
 
     #[test]
@@ -225,7 +352,14 @@ mod tests {
         let high = input(r#"{"prompt":"hi"}"#).unwrap();
         assert_eq!((high.priority, high.mode), (Lane::High, Mode::Sync));
         assert_eq!(high.model, DEFAULT_MODEL);
-        assert_eq!(high.max_tokens, DEFAULT_MAX_TOKENS);
+        // Room for the answer and for the thinking that runs by default on Sonnet 5.5.
+        assert_eq!(
+            high.request.max_tokens,
+            DEFAULT_MAX_TOKENS + crate::models::THINKING_ROOM
+        );
+        let old = input(r#"{"prompt":"hi","model":"claude-haiku-4-5"}"#).unwrap();
+        assert_eq!(old.request.max_tokens, DEFAULT_MAX_TOKENS);
+        assert_eq!(old.request.temperature, None);
         let bulk = input(r#"{"prompt":"hi","priority":"bulk"}"#).unwrap();
         assert_eq!((bulk.priority, bulk.mode), (Lane::Bulk, Mode::Batch));
         let forced = input(r#"{"prompt":"hi","priority":"bulk","mode":"sync"}"#).unwrap();
@@ -254,6 +388,37 @@ mod tests {
             (r#"{"prompt":"x","priority":"urgent"}"#, "priority"),
             (r#"{"prompt":"x","mode":"later"}"#, "mode"),
             (r#"{"prompt":"x","model":"gpt-4"}"#, "model"),
+            (r#"{"prompt":"x","model":5}"#, "model"),
+            (
+                r#"{"prompt":"x","thinking":{"type":"sometimes"}}"#,
+                "thinking",
+            ),
+            (
+                r#"{"prompt":"x","output_config":{"effort":"extreme"}}"#,
+                "output_config",
+            ),
+            (
+                r#"{"prompt":"x","tool_choice":{"type":"any"}}"#,
+                "tool_choice",
+            ),
+            (
+                r#"{"prompt":"x","tools":[{"description":"no name"}]}"#,
+                "tools",
+            ),
+            (
+                r#"{"prompt":"x","stop_sequences":["  "]}"#,
+                "stop_sequences",
+            ),
+            (r#"{"prompt":"x","metadata":{"email":"a@b.c"}}"#, "metadata"),
+            (
+                r#"{"prompt":"x","messages":[{"role":"user","content":"y"}]}"#,
+                "messages",
+            ),
+            (r#"{"messages":[]}"#, "messages"),
+            (
+                r#"{"messages":[{"role":"assistant","content":"y"}]}"#,
+                "messages",
+            ),
             (r#"{"prompt":"x","max_tokens":0}"#, "max_tokens"),
             (r#"{"prompt":"x","max_tokens":"10"}"#, "max_tokens"),
             (r#"{"prompt":"x","expires_in_s":-5}"#, "expires_in_s"),
@@ -266,6 +431,87 @@ mod tests {
                 "{body}"
             );
         }
+    }
+
+    #[test]
+    fn an_unknown_or_retired_model_is_refused_listing_the_valid_ids() {
+        for model in [
+            "gpt-4o",
+            "claude-sonnet-4-5",
+            "claude-sonnet-4-5-20250929",
+            "claude-3-haiku-20240307",
+        ] {
+            let e =
+                input(&serde_json::json!({"prompt": "x", "model": model}).to_string()).unwrap_err();
+            assert_eq!((e.status, e.body.code.as_str()), (400, "unknown_model"));
+            assert_eq!(e.body.field.as_deref(), Some("model"));
+            assert!(
+                e.body.error.contains("claude-sonnet-5-5"),
+                "{}",
+                e.body.error
+            );
+            assert!(!e.body.error.contains("claude-sonnet-4-5-20250929,"));
+        }
+        assert!(input(r#"{"prompt":"x","model":"claude-opus-5-5"}"#).is_ok());
+    }
+
+    #[test]
+    fn settings_the_model_refuses_are_400s_naming_the_field() {
+        use serde_json::json;
+        let s55 = "claude-sonnet-5-5";
+        for (extra, f) in [
+            (
+                json!({"thinking": {"type": "enabled", "budget_tokens": 2048}, "max_tokens": 4096}),
+                "thinking",
+            ),
+            (json!({"thinking": {"type": "disabled"}}), "thinking"),
+            (
+                json!({"tools": [{"name": "t", "input_schema": {"type": "object"}}], "tool_choice": {"type": "tool", "name": "t"}}),
+                "tool_choice",
+            ),
+        ] {
+            let mut body = json!({"prompt": "x", "model": s55});
+            body.as_object_mut()
+                .unwrap()
+                .extend(extra.as_object().unwrap().clone());
+            assert_eq!(
+                refused(body),
+                ("unsupported_by_model".into(), Some(f.into())),
+                "{f}"
+            );
+        }
+        let over = json!({"prompt": "x", "model": "claude-haiku-4-5", "max_tokens": 64_001});
+        assert_eq!(refused(over).1.as_deref(), Some("max_tokens"));
+        let prefill = json!({"model": s55, "messages": [
+            {"role": "user", "content": "Say a JSON"}, {"role": "assistant", "content": "{"}]});
+        assert_eq!(refused(prefill).1.as_deref(), Some("messages"));
+        // The same settings on a model that takes them.
+        let ok = json!({"model": "claude-sonnet-4-6", "prompt": "x", "max_tokens": 4096,
+            "thinking": {"type": "enabled", "budget_tokens": 2048},
+            "tools": [{"name": "t", "input_schema": {"type": "object"}}], "tool_choice": {"type": "any"}});
+        assert!(input(&ok.to_string()).is_ok());
+    }
+
+    #[test]
+    fn the_documented_messages_parameters_reach_the_request() {
+        let body = serde_json::json!({
+            "messages": [{"role": "user", "content": [{"type": "text", "text": "What is 2+2?"}]}],
+            "system": "Be brief.", "stop_sequences": ["END"], "metadata": {"user_id": "u-42"},
+            "thinking": {"type": "adaptive", "display": "summarized"},
+            "output_config": {"effort": "low", "format": {"type": "json_schema", "schema": {"type": "object"}}},
+            "tools": [{"name": "calc", "input_schema": {"type": "object"}}], "tool_choice": {"type": "auto"}
+        });
+        let r = input(&body.to_string()).unwrap().request;
+        let v = serde_json::to_value(&r).unwrap();
+        assert_eq!(v["stop_sequences"][0], "END");
+        assert_eq!(v["metadata"]["user_id"], "u-42");
+        assert_eq!(v["thinking"]["type"], "adaptive");
+        assert_eq!(v["output_config"]["effort"], "low");
+        assert_eq!(v["output_config"]["format"]["type"], "json_schema");
+        assert_eq!(v["tools"][0]["name"], "calc");
+        assert_eq!(v["tool_choice"]["type"], "auto");
+        assert_eq!(v["system"][0]["cache_control"]["type"], "ephemeral");
+        assert_eq!(v["messages"][0]["content"][0]["text"], "What is 2+2?");
     }
 
     #[test]

@@ -16,8 +16,11 @@ pub enum CallOutcome {
     },
     /// Our own timeout fired before the API answered.
     Timeout,
-    /// The request could not be sent or the answer could not be read.
+    /// The request could not be sent, or no answer arrived.
     Network(String),
+    /// A 2xx answer whose body could not be decoded. It was paid for: the job fails once with
+    /// the reason and the raw body is kept; it is never retried as a network error.
+    Undecodable { reason: String, raw: String },
 }
 
 /// What the consumer does with the queue message.
@@ -101,6 +104,9 @@ pub fn decide(outcome: &CallOutcome, attempt: u32, timing: &Timing) -> Decision 
             delay_s: 0,
             alert: false,
         },
+        CallOutcome::Undecodable { reason, .. } => Decision::Fail {
+            reason: reason.clone(),
+        },
         CallOutcome::Timeout | CallOutcome::Network(_) => Decision::Retry {
             delay_s: timing.backoff_s(attempt, None),
             alert: false,
@@ -128,6 +134,7 @@ pub fn describe(outcome: &CallOutcome) -> String {
         } => format!("Anthropic API {status}: {message}"),
         CallOutcome::Timeout => "the call to the Anthropic API timed out".into(),
         CallOutcome::Network(e) => format!("network error calling the Anthropic API: {e}"),
+        CallOutcome::Undecodable { reason, .. } => reason.clone(),
     }
 }
 
@@ -173,6 +180,23 @@ mod tests {
             decide(&http(400, None), 1, &Timing::production()),
             Decision::Fail { .. }
         ));
+    }
+
+    #[test]
+    fn a_paid_answer_that_cannot_be_decoded_fails_once_and_is_never_retried() {
+        let outcome = CallOutcome::Undecodable {
+            reason: "the answer could not be decoded: missing field `usage`".into(),
+            raw: "{}".into(),
+        };
+        for attempt in 1..=6 {
+            assert_eq!(
+                decide(&outcome, attempt, &Timing::production()),
+                Decision::Fail {
+                    reason: "the answer could not be decoded: missing field `usage`".into()
+                }
+            );
+        }
+        assert!(!is_overload(&outcome));
     }
 
     #[test]

@@ -1,8 +1,11 @@
-//! Token estimation from text, for budgets before a call and for the simulator's usage figures.
+//! Token estimation from text, for budgets before a call.
 //!
 //! Claude's tokenizer is not public; about 3.5 characters per token for English prose is the
-//! documented rule of thumb. We count Unicode scalar values, round up, and never answer 0 for
-//! non-empty text, so an estimate is never optimistic about an empty-looking request.
+//! documented rule of thumb for the 4.x tokenizer. We count Unicode scalar values, round up, and
+//! never answer 0 for non-empty text, so an estimate is never optimistic about an empty-looking
+//! request. A request's estimate is then scaled by its model's tokenizer ratio from the catalog:
+//! "Claude 4.7 and later models … produce approximately 30% more tokens for the same text"
+//! (platform.claude.com/docs/en/about-claude/pricing).
 
 use crate::anthropic::{Content, InputBlock, MessagesRequest};
 
@@ -21,15 +24,28 @@ pub fn estimate(text: &str) -> u32 {
 /// estimate of a request stays at or above what the API counts.
 const FRAMING: u64 = 4;
 
-/// Estimated input tokens of a Messages request, for the token budget; `None` when it holds a
-/// document, whose tokens only the API can count (`count_tokens`).
+/// Tokens per 1,000 of the 4.x tokenizer's for `model`; an unknown model is assumed to count
+/// like the newest tokenizer (the larger figure keeps the budget safe).
+pub fn tokenizer_permille(model: &str) -> u64 {
+    crate::models::find(model).map_or(1_300, |m| m.tokenizer_permille as u64)
+}
+
+/// Estimated input tokens of a Messages request for its model, for the token budget; `None`
+/// when it holds a document (or another block), whose tokens only the API can count
+/// (`count_tokens`).
 pub fn estimate_request(req: &MessagesRequest) -> Option<u64> {
+    let base = estimate_base(req)?;
+    Some((base * tokenizer_permille(&req.model)).div_ceil(1_000))
+}
+
+/// As [`estimate_request`], in 4.x-tokenizer tokens.
+fn estimate_base(req: &MessagesRequest) -> Option<u64> {
     fn content(c: &Content) -> Option<u64> {
         match c {
             Content::Text(t) => Some(estimate(t) as u64 + FRAMING),
             Content::Blocks(blocks) => blocks.iter().try_fold(0u64, |sum, b| match b {
                 InputBlock::Text { text, .. } => Some(sum + estimate(text) as u64 + FRAMING),
-                InputBlock::Document { .. } => None,
+                InputBlock::Document { .. } | InputBlock::Other(_) => None,
             }),
         }
     }
@@ -62,15 +78,20 @@ mod tests {
         let text_only = estimate("The app crashes on login.") as u64;
         assert!(estimate_request(&req).unwrap() > text_only);
         let mut with_doc = req.clone();
-        with_doc.messages[0].content = Content::Blocks(vec![InputBlock::Document {
-            source: crate::anthropic::DocumentSource {
-                kind: "base64".into(),
-                media_type: "application/pdf".into(),
-                data: "JVBERi0=".into(),
-            },
-            cache_control: None,
-        }]);
+        with_doc.messages[0].content =
+            Content::Blocks(vec![InputBlock::pdf("JVBERi0=".into(), None)]);
         assert_eq!(estimate_request(&with_doc), None);
+    }
+
+    #[test]
+    fn the_5_x_tokenizer_counts_about_30_percent_more_for_the_same_text() {
+        let text = "word ".repeat(1_000);
+        let mut req = crate::feedback::request("claude-haiku-4-5", &text);
+        req.system = None;
+        let old = estimate_request(&req).unwrap();
+        req.model = "claude-haiku-5-5".into();
+        let new = estimate_request(&req).unwrap();
+        assert_eq!(new, (old * 13).div_ceil(10));
     }
 
     proptest! {

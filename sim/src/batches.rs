@@ -45,6 +45,8 @@ pub struct Batch {
     /// JSONL lines, once ended.
     pub results: Vec<Value>,
     pub counts: Counts,
+    /// The `anthropic-version` of the create call: each request is read under it.
+    pub version: String,
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -102,6 +104,7 @@ pub fn settle(inner: &mut Inner, now: i64) {
         }
         let ended = b.ends_at;
         let canceled = b.cancel_initiated_at.is_some();
+        let version = b.version.clone();
         let id_hash = fnv(b.id.as_bytes());
         let requests = std::mem::take(&mut inner.batches[i].requests);
         let mut counts = Counts::default();
@@ -110,7 +113,7 @@ pub fn settle(inner: &mut Inner, now: i64) {
             let result = if canceled {
                 json!({"type": "canceled"})
             } else {
-                run_one(inner, custom_id, params, ended)
+                run_one(inner, custom_id, params, &version, ended)
             };
             match result["type"].as_str() {
                 Some("succeeded") => counts.succeeded += 1,
@@ -133,11 +136,14 @@ pub fn settle(inner: &mut Inner, now: i64) {
     }
 }
 
-fn run_one(inner: &mut Inner, custom_id: &str, params: &Value, now: i64) -> Value {
+fn run_one(inner: &mut Inner, custom_id: &str, params: &Value, version: &str, now: i64) -> Value {
     let errored = |kind: ErrorType, message: String| json!({"type": "errored", "error": {"type": "error", "error": {"type": kind, "message": message}}});
-    let req = match request::parse(params, true) {
+    let req = match request::parse(params, true, version, now) {
         Ok(r) => r,
-        Err(e) => return errored(e.kind, e.message),
+        Err(e) => {
+            inner.stats.refused("batch request", &e);
+            return errored(e.kind, e.message);
+        }
     };
     let fault = faults::decide(
         &req.markers,
@@ -157,7 +163,7 @@ fn run_one(inner: &mut Inner, custom_id: &str, params: &Value, now: i64) -> Valu
         Fault::None | Fault::Slow(_) => {
             let (answer, usage) = plan(inner, &req, now);
             commit(inner, &req, &usage, now, true, Some(custom_id));
-            json!({"type": "succeeded", "message": message(&req, answer, usage)})
+            json!({"type": "succeeded", "message": message(&req, answer, usage, true)})
         }
     }
 }
@@ -308,6 +314,7 @@ pub async fn create(
             requests,
             results: Vec::new(),
             counts: Counts::default(),
+            version: crate::messages::version(&headers).to_owned(),
         };
         let view = batch.view(&base);
         inner.batches.push(batch);

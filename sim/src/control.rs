@@ -46,7 +46,18 @@ pub struct Stats {
     pub billed_by_job: BTreeMap<String, u64>,
     /// What each job was billed in all, in micro-dollars.
     pub cost_by_job: BTreeMap<String, u64>,
+    /// Calls answered and billed after the client had most likely given up (hangs): the cost
+    /// of a retry after a timeout.
+    pub abandoned_billed: u64,
+    /// Requests refused with a 400 for their shape (a setting the model refuses, a missing or
+    /// extra field, a limit) — injected faults excluded. A faithful client sends none.
+    pub refused_for_shape: u64,
+    /// The last refusals' messages (at most [`MAX_REFUSALS_KEPT`]), to say what was refused.
+    pub shape_refusals: Vec<String>,
 }
+
+/// How many refusal messages `/_sim/stats` keeps.
+pub const MAX_REFUSALS_KEPT: usize = 50;
 
 impl Stats {
     pub fn call(&mut self, endpoint: &str, outcome: impl std::fmt::Display) {
@@ -54,6 +65,18 @@ impl Stats {
             .calls
             .entry(format!("{endpoint} {outcome}"))
             .or_default() += 1;
+    }
+
+    /// Counts a refusal for the request's shape (nothing for other errors).
+    pub fn refused(&mut self, endpoint: &str, e: &SimError) {
+        if e.is_shape_refusal() {
+            self.refused_for_shape += 1;
+            if self.shape_refusals.len() == MAX_REFUSALS_KEPT {
+                self.shape_refusals.remove(0);
+            }
+            self.shape_refusals
+                .push(format!("{endpoint}: {}", e.message));
+        }
     }
 
     pub fn bill(&mut self, u: &Usage, cost_micros: u64, batch: bool, job: Option<&str>) {
@@ -89,6 +112,9 @@ pub async fn stats(State(sim): State<Sim>) -> Json<Value> {
         "billed_by_job": s.billed_by_job,
         "cost_micros_by_job": s.cost_by_job,
         "jobs_billed_more_than_once": twice,
+        "abandoned_billed": s.abandoned_billed,
+        "refused_for_shape": s.refused_for_shape,
+        "shape_refusals": s.shape_refusals,
     }))
 }
 

@@ -51,6 +51,8 @@ pub struct SimError {
     pub message: String,
     /// Extra headers (`retry-after`, rate-limit state).
     pub headers: Vec<(String, String)>,
+    /// A fault injected on purpose, not a refusal of the request.
+    pub injected: bool,
 }
 
 impl SimError {
@@ -60,7 +62,14 @@ impl SimError {
             kind,
             message: message.into(),
             headers: Vec::new(),
+            injected: false,
         }
+    }
+
+    /// A 400 refusing the request for its shape (a setting, a field, a limit), as opposed to an
+    /// injected fault.
+    pub fn is_shape_refusal(&self) -> bool {
+        self.status == 400 && !self.injected
     }
 
     pub fn invalid(message: impl Into<String>) -> Self {
@@ -87,6 +96,7 @@ impl SimError {
             kind,
             message: message.into(),
             headers: Vec::new(),
+            injected: true,
         };
         // 0 sends none: the real API's spend-limit 429 comes without retry-after.
         if matches!(status, 429 | 529) && retry_after_s > 0 {

@@ -59,12 +59,22 @@ pub fn decide(
         match m {
             Marker::Hang => return Fault::Hang,
             Marker::Slow { ms } => return Fault::Slow(*ms),
+            // Shapes of the answer, not faults: the output decides them.
+            Marker::Refuse
+            | Marker::Think { .. }
+            | Marker::Block { .. }
+            | Marker::Stop { .. }
+            | Marker::Undecodable => {}
             Marker::Status {
                 status,
                 first,
                 model: only,
             } => {
-                if only.as_deref().is_some_and(|only| only != model) {
+                // `@MODEL` names an id or an alias; `model` is the id the request resolved to.
+                let named = |only: &str| {
+                    only == model || crate::models::lookup(only).is_some_and(|m| m.id == model)
+                };
+                if only.as_deref().is_some_and(|only| !named(only)) {
                     continue;
                 }
                 match first {

@@ -3,7 +3,11 @@
 //!
 //! # Layout
 //! - [`config`]: flags, environment and the run-time knobs.
+//! - [`models`]: the simulator's own model table (limits, what each model refuses, tokenizer,
+//!   prices with dates, retirement), typed in from the official pages; [`models_api`]: the
+//!   `/v1/models` endpoints.
 //! - [`request`]: validation of Messages bodies like the real API; token and cache accounting.
+//! - [`shape`]: the settings each model refuses, with the API's error messages.
 //! - [`messages`]: `POST /v1/messages` and `/v1/messages/count_tokens`.
 //! - [`batches`]: the Message Batches API with JSONL results.
 //! - [`markers`] and [`faults`]: deterministic and random failures.
@@ -19,11 +23,14 @@ pub mod errors;
 pub mod faults;
 pub mod markers;
 pub mod messages;
+pub mod models;
+pub mod models_api;
 pub mod output;
 pub mod pdf;
 pub mod pricing;
 pub mod ratelimit;
 pub mod request;
+pub mod shape;
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
@@ -98,6 +105,8 @@ pub fn router(sim: Sim) -> Router {
     Router::new()
         .route("/v1/messages", post(messages::create))
         .route("/v1/messages/count_tokens", post(messages::count_tokens))
+        .route("/v1/models", get(models_api::list))
+        .route("/v1/models/{model_id}", get(models_api::retrieve))
         .route(
             "/v1/messages/batches",
             post(batches::create).get(batches::list),

@@ -7,6 +7,11 @@
 //! | `[[sim:STATUS@MODEL]]` | only calls for MODEL answer STATUS |
 //! | `[[sim:hang]]` | never answers within any client timeout |
 //! | `[[sim:slow=MS]]` | answers after MS milliseconds |
+//! | `[[sim:refuse]]` | answers 200 with `stop_reason: "refusal"` and `stop_details` (billed) |
+//! | `[[sim:think=N]]` | thinks exactly N tokens (where thinking runs), before any text |
+//! | `[[sim:block=NAME]]` | adds a content block of type NAME (a type from the future) |
+//! | `[[sim:stop=NAME]]` | answers with `stop_reason` NAME |
+//! | `[[sim:undecodable]]` | answers 200 with a body that is not a Message (billed) |
 //!
 //! `xK` and `@MODEL` may be combined (`[[sim:529x2@claude-haiku-4-5]]`). Text that looks like a
 //! marker but does not parse is ordinary prompt text.
@@ -25,6 +30,17 @@ pub enum Marker {
     Slow {
         ms: u64,
     },
+    Refuse,
+    Think {
+        tokens: u32,
+    },
+    Block {
+        kind: String,
+    },
+    Stop {
+        reason: String,
+    },
+    Undecodable,
 }
 
 /// Every well-formed marker in `text`, in order.
@@ -52,6 +68,24 @@ fn parse(body: &str) -> Option<Marker> {
     }
     if let Some(ms) = body.strip_prefix("slow=") {
         return ms.parse().ok().map(|ms| Marker::Slow { ms });
+    }
+    let word = |w: &str| {
+        (!w.is_empty() && w.bytes().all(|b| b.is_ascii_lowercase() || b == b'_'))
+            .then(|| w.to_owned())
+    };
+    match body {
+        "refuse" => return Some(Marker::Refuse),
+        "undecodable" => return Some(Marker::Undecodable),
+        _ => {}
+    }
+    if let Some(n) = body.strip_prefix("think=") {
+        return n.parse().ok().map(|tokens| Marker::Think { tokens });
+    }
+    if let Some(kind) = body.strip_prefix("block=") {
+        return word(kind).map(|kind| Marker::Block { kind });
+    }
+    if let Some(reason) = body.strip_prefix("stop=") {
+        return word(reason).map(|reason| Marker::Stop { reason });
     }
     let (head, model) = match body.split_once('@') {
         Some((h, m)) if !m.is_empty() && !m.contains(char::is_whitespace) => {
@@ -104,6 +138,23 @@ mod tests {
         );
         assert_eq!(find("[[sim:hang]]"), vec![Marker::Hang]);
         assert_eq!(find("[[sim:slow=250]]"), vec![Marker::Slow { ms: 250 }]);
+        assert_eq!(find("[[sim:refuse]]"), vec![Marker::Refuse]);
+        assert_eq!(
+            find("[[sim:think=900]]"),
+            vec![Marker::Think { tokens: 900 }]
+        );
+        assert_eq!(
+            find("[[sim:block=hologram]] [[sim:stop=quantum_pause]]"),
+            vec![
+                Marker::Block {
+                    kind: "hologram".into()
+                },
+                Marker::Stop {
+                    reason: "quantum_pause".into()
+                }
+            ]
+        );
+        assert_eq!(find("[[sim:undecodable]]"), vec![Marker::Undecodable]);
     }
 
     #[test]

@@ -2,7 +2,9 @@
 //!
 //! A Messages call: headers → body → markers and random faults → answer → rate limits → billing
 //! → latency. Billing happens before the latency sleep, as with the real API: a client that
-//! gives up waiting has still been charged, which is what makes "paid twice" measurable.
+//! gives up waiting has still been charged, which is what makes "paid twice" measurable. A hang
+//! is the same: the answer is made and billed, then held past any client timeout — what a retry
+//! after a timeout really costs shows in `/_sim/stats` (`abandoned_billed`).
 
 use std::time::Duration;
 
@@ -12,7 +14,7 @@ use axum::extract::State;
 use axum::http::HeaderMap;
 use axum::response::{IntoResponse, Response};
 use axum::Json;
-use pipeline::anthropic::{header, CacheCreation, ErrorType, Message, OutputBlock, Role, Usage};
+use pipeline::anthropic::{header, CacheCreation, ErrorType, Usage};
 use serde_json::{json, Value};
 
 use crate::errors::{new_id, with_headers, SimError};
@@ -73,22 +75,55 @@ pub fn commit(
         let until = (now + prefix.ttl_ms).max(inner.cache.get(&prefix.key).copied().unwrap_or(0));
         inner.cache.insert(prefix.key, until);
     }
-    let cost = pricing::cost_micros(&req.model, usage, batch);
+    let cost = pricing::cost_micros(&req.model, usage, batch, now);
     inner.stats.bill(usage, cost, batch, job);
 }
 
-/// The Message object for an answer.
-pub fn message(req: &Parsed, answer: Answer, usage: Usage) -> Message {
-    Message {
-        id: new_id("msg"),
-        kind: "message".into(),
-        role: Role::Assistant,
-        content: vec![OutputBlock::Text { text: answer.text }],
-        model: req.model.clone(),
-        stop_reason: Some(answer.stop_reason),
-        stop_sequence: None,
-        usage,
+/// The Message object for an answer, in the shape of the current API (SDK `Message`): thinking
+/// first (empty text and a signature when `display` is omitted), then the text, the usage with
+/// `output_tokens_details`, `service_tier` and `inference_geo`, and `stop_details` on a refusal.
+pub fn message(req: &Parsed, answer: Answer, usage: Usage, batch: bool) -> Value {
+    let mut content = Vec::new();
+    if answer.thinking_tokens > 0 {
+        content.push(json!({
+            "type": "thinking",
+            "thinking": answer.thinking_text,
+            "signature": new_id("sig"),
+        }));
     }
+    if !answer.text.is_empty() {
+        content.push(json!({"type": "text", "text": answer.text, "citations": null}));
+    }
+    if let Some(kind) = &answer.extra_block {
+        content.push(json!({"type": kind, "data": "a block type this client has never seen"}));
+    }
+    let refusal = answer.stop_reason == "refusal";
+    let mut usage_json = serde_json::to_value(usage).unwrap_or_default();
+    usage_json["output_tokens_details"] = json!({"thinking_tokens": answer.thinking_tokens});
+    usage_json["service_tier"] = json!(if batch { "batch" } else { "standard" });
+    usage_json["inference_geo"] = json!("global");
+    usage_json["server_tool_use"] = Value::Null;
+    let mut m = json!({
+        "id": new_id("msg"),
+        "type": "message",
+        "role": "assistant",
+        "model": req.model,
+        "content": content,
+        "stop_reason": answer.stop_reason,
+        "stop_sequence": null,
+        "stop_details": if refusal {
+            json!({"type": "refusal", "category": null, "explanation": null})
+        } else {
+            Value::Null
+        },
+        "container": null,
+        "usage": usage_json,
+    });
+    if answer.undecodable {
+        // Paid for, but not a Message a client can read.
+        m["content"] = json!({"type": "text", "text": "not a list"});
+    }
+    m
 }
 
 /// `POST /v1/messages`.
@@ -105,6 +140,7 @@ pub async fn create(
         Err(mut e) => {
             let mut inner = sim.lock();
             inner.stats.call("messages", e.status);
+            inner.stats.refused("messages", &e);
             // Every answer carries the rate-limit state, errors included.
             if !e
                 .headers
@@ -148,14 +184,13 @@ async fn handle(
         }
         (fault, inner.knobs.hang_ms, inner.knobs.retry_after_s)
     };
+    let mut hold_ms = 0;
     match fault {
         Fault::None => {}
         Fault::Status(status) => return Err(SimError::injected(status, retry_after_s)),
         Fault::Slow(ms) => tokio::time::sleep(Duration::from_millis(ms)).await,
-        Fault::Hang => {
-            tokio::time::sleep(Duration::from_millis(hang_ms)).await;
-            return Err(SimError::new(ErrorType::TimeoutError, "Request timed out"));
-        }
+        // The model works on and is billed; the answer comes after the client has given up.
+        Fault::Hang => hold_ms = hang_ms,
     }
 
     let now = now_ms();
@@ -173,18 +208,23 @@ async fn handle(
             return Err(e);
         }
         commit(&mut inner, &req, &usage, now, false, job.as_deref());
+        if hold_ms > 0 {
+            inner.stats.abandoned_billed += 1;
+        }
         let latency = inner.knobs.latency_ms
-            + (inner.knobs.latency_per_token_ms * usage.output_tokens as f64) as u64;
+            + (inner.knobs.latency_per_token_ms * usage.output_tokens as f64) as u64
+            + hold_ms;
+        let unused = req.max_tokens.saturating_sub(usage.output_tokens);
         (
-            message(&req, answer, usage),
+            (message(&req, answer, usage, false), unused),
             inner.limits.headers(now),
             latency,
         )
     };
+    let (message, unused) = message;
     if latency_ms > 0 {
         tokio::time::sleep(Duration::from_millis(latency_ms)).await;
     }
-    let unused = req.max_tokens.saturating_sub(message.usage.output_tokens);
     sim.lock().limits.refund_output(unused, now_ms());
     Ok(with_headers(Json(message).into_response(), rl_headers))
 }
@@ -198,7 +238,15 @@ fn read(
 ) -> Result<Parsed, SimError> {
     check_headers(sim, headers)?;
     let value = json_body(body, MAX_REQUEST_BYTES)?;
-    request::parse(&value, require_max_tokens)
+    request::parse(&value, require_max_tokens, version(headers), now_ms())
+}
+
+/// The `anthropic-version` header (checked present by [`check_headers`]).
+pub fn version(headers: &HeaderMap) -> &str {
+    headers
+        .get(header::VERSION)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default()
 }
 
 /// A JSON body of at most `max` bytes: 413 `request_too_large` beyond, 400 when not JSON.
@@ -242,10 +290,14 @@ pub fn check_headers(sim: &Sim, headers: &HeaderMap) -> Result<(), SimError> {
             "invalid x-api-key",
         ));
     }
-    if headers.get(header::VERSION).is_none() {
-        return Err(SimError::invalid("anthropic-version: header is required"));
+    match version(headers) {
+        "" => Err(SimError::invalid("anthropic-version: header is required")),
+        // api/versioning: the current version and the prior one.
+        "2023-06-01" | crate::shape::VERSION_2026_10_21 => Ok(()),
+        other => Err(SimError::invalid(format!(
+            "anthropic-version: \"{other}\" is not a valid version"
+        ))),
     }
-    Ok(())
 }
 
 /// `POST /v1/messages/count_tokens` → `{"input_tokens": N}`.
@@ -266,6 +318,7 @@ pub async fn count_tokens(
         }
         Err(e) => {
             inner.stats.call("count_tokens", e.status);
+            inner.stats.refused("count_tokens", &e);
             e.into_response()
         }
     }

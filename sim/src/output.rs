@@ -4,24 +4,116 @@
 //!   derived from the text — sometimes wrapped in code fences or followed by commentary, at the
 //!   configured rates, so that the pipeline's repair path is exercised;
 //! - documents get a summary that mentions the page count (JSON when the prompt asks for JSON);
-//! - anything else gets a short answer.
+//! - anything else gets a short answer;
+//! - with `output_config.format` the answer is tidy JSON (structured outputs are valid by
+//!   construction), shaped after the schema's properties when it is not one of the above.
+//!
+//! Thinking runs where the model and request say so (adaptive by default on the 5.x models),
+//! more of it at higher effort; it comes first, counts against `max_tokens` with the text, and
+//! is billed as output. With `display` omitted (the 5.x default) its block's text is empty.
 
-use pipeline::anthropic::{Role, StopReason};
+use pipeline::anthropic::Role;
 use pipeline::tokens;
-use serde_json::json;
+use serde_json::{json, Value};
 
 use crate::config::Knobs;
+use crate::markers::Marker;
 use crate::request::{fnv, Parsed};
+use crate::shape::Think;
 
 /// What the simulated model says.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Answer {
     pub text: String,
+    /// Thinking tokens spent before the text (part of `output_tokens`).
+    pub thinking_tokens: u32,
+    /// Readable thinking, when `display: "summarized"`; empty when omitted.
+    pub thinking_text: String,
     pub output_tokens: u32,
-    pub stop_reason: StopReason,
+    pub stop_reason: String,
+    /// `[[sim:block=NAME]]`: a block type from the future to add.
+    pub extra_block: Option<String>,
+    /// `[[sim:undecodable]]`: the body is not a Message.
+    pub undecodable: bool,
+}
+
+/// Thinking tokens at each effort for a prompt of ordinary difficulty: "At lower effort levels,
+/// Claude may skip thinking for simpler problems" (effort page); a short prompt at `low`
+/// effort is answered without thinking.
+fn thinking_tokens(req: &Parsed) -> u32 {
+    let Think::On { budget, .. } = req.asks.think else {
+        return 0;
+    };
+    let forced = req.markers.iter().find_map(|m| match m {
+        Marker::Think { tokens } => Some(*tokens),
+        _ => None,
+    });
+    let base = forced.unwrap_or_else(|| {
+        let by_effort = match req.asks.effort {
+            "low" if req.input_tokens < 600 => 0,
+            "low" => 64,
+            "medium" => 160,
+            "" | "high" => 480,
+            "xhigh" => 960,
+            _ => 1_600,
+        };
+        // ±25%, the same for the same prompt.
+        let spread = (req.prompt_hash % 51) as u32;
+        by_effort * (75 + spread) / 100
+    });
+    budget.map_or(base, |b| base.min(b))
+}
+
+/// The model's token count for `text` (its tokenizer ratio applied).
+fn count(req: &Parsed, text: &str) -> u32 {
+    (tokens::estimate(text) as u64 * req.spec.tokens_permille as u64).div_ceil(1_000) as u32
 }
 
 pub fn answer(req: &Parsed, knobs: &Knobs) -> Answer {
+    let thinking = thinking_tokens(req);
+    let refuse = req.markers.contains(&Marker::Refuse);
+    let full = if refuse {
+        String::new()
+    } else {
+        answer_text(req, knobs)
+    };
+    let mut a = cut(req, full, thinking);
+    if refuse {
+        a.stop_reason = "refusal".into();
+    }
+    for m in &req.markers {
+        match m {
+            Marker::Block { kind } => a.extra_block = Some(kind.clone()),
+            Marker::Stop { reason } => a.stop_reason = reason.clone(),
+            Marker::Undecodable => a.undecodable = true,
+            _ => {}
+        }
+    }
+    if let Think::On {
+        summarized: true, ..
+    } = req.asks.think
+    {
+        if a.thinking_tokens > 0 {
+            a.thinking_text = format!(
+                "The user asks about {} characters of text; I will answer directly.",
+                req.turns.last().map_or(0, |(_, t)| t.chars().count())
+            );
+        }
+    }
+    a
+}
+
+fn answer_text(req: &Parsed, knobs: &Knobs) -> String {
+    // Structured outputs come back as the JSON alone: no fences, no commentary.
+    let knobs = &if req.asks.json_schema {
+        Knobs {
+            fence_rate: 0.0,
+            commentary_rate: 0.0,
+            ..knobs.clone()
+        }
+    } else {
+        knobs.clone()
+    };
     let last_user = req
         .turns
         .iter()
@@ -41,15 +133,43 @@ pub fn answer(req: &Parsed, knobs: &Knobs) -> Answer {
         untidy(feedback_analysis(feedback), feedback, knobs)
     } else {
         let topic: Vec<&str> = last_user.split_whitespace().take(8).collect();
-        format!(
+        let prose = format!(
             "Here is a short answer about \"{}\": the simulator read {} characters in {} \
              message(s) and would answer them thoughtfully.",
             topic.join(" "),
             last_user.chars().count(),
             req.turns.len()
-        )
+        );
+        match &req.schema {
+            Some(schema) if req.asks.json_schema => shaped_json(schema, &prose).to_string(),
+            _ => prose,
+        }
     };
-    truncate(full, req.max_tokens)
+    full
+}
+
+/// A value of the schema's shape: every property filled by its type.
+fn shaped_json(schema: &Value, prose: &str) -> Value {
+    match schema.get("type").and_then(Value::as_str) {
+        Some("object") => {
+            let props = schema.get("properties").and_then(Value::as_object);
+            Value::Object(
+                props
+                    .into_iter()
+                    .flatten()
+                    .map(|(k, v)| (k.clone(), shaped_json(v, prose)))
+                    .collect(),
+            )
+        }
+        Some("array") => json!([]),
+        Some("integer") | Some("number") => json!(0),
+        Some("boolean") => json!(false),
+        Some("null") => Value::Null,
+        _ => match schema.get("enum").and_then(Value::as_array) {
+            Some(e) if !e.is_empty() => e[0].clone(),
+            _ => json!(prose),
+        },
+    }
 }
 
 fn between<'a>(s: &'a str, open: &str, close: &str) -> Option<&'a str> {
@@ -267,23 +387,31 @@ fn untidy(json: String, input: &str, knobs: &Knobs) -> String {
     out
 }
 
-/// Cuts the text to `max_tokens` (stop_reason `max_tokens`) or keeps it whole (`end_turn`).
-fn truncate(full: String, max_tokens: u32) -> Answer {
-    let needed = tokens::estimate(&full);
-    if needed <= max_tokens {
-        return Answer {
-            text: full,
-            output_tokens: needed,
-            stop_reason: StopReason::EndTurn,
-        };
+/// Thinking first, then the text, within `max_tokens` together: a thinking that fills it
+/// leaves no text (`max_tokens`, thinking only); a text that does not fit is cut there.
+fn cut(req: &Parsed, full: String, thinking: u32) -> Answer {
+    let answer = |text: String, thinking_tokens: u32, text_tokens: u32, stop: &str| Answer {
+        text,
+        thinking_tokens,
+        thinking_text: String::new(),
+        output_tokens: thinking_tokens + text_tokens,
+        stop_reason: stop.into(),
+        extra_block: None,
+        undecodable: false,
+    };
+    if thinking >= req.max_tokens {
+        return answer(String::new(), req.max_tokens, 0, "max_tokens");
     }
-    // 3.5 characters per token, as `tokens::estimate` assumes.
-    let keep = (max_tokens as usize * 7) / 2;
-    Answer {
-        text: full.chars().take(keep).collect(),
-        output_tokens: max_tokens,
-        stop_reason: StopReason::MaxTokens,
+    let room = req.max_tokens - thinking;
+    let needed = count(req, &full);
+    if needed <= room {
+        return answer(full, thinking, needed, "end_turn");
     }
+    // Keep the share of characters that fits.
+    let chars = full.chars().count() as u64;
+    let keep = (chars * room as u64 / needed.max(1) as u64) as usize;
+    let text: String = full.chars().take(keep).collect();
+    answer(text, thinking, room, "max_tokens")
 }
 
 #[cfg(test)]
@@ -293,7 +421,14 @@ mod tests {
 
     fn req(text: &str, max_tokens: u32) -> Parsed {
         Parsed {
-            model: "claude-sonnet-4-5".into(),
+            model: "claude-sonnet-4-6".into(),
+            spec: crate::models::lookup("claude-sonnet-4-6").unwrap(),
+            asks: crate::shape::Asks {
+                think: Think::Off,
+                effort: "high",
+                json_schema: false,
+            },
+            schema: None,
             max_tokens,
             system: String::new(),
             turns: vec![(Role::User, text.into())],
@@ -325,9 +460,59 @@ mod tests {
     #[test]
     fn a_small_max_tokens_truncates_and_says_so() {
         let a = answer(&req("tell me everything about queues", 3), &tidy());
-        assert_eq!(a.stop_reason, StopReason::MaxTokens);
+        assert_eq!(a.stop_reason, "max_tokens");
         assert_eq!(a.output_tokens, 3);
         assert!(tokens::estimate(&a.text) <= 3);
+    }
+
+    #[test]
+    fn thinking_comes_first_counts_against_max_tokens_and_grows_with_effort() {
+        let mut r = req("Explain queues in detail, please, with examples.", 4_000);
+        r.spec = crate::models::lookup("claude-sonnet-5-5").unwrap();
+        r.asks.think = Think::On {
+            budget: None,
+            summarized: false,
+        };
+        let high = answer(&r, &tidy());
+        assert!(high.thinking_tokens > 0);
+        assert_eq!(high.stop_reason, "end_turn");
+        assert_eq!(
+            high.output_tokens,
+            high.thinking_tokens + count(&r, &high.text)
+        );
+        r.asks.effort = "low";
+        assert_eq!(
+            answer(&r, &tidy()).thinking_tokens,
+            0,
+            "a short prompt at low effort"
+        );
+        r.asks.effort = "max";
+        assert!(answer(&r, &tidy()).thinking_tokens > high.thinking_tokens);
+        // A small max_tokens: thinking uses it all, no text.
+        r.max_tokens = 100;
+        let only = answer(&r, &tidy());
+        assert_eq!((only.text.as_str(), only.output_tokens), ("", 100));
+        assert_eq!(only.stop_reason, "max_tokens");
+    }
+
+    #[test]
+    fn a_structured_answer_is_tidy_json_of_the_schemas_shape() {
+        let mut r = req("Name three colours.", 500);
+        r.asks.json_schema = true;
+        r.schema = Some(serde_json::json!({"type": "object", "properties": {
+            "colours": {"type": "array"}, "note": {"type": "string"}, "level": {"enum": ["a", "b"]}}}));
+        let v: serde_json::Value =
+            serde_json::from_str(&answer(&r, &Knobs::default()).text).unwrap();
+        assert_eq!(v["colours"], serde_json::json!([]));
+        assert_eq!(v["level"], "a");
+        let always = Knobs {
+            fence_rate: 1.0,
+            commentary_rate: 1.0,
+            ..Knobs::default()
+        };
+        let mut f = req("<feedback>It crashes</feedback>", 500);
+        f.asks.json_schema = true;
+        assert!(answer(&f, &always).text.starts_with('{'));
     }
 
     #[test]

@@ -8,35 +8,28 @@ use serde_json::Value;
 
 use crate::errors::SimError;
 use crate::markers::{self, Marker};
+use crate::models::{self, SimModel};
 use crate::pdf::{self, PdfInfo};
-use crate::pricing;
+use crate::shape::{self, Asks};
 
 /// Tokens a PDF page costs (text plus the page image), within the documented 1,500–3,000.
 pub const TOKENS_PER_PAGE: u32 = 1_500;
 /// The API reads at most 100 pages per request.
 pub const MAX_PDF_PAGES: u32 = 100;
-/// Shortest prefix that is cached (Sonnet and Opus); shorter `cache_control` prefixes are
-/// silently not cached.
-pub const MIN_CACHEABLE_TOKENS: u32 = 1_024;
-/// Haiku models cache only from twice that.
-pub const MIN_CACHEABLE_TOKENS_HAIKU: u32 = 2_048;
 /// Lifetimes of a cache entry: `5m` (the default) and `1h`.
 pub const CACHE_5M_MS: i64 = 5 * 60 * 1000;
 pub const CACHE_1H_MS: i64 = 60 * 60 * 1000;
 
-/// The shortest cacheable prefix for `model`.
-pub fn min_cacheable(model: &str) -> u32 {
-    if model.contains("haiku") {
-        MIN_CACHEABLE_TOKENS_HAIKU
-    } else {
-        MIN_CACHEABLE_TOKENS
-    }
-}
-
 /// A request that passed validation.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Parsed {
+    /// The model's own id (an alias resolved), as answers name it.
     pub model: String,
+    pub spec: &'static SimModel,
+    /// Thinking, effort and format, as the request asks and the model allows.
+    pub asks: Asks,
+    /// `output_config.format.schema`, when given.
+    pub schema: Option<Value>,
     /// 0 for count_tokens, which has none.
     pub max_tokens: u32,
     pub system: String,
@@ -67,22 +60,26 @@ struct Segment {
     breakpoint: Option<i64>,
 }
 
-/// Validates a `/v1/messages` (`max_tokens` required) or `/v1/messages/count_tokens` body.
-pub fn parse(v: &Value, require_max_tokens: bool) -> Result<Parsed, SimError> {
+/// Validates a `/v1/messages` (`max_tokens` required) or `/v1/messages/count_tokens` body sent
+/// with API `version` at `now_ms`: the model (404 when unknown or retired), then every setting
+/// against it ([`shape::check`]), then the content.
+pub fn parse(
+    v: &Value,
+    require_max_tokens: bool,
+    version: &str,
+    now_ms: i64,
+) -> Result<Parsed, SimError> {
     let obj = v
         .as_object()
         .ok_or_else(|| SimError::invalid("body: Input should be an object"))?;
-    let model = match obj.get("model") {
+    let asked = match obj.get("model") {
         None => return Err(SimError::invalid("model: Field required")),
         Some(Value::String(s)) if !s.is_empty() => s.clone(),
         Some(_) => return Err(SimError::invalid("model: Input should be a valid string")),
     };
-    if !pricing::known_model(&model) {
-        return Err(SimError::new(
-            ErrorType::NotFoundError,
-            format!("model: {model}"),
-        ));
-    }
+    let spec = models::available(&asked, now_ms)
+        .ok_or_else(|| SimError::new(ErrorType::NotFoundError, format!("model: {asked}")))?;
+    let model = spec.id.to_owned();
     let max_tokens = match obj.get("max_tokens") {
         None if require_max_tokens => return Err(SimError::invalid("max_tokens: Field required")),
         None => 0,
@@ -91,16 +88,18 @@ pub fn parse(v: &Value, require_max_tokens: bool) -> Result<Parsed, SimError> {
             .filter(|n| *n >= 1)
             .ok_or_else(|| SimError::invalid("max_tokens: Input should be a positive integer"))?,
     };
-    if max_tokens > 128_000 {
-        return Err(SimError::invalid(format!(
-            "max_tokens: {max_tokens} > 128000, which is the maximum allowed number of output tokens for {model}"
-        )));
-    }
+    // count_tokens has no max_tokens: its settings are checked against the model's limit.
+    let limit = if require_max_tokens {
+        max_tokens.min(u32::MAX as u64) as u32
+    } else {
+        spec.max_output
+    };
+    let permille = spec.tokens_permille;
     let mut segments = Vec::new();
     let mut documents = Vec::new();
     let system = match obj.get("system") {
         None | Some(Value::Null) => String::new(),
-        Some(s) => content(s, "system", false, &mut segments, &mut documents)?,
+        Some(s) => content(s, "system", false, permille, &mut segments, &mut documents)?,
     };
     let messages = match obj.get("messages") {
         None => return Err(SimError::invalid("messages: Field required")),
@@ -150,6 +149,7 @@ pub fn parse(v: &Value, require_max_tokens: bool) -> Result<Parsed, SimError> {
             c,
             &format!("messages.{i}.content"),
             true,
+            permille,
             &mut segments,
             &mut documents,
         )?;
@@ -161,6 +161,8 @@ pub fn parse(v: &Value, require_max_tokens: bool) -> Result<Parsed, SimError> {
         });
         turns.push((role, text));
     }
+    // The model's own rules, once the conversation itself is well-formed.
+    let asks = shape::check(obj, spec, limit, version)?;
     let pages: u32 = documents.iter().map(|d| d.pages).sum();
     if pages > MAX_PDF_PAGES {
         return Err(SimError::invalid(format!(
@@ -179,7 +181,7 @@ pub fn parse(v: &Value, require_max_tokens: bool) -> Result<Parsed, SimError> {
                 key = mix(key, s.fingerprint);
             }
             let ttl_ms = segments[last].breakpoint.unwrap_or(CACHE_5M_MS);
-            (tokens >= min_cacheable(&model)).then_some(CachePrefix {
+            (tokens >= spec.min_cache).then_some(CachePrefix {
                 key,
                 tokens,
                 ttl_ms,
@@ -189,8 +191,16 @@ pub fn parse(v: &Value, require_max_tokens: bool) -> Result<Parsed, SimError> {
         .chain(turns.iter().map(|(_, t)| t.as_str()))
         .collect::<Vec<_>>()
         .join("\n");
+    let schema = obj
+        .get("output_config")
+        .and_then(|c| c.get("format"))
+        .and_then(|f| f.get("schema"))
+        .cloned();
     Ok(Parsed {
         model,
+        spec,
+        asks,
+        schema,
         max_tokens: max_tokens as u32,
         markers: markers::find(&all_text),
         prompt_hash: fnv(all_text.as_bytes()),
@@ -207,9 +217,12 @@ fn content(
     v: &Value,
     at: &str,
     is_message: bool,
+    permille: u32,
     segments: &mut Vec<Segment>,
     documents: &mut Vec<PdfInfo>,
 ) -> Result<String, SimError> {
+    // The model's tokenizer: the 5.x one counts ~30% more for the same text.
+    let count = |t: &str| (tokens::estimate(t) as u64 * permille as u64).div_ceil(1_000) as u32;
     let empty = || SimError::invalid(format!("{at}: messages must have non-empty content"));
     match v {
         Value::String(s) => {
@@ -217,7 +230,7 @@ fn content(
                 return Err(empty());
             }
             segments.push(Segment {
-                tokens: tokens::estimate(s),
+                tokens: count(s),
                 fingerprint: fnv(s.as_bytes()),
                 breakpoint: None,
             });
@@ -262,7 +275,7 @@ fn content(
                         }
                         text.push_str(t);
                         segments.push(Segment {
-                            tokens: tokens::estimate(t),
+                            tokens: count(t),
                             fingerprint: fnv(t.as_bytes()),
                             breakpoint,
                         });
@@ -275,6 +288,23 @@ fn content(
                             breakpoint,
                         });
                         documents.push(info);
+                    }
+                    // The other documented input blocks (SDK `ContentBlockParam`): counted by
+                    // their JSON, never read by the simulated model.
+                    Some(
+                        "image" | "search_result" | "thinking" | "redacted_thinking" | "tool_use"
+                        | "tool_result" | "server_tool_use" | "web_search_tool_result"
+                        | "web_fetch_tool_result" | "code_execution_tool_result"
+                        | "bash_code_execution_tool_result"
+                        | "text_editor_code_execution_tool_result" | "tool_search_tool_result"
+                        | "container_upload",
+                    ) if is_message => {
+                        let raw = b.to_string();
+                        segments.push(Segment {
+                            tokens: count(&raw),
+                            fingerprint: fnv(raw.as_bytes()),
+                            breakpoint,
+                        });
                     }
                     Some(other) => {
                         return Err(SimError::invalid(format!(
@@ -345,7 +375,7 @@ mod tests {
     use serde_json::json;
 
     fn err(v: Value) -> (u16, String) {
-        let e = parse(&v, true).unwrap_err();
+        let e = parse(&v, true, "2023-06-01", crate::now_ms()).unwrap_err();
         (e.kind.status(), e.message)
     }
 
@@ -356,9 +386,11 @@ mod tests {
     #[test]
     fn a_minimal_request_is_valid() {
         let p = parse(
-            &json!({"model": "claude-sonnet-4-5", "max_tokens": 10,
+            &json!({"model": "claude-sonnet-4-6", "max_tokens": 10,
                 "messages": [{"role": "user", "content": "hi"}]}),
             true,
+            "2023-06-01",
+            crate::now_ms(),
         )
         .unwrap();
         assert_eq!(p.turns, vec![(Role::User, "hi".to_string())]);
@@ -368,7 +400,7 @@ mod tests {
     #[test]
     fn missing_fields_are_named_like_the_real_api() {
         assert_eq!(
-            err(json!({"model": "claude-sonnet-4-5", "messages": []})),
+            err(json!({"model": "claude-sonnet-4-6", "messages": []})),
             (400, "max_tokens: Field required".into())
         );
         assert_eq!(
@@ -376,7 +408,7 @@ mod tests {
             "model: Field required"
         );
         assert_eq!(
-            err(json!({"model": "claude-sonnet-4-5", "max_tokens": 1, "messages": []})).1,
+            err(json!({"model": "claude-sonnet-4-6", "max_tokens": 1, "messages": []})).1,
             "messages: at least one message is required"
         );
     }
@@ -386,6 +418,8 @@ mod tests {
         let p = parse(
             &json!({"model": "claude-haiku-4-5", "messages": [{"role": "user", "content": "hi"}]}),
             false,
+            "2023-06-01",
+            crate::now_ms(),
         )
         .unwrap();
         assert!(p.input_tokens > 0);
@@ -393,10 +427,10 @@ mod tests {
 
     #[test]
     fn roles_must_start_with_user_and_alternate() {
-        let first = err(json!({"model": "claude-sonnet-4-5", "max_tokens": 1,
+        let first = err(json!({"model": "claude-sonnet-4-6", "max_tokens": 1,
             "messages": [{"role": "assistant", "content": "a"}]}));
         assert!(first.1.contains("first message"));
-        let twice = err(json!({"model": "claude-sonnet-4-5", "max_tokens": 1,
+        let twice = err(json!({"model": "claude-sonnet-4-6", "max_tokens": 1,
             "messages": [{"role": "user", "content": "a"}, {"role": "user", "content": "b"}]}));
         assert!(twice.1.contains("alternate"));
     }
@@ -411,10 +445,12 @@ mod tests {
     #[test]
     fn a_pdf_document_costs_tokens_per_page() {
         let p = parse(
-            &json!({"model": "claude-sonnet-4-5", "max_tokens": 1, "messages": [{"role": "user",
+            &json!({"model": "claude-sonnet-4-6", "max_tokens": 1, "messages": [{"role": "user",
                 "content": [{"type": "document", "source": {"type": "base64", "media_type": "application/pdf", "data": b64(&pdf::sample(4, "T"))}},
                             {"type": "text", "text": "summarize"}]}]}),
             true,
+            "2023-06-01",
+            crate::now_ms(),
         )
         .unwrap();
         assert_eq!(p.documents[0].pages, 4);
@@ -424,7 +460,7 @@ mod tests {
     #[test]
     fn bad_documents_are_refused_with_the_apis_reasons() {
         let doc = |media: &str, data: String| {
-            json!({"model": "claude-sonnet-4-5", "max_tokens": 1, "messages": [{"role": "user",
+            json!({"model": "claude-sonnet-4-6", "max_tokens": 1, "messages": [{"role": "user",
                 "content": [{"type": "document", "source": {"type": "base64", "media_type": media, "data": data}}]}]})
         };
         assert_eq!(err(doc("image/png", b64(b"x"))).0, 400);
@@ -442,25 +478,43 @@ mod tests {
     #[test]
     fn a_long_enough_cache_control_prefix_is_cacheable_and_keyed_by_content() {
         let req = |sys: &str| {
-            json!({"model": "claude-sonnet-4-5", "max_tokens": 1,
+            json!({"model": "claude-sonnet-4-6", "max_tokens": 1,
                 "system": [{"type": "text", "text": sys, "cache_control": {"type": "ephemeral"}}],
                 "messages": [{"role": "user", "content": "question"}]})
         };
         let long = "word ".repeat(1000);
-        let a = parse(&req(&long), true).unwrap().cache.unwrap();
-        assert!(a.tokens >= MIN_CACHEABLE_TOKENS);
-        assert_eq!(parse(&req(&long), true).unwrap().cache, Some(a));
-        let other = parse(&req(&format!("{long}!")), true)
+        let a = parse(&req(&long), true, "2023-06-01", crate::now_ms())
             .unwrap()
             .cache
             .unwrap();
+        assert!(a.tokens >= 1_024);
+        assert_eq!(
+            parse(&req(&long), true, "2023-06-01", crate::now_ms())
+                .unwrap()
+                .cache,
+            Some(a)
+        );
+        let other = parse(
+            &req(&format!("{long}!")),
+            true,
+            "2023-06-01",
+            crate::now_ms(),
+        )
+        .unwrap()
+        .cache
+        .unwrap();
         assert_ne!(other.key, a.key);
-        assert_eq!(parse(&req("short"), true).unwrap().cache, None);
+        assert_eq!(
+            parse(&req("short"), true, "2023-06-01", crate::now_ms())
+                .unwrap()
+                .cache,
+            None
+        );
     }
 
     #[test]
     fn empty_content_is_rejected() {
-        let e = err(json!({"model": "claude-sonnet-4-5", "max_tokens": 1,
+        let e = err(json!({"model": "claude-sonnet-4-6", "max_tokens": 1,
             "messages": [{"role": "user", "content": ""}]}));
         assert!(e.1.contains("non-empty"));
     }
@@ -468,9 +522,11 @@ mod tests {
     #[test]
     fn markers_are_found_anywhere_in_the_prompt() {
         let p = parse(
-            &json!({"model": "claude-sonnet-4-5", "max_tokens": 1, "system": "[[sim:hang]]",
+            &json!({"model": "claude-sonnet-4-6", "max_tokens": 1, "system": "[[sim:hang]]",
                 "messages": [{"role": "user", "content": [{"type": "text", "text": "x [[sim:529]]"}]}]}),
             true,
+            "2023-06-01",
+            crate::now_ms(),
         )
         .unwrap();
         assert_eq!(p.markers.len(), 2);

@@ -72,7 +72,7 @@ impl Api {
 }
 
 fn ask(text: &str) -> Value {
-    json!({"model": "claude-sonnet-4-5", "max_tokens": 256,
+    json!({"model": "claude-sonnet-4-6", "max_tokens": 256,
            "messages": [{"role": "user", "content": text}]})
 }
 
@@ -87,7 +87,7 @@ fn assert_api_error(a: &Answer, status: u16, kind: &str) {
 }
 
 fn cached_system(text: &str, question: &str) -> Value {
-    json!({"model": "claude-sonnet-4-5", "max_tokens": 64,
+    json!({"model": "claude-sonnet-4-6", "max_tokens": 64,
         "system": [{"type": "text", "text": text, "cache_control": {"type": "ephemeral"}}],
         "messages": [{"role": "user", "content": question}]})
 }
@@ -156,7 +156,7 @@ async fn a_missing_version_header_or_bad_json_is_a_400() {
 #[tokio::test]
 async fn an_invalid_body_is_a_400_with_the_apis_message() {
     let api = Api::start(sim::Knobs::default()).await;
-    let a = api.message(json!({"model": "claude-sonnet-4-5"})).await;
+    let a = api.message(json!({"model": "claude-sonnet-4-6"})).await;
     assert_api_error(&a, 400, "invalid_request_error");
     assert_eq!(a.2["error"]["message"], "max_tokens: Field required");
 }
@@ -232,7 +232,7 @@ async fn output_tokens_per_minute_are_reserved_from_max_tokens_and_refunded_afte
     })
     .await;
     let big = |t: &str| {
-        json!({"model": "claude-sonnet-4-5", "max_tokens": 800,
+        json!({"model": "claude-sonnet-4-6", "max_tokens": 800,
         "messages": [{"role": "user", "content": t}]})
     };
     let first = api.message(big("a")).await;
@@ -249,13 +249,13 @@ async fn output_tokens_per_minute_are_reserved_from_max_tokens_and_refunded_afte
     // After it, only what was generated is gone, so a second 800 fits at once.
     assert_eq!(api.message(big("b")).await.0, 200);
     // But a max_tokens larger than what is left is refused, however short the answer.
-    let huge = json!({"model": "claude-sonnet-4-5", "max_tokens": 1_000,
+    let huge = json!({"model": "claude-sonnet-4-6", "max_tokens": 1_000,
         "messages": [{"role": "user", "content": "c"}]});
     assert_api_error(&api.message(huge).await, 429, "rate_limit_error");
 }
 
 #[tokio::test]
-async fn haiku_caches_only_prefixes_of_2048_tokens_or_more() {
+async fn each_model_caches_only_prefixes_of_its_own_minimum() {
     let api = Api::start(sim::Knobs::default()).await;
     let mid = "The policy text. ".repeat(250); // about 1,200 tokens
     let ask_with = |model: &str| {
@@ -263,15 +263,27 @@ async fn haiku_caches_only_prefixes_of_2048_tokens_or_more() {
         v["model"] = json!(model);
         v
     };
-    let sonnet = api.message(ask_with("claude-sonnet-4-5")).await.2;
+    let sonnet = api.message(ask_with("claude-sonnet-4-6")).await.2;
     assert!(
         sonnet["usage"]["cache_creation_input_tokens"]
             .as_u64()
             .unwrap()
             >= 1024
     );
+    // Haiku 4.5 caches from 4,096 tokens, Haiku 5.5 from 512 (the Sonnet 5.5 migration guide).
     let haiku = api.message(ask_with("claude-haiku-4-5")).await.2;
     assert_eq!(haiku["usage"]["cache_creation_input_tokens"], 0, "{haiku}");
+    let short = "The policy text. ".repeat(120); // about 600 tokens on the 5.x tokenizer
+    let mut v = cached_system(&short, "q");
+    v["model"] = json!("claude-haiku-5-5");
+    let new = api.message(v).await.2;
+    assert!(
+        new["usage"]["cache_creation_input_tokens"]
+            .as_u64()
+            .unwrap()
+            >= 512,
+        "{new}"
+    );
 }
 
 #[tokio::test]
@@ -299,7 +311,7 @@ async fn a_pdf_document_is_summarized_with_its_page_count() {
     let data =
         base64::engine::general_purpose::STANDARD.encode(sim::pdf::sample(5, "Annual report"));
     let (status, _, body) = api
-        .message(json!({"model": "claude-sonnet-4-5", "max_tokens": 300, "messages": [{"role": "user",
+        .message(json!({"model": "claude-sonnet-4-6", "max_tokens": 300, "messages": [{"role": "user",
             "content": [{"type": "document", "source": {"type": "base64", "media_type": "application/pdf", "data": data}},
                         {"type": "text", "text": "Summarize this document."}]}]}))
         .await;
@@ -518,7 +530,7 @@ async fn a_batch_ends_with_one_result_per_request_billed_at_half_price() {
             {"custom_id": "ok-1", "params": ask("What is a queue?")},
             {"custom_id": "bad-1", "params": ask("[[sim:400]]")},
             {"custom_id": "hang-1", "params": ask("[[sim:hang]]")},
-            {"custom_id": "invalid-1", "params": {"model": "claude-sonnet-4-5", "messages": []}},
+            {"custom_id": "invalid-1", "params": {"model": "claude-sonnet-4-6", "messages": []}},
         ]}))
         .await;
     assert_eq!(status, 200, "{created}");

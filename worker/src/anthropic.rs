@@ -62,7 +62,7 @@ impl Anthropic {
             Ok(raw) => {
                 let reported = raw.reported.clone();
                 Answered {
-                    result: decode(raw, "/v1/messages"),
+                    result: decode_answer(raw),
                     reported,
                 }
             }
@@ -203,6 +203,18 @@ fn decode<T: DeserializeOwned>(raw: Raw, path: &str) -> Result<T, CallOutcome> {
     }
     serde_json::from_str(&raw.text)
         .map_err(|e| CallOutcome::Network(format!("unreadable answer from {path}: {e}")))
+}
+
+/// A Messages answer. A 2xx body that does not decode was still paid for: it is
+/// [`CallOutcome::Undecodable`] (the job fails once, the body is kept), never a network error.
+fn decode_answer(raw: Raw) -> Result<Message, CallOutcome> {
+    if !(200..300).contains(&raw.status) {
+        return Err(http_error(&raw));
+    }
+    serde_json::from_str(&raw.text).map_err(|e| CallOutcome::Undecodable {
+        reason: format!("the paid answer from /v1/messages could not be decoded: {e}"),
+        raw: raw.text,
+    })
 }
 
 /// An error answer as an outcome, with the API's own message when it sent one.

@@ -82,9 +82,10 @@ pub async fn poll(env: &Env, config: &Config) -> worker::Result<PollReport> {
             match &line.result {
                 BatchResult::Succeeded { message } => {
                     store_raw(env, &row.id, message).await?;
-                    let (stmt, ok) = settle(&db, row, message, Tier::Batch, now, Some(&batch_id))?;
+                    let (stmt, failed) =
+                        settle(&db, row, message, Tier::Batch, now, Some(&batch_id))?;
                     statements.push(stmt);
-                    if ok {
+                    if failed.is_none() {
                         report.jobs_completed += 1;
                     } else {
                         report.jobs_failed += 1;
@@ -97,6 +98,10 @@ pub async fn poll(env: &Env, config: &Config) -> worker::Result<PollReport> {
                             batching::errored(error.error.kind, &error.error.message, tries)
                         }
                         BatchResult::Expired => batching::expired(tries),
+                        BatchResult::Unreadable { reason } => Outcome::Fail(reason.clone()),
+                        BatchResult::Unknown => Outcome::Fail(
+                            "its batch result has a type this client does not know".into(),
+                        ),
                         _ => Outcome::Canceled,
                     };
                     match outcome {

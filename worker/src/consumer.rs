@@ -3,9 +3,10 @@
 //! batch. The decisions come from `pipeline::retry`; this module carries them out.
 
 use futures_util::stream::{self, StreamExt};
+use pipeline::anthropic::Usage;
 use pipeline::budget::{Need, Reserve, Settle};
 use pipeline::dto::QueueMessage;
-use pipeline::pricing::Tier;
+use pipeline::pricing::{cost_micros, Tier};
 use pipeline::retry::{
     decide, describe, is_overload, model_for, retries_exhausted, CallOutcome, Decision,
 };
@@ -18,7 +19,7 @@ use crate::config::{now_ms, Config, DB};
 use crate::jobs::{
     self, claim_running, fail_stmt, load_many, record_attempt, requeue, Attempt, JobRow,
 };
-use crate::results::{request_of, settle, store_raw, stored_answer};
+use crate::results::{request_of, settle, store_raw, store_undecodable, stored_answer};
 use crate::{db, flush, lanes, queues};
 
 /// Synchronous calls in flight at once within one queue batch.
@@ -230,7 +231,8 @@ async fn run_sync(
         &config.model_chain,
     )
     .to_owned();
-    request.model = model.clone();
+    // Shaped for the model it goes to (a fallback may refuse what the first model took).
+    request = pipeline::shape::conform(request, &model);
     // A reservation first: tokens per minute and a slot of the lane. No room → wait a little
     // in place, or defer without spending a retry.
     let input = match pipeline::tokens::estimate_request(&request) {
@@ -317,14 +319,35 @@ async fn run_sync(
         let (label, error) = match &answered.result {
             Ok(message) => {
                 store_raw(env, &id, message).await?;
-                let (stmt, completed) = settle(db, &row, message, Tier::Standard, now_ms(), None)?;
+                let (stmt, failed) = settle(db, &row, message, Tier::Standard, now_ms(), None)?;
                 stmt.run().await?;
                 msg.ack();
-                if completed {
-                    ("completed", None)
-                } else {
-                    ("failed", Some("the answer could not be read".to_string()))
+                match failed {
+                    None => ("completed", None),
+                    Some(reason) => ("failed", Some(reason)),
                 }
+            }
+            Err(CallOutcome::Undecodable { reason, raw }) => {
+                // Paid for but unreadable: kept in R2, its usage recorded as far as it can be
+                // read, failed once.
+                store_undecodable(env, &id, raw).await?;
+                let usage = Usage::from_raw_answer(raw);
+                let cost = usage
+                    .as_ref()
+                    .and_then(|u| cost_micros(&model, u, Tier::Standard, now_ms()));
+                fail_stmt(
+                    db,
+                    &id,
+                    reason,
+                    usage.as_ref().map(|u| (u, cost)),
+                    None,
+                    now_ms(),
+                    None,
+                )?
+                .run()
+                .await?;
+                msg.ack();
+                ("failed", Some(reason.clone()))
             }
             Err(failure) => (
                 apply(db, &msg, &id, lane, failure, attempt, config).await?,

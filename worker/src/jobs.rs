@@ -551,7 +551,9 @@ pub fn fail_stmt(
          input_tokens = input_tokens + ?4, output_tokens = output_tokens + ?5, \
          cache_write_tokens = cache_write_tokens + ?6, cache_read_tokens = cache_read_tokens + ?7, \
          cost_micros = cost_micros + ?8, completed_at = ?9, updated_at = ?9, \
-         cost_unknown = MAX(cost_unknown, ?11) WHERE id = ?1 AND {} {}",
+         cost_unknown = MAX(cost_unknown, ?11), \
+         result_key = CASE WHEN ?12 THEN 'results/' || id ELSE result_key END \
+         WHERE id = ?1 AND {} {}",
         not_terminal(),
         batch_guard(batch)
     ))
@@ -567,6 +569,8 @@ pub fn fail_stmt(
         num(now),
         opt(batch),
         JsValue::from_bool(unknown),
+        // A paid answer is always stored in R2 before its row is failed: point at it.
+        JsValue::from_bool(usage.is_some()),
     ])
 }
 

@@ -5,8 +5,9 @@
 use std::collections::HashMap;
 
 use base64::Engine;
-use pipeline::anthropic::{Message, MessagesRequest, OutputBlock, Role, Usage};
-use pipeline::feedback::{self, parse_analysis};
+use pipeline::answer::{self, judge, Settlement, Verdict};
+use pipeline::anthropic::{Message, MessagesRequest, OutputBlock, Role, StopReason, Usage};
+use pipeline::feedback;
 use pipeline::pdf;
 use pipeline::pricing::{cost_micros, Tier, DEFAULT_MODEL};
 use pipeline::status::Kind;
@@ -15,13 +16,40 @@ use worker::{Conditional, D1Database, D1PreparedStatement, Env};
 use crate::config::RESULTS;
 use crate::jobs::{complete_stmt, fail_stmt, JobRow};
 
-/// Stores the answer's text at `results/<id>` — with its model and usage as metadata — unless it
-/// is already there (a retry after a crash must not overwrite what an earlier attempt stored).
+/// Stores a paid answer at `results/<id>` — with its model, usage and stop reason as metadata —
+/// unless it is already there (a retry after a crash must not overwrite what an earlier attempt
+/// stored). A usable answer is stored as its text; an unusable one as the whole Message JSON
+/// (`format: message`), so what was paid for can be read back.
 pub async fn store_raw(env: &Env, id: &str, message: &Message) -> worker::Result<()> {
     let mut metadata: HashMap<String, String> = message.usage.to_metadata().into_iter().collect();
     metadata.insert("model".into(), message.model.clone());
+    if let Some(reason) = &message.stop_reason {
+        metadata.insert("stop_reason".into(), reason.as_str().to_owned());
+    }
+    let body = match judge(message) {
+        Verdict::Usable => message.text(),
+        Verdict::Unusable(_) => {
+            metadata.insert("format".into(), "message".into());
+            serde_json::to_string(message).map_err(|e| worker::Error::RustError(e.to_string()))?
+        }
+    };
+    put_if_absent(env, id, body.into_bytes(), metadata).await
+}
+
+/// Stores an answer that could not be decoded, as it came (`format: raw`).
+pub async fn store_undecodable(env: &Env, id: &str, raw: &str) -> worker::Result<()> {
+    let metadata = HashMap::from([("format".to_owned(), "raw".to_owned())]);
+    put_if_absent(env, id, raw.as_bytes().to_vec(), metadata).await
+}
+
+async fn put_if_absent(
+    env: &Env,
+    id: &str,
+    body: Vec<u8>,
+    metadata: HashMap<String, String>,
+) -> worker::Result<()> {
     env.bucket(RESULTS)?
-        .put(format!("results/{id}"), message.text().into_bytes())
+        .put(format!("results/{id}"), body)
         .custom_metadata(metadata)
         .only_if(Conditional {
             etag_does_not_match: Some("*".into()),
@@ -33,7 +61,7 @@ pub async fn store_raw(env: &Env, id: &str, message: &Message) -> worker::Result
 }
 
 /// An answer already stored for this job (a Worker that died between the R2 write and the D1
-/// update): rebuilt from the object, so the job completes without a second call.
+/// update): rebuilt from the object, so the job settles without a second call.
 pub async fn stored_answer(env: &Env, id: &str) -> worker::Result<Option<Message>> {
     let Some(object) = env
         .bucket(RESULTS)?
@@ -44,20 +72,23 @@ pub async fn stored_answer(env: &Env, id: &str) -> worker::Result<Option<Message
         return Ok(None);
     };
     let metadata = object.custom_metadata()?;
-    let Some(usage) = Usage::from_metadata(|k| metadata.get(k).cloned()) else {
-        return Ok(None);
-    };
     let text = match object.body() {
         Some(b) => b.text().await?,
         None => return Ok(None),
+    };
+    if metadata.get("format").map(String::as_str) == Some("message") {
+        return Ok(serde_json::from_str(&text).ok());
+    }
+    let Some(usage) = Usage::from_metadata(|k| metadata.get(k).cloned()) else {
+        return Ok(None);
     };
     Ok(Some(Message {
         id: format!("stored-{id}"),
         kind: "message".into(),
         role: Role::Assistant,
-        content: vec![OutputBlock::Text { text }],
+        content: vec![OutputBlock::text(text)],
         model: metadata.get("model").cloned().unwrap_or_default(),
-        stop_reason: None,
+        stop_reason: metadata.get("stop_reason").cloned().map(StopReason::from),
         stop_sequence: None,
         usage,
     }))
@@ -113,9 +144,9 @@ pub async fn request_of(env: &Env, row: &JobRow) -> worker::Result<MessagesReque
     }
 }
 
-/// The D1 statement for a finished call: completed (with the analysis, for feedback), or
-/// failed — keeping the raw text and what was paid — when a feedback answer is not a readable
-/// analysis. The bool says whether it completed.
+/// The D1 statement for a finished call, as `pipeline::answer` settles it: completed (with
+/// the analysis or extraction kept on the row), or failed once — keeping what was paid — when
+/// the answer is unusable: then the reason comes back beside the statement.
 pub fn settle(
     db: &D1Database,
     row: &JobRow,
@@ -123,66 +154,33 @@ pub fn settle(
     tier: Tier,
     now: i64,
     batch: Option<&str>,
-) -> worker::Result<(D1PreparedStatement, bool)> {
+) -> worker::Result<(D1PreparedStatement, Option<String>)> {
     let text = message.text();
-    // The model that answered (after a fallback, not the one asked for) is what was billed.
+    // The model that answered (after a fallback, not the one asked for) is what was billed, at
+    // the rates in force now.
     let answered_by = Some(message.model.as_str());
-    let cost = cost_micros(&message.model, &message.usage, tier);
+    let cost = cost_micros(&message.model, &message.usage, tier, now);
     let usage = &message.usage;
-    match row.kind() {
-        Kind::Feedback => match parse_analysis(&text) {
-            Ok(a) => Ok((
-                complete_stmt(
-                    db,
-                    &row.id,
-                    usage,
-                    cost,
-                    &text,
-                    serde_json::to_string(&a).ok(),
-                    now,
-                    batch,
-                    answered_by,
-                )?,
-                true,
-            )),
-            Err(reason) => Ok((
-                fail_stmt(
-                    db,
-                    &row.id,
-                    &reason,
-                    Some((usage, cost)),
-                    Some(&text),
-                    now,
-                    batch,
-                )?,
-                false,
-            )),
-        },
-        // A PDF's extraction is small and kept on the row; the raw answer lives in R2.
-        Kind::Pdf => match pdf::parse_extraction(&text) {
-            Ok(e) => Ok((
-                complete_stmt(
-                    db,
-                    &row.id,
-                    usage,
-                    cost,
-                    "",
-                    serde_json::to_string(&e).ok(),
-                    now,
-                    batch,
-                    answered_by,
-                )?,
-                true,
-            )),
-            Err(reason) => Ok((
-                fail_stmt(db, &row.id, &reason, Some((usage, cost)), None, now, batch)?,
-                false,
-            )),
-        },
-        Kind::Prompt => Ok((
-            // Prompt results can be long: the text lives in R2 only.
-            complete_stmt(db, &row.id, usage, cost, "", None, now, batch, answered_by)?,
-            true,
+    // Feedback keeps its raw answer on the row (it is short); the others only in R2.
+    let raw = (row.kind() == Kind::Feedback).then_some(text.as_str());
+    match answer::settle(row.kind(), message) {
+        Settlement::Complete { result } => Ok((
+            complete_stmt(
+                db,
+                &row.id,
+                usage,
+                cost,
+                raw.unwrap_or_default(),
+                result,
+                now,
+                batch,
+                answered_by,
+            )?,
+            None,
+        )),
+        Settlement::Fail { reason } => Ok((
+            fail_stmt(db, &row.id, &reason, Some((usage, cost)), raw, now, batch)?,
+            Some(reason),
         )),
     }
 }

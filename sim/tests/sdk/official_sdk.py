@@ -23,11 +23,31 @@ def check(name, cond, detail=""):
 # messages.create
 msg = client.messages.create(
     model=MODEL,
-    max_tokens=200,
+    max_tokens=2000,
     messages=[{"role": "user", "content": "Say hello to the simulator."}],
 )
 check("messages.create returns a Message", isinstance(msg, anthropic.types.Message), type(msg))
-check("the message has an id and text", msg.id.startswith("msg_") and msg.content[0].type == "text")
+# Sonnet 5.5 thinks by default: the answer is read by block type, as its migration guide does.
+kinds = [b.type for b in msg.content]
+check("adaptive thinking comes before the text", kinds == ["thinking", "text"], kinds)
+text = next(b.text for b in msg.content if b.type == "text")
+check("the message has an id and text", msg.id.startswith("msg_") and text, msg)
+check("thinking is billed as output", msg.usage.output_tokens > 0, msg.usage)
+
+# a setting Sonnet 5.5 refuses is a 400 from the SDK too
+try:
+    client.messages.create(model=MODEL, max_tokens=50, extra_body={"temperature": 0.2},
+                           messages=[{"role": "user", "content": "hi"}])
+    raise AssertionError("temperature was accepted")
+except anthropic.BadRequestError as e:
+    check("a non-default temperature is refused", "temperature" in e.body["error"]["message"], e.body)
+
+# models.list and models.retrieve
+models = client.models.list(limit=100)
+ids = [m.id for m in models.data]
+check("models.list names the current models", MODEL in ids and "claude-haiku-5-5" in ids, ids)
+check("a retired model is not listed", "claude-sonnet-4-5-20250929" not in ids, ids)
+check("models.retrieve resolves an alias", client.models.retrieve("claude-haiku-4-5").id == "claude-haiku-4-5-20251001")
 check("usage is reported", msg.usage.input_tokens > 0 and msg.usage.output_tokens > 0, msg.usage)
 check("stop_reason is end_turn", msg.stop_reason == "end_turn", msg.stop_reason)
 
@@ -73,9 +93,9 @@ except anthropic.AuthenticationError:
 # batches: create / retrieve / list / results
 batch = client.messages.batches.create(
     requests=[
-        {"custom_id": "first", "params": {"model": MODEL, "max_tokens": 100,
+        {"custom_id": "first", "params": {"model": MODEL, "max_tokens": 2000,
                                           "messages": [{"role": "user", "content": "One"}]}},
-        {"custom_id": "second", "params": {"model": MODEL, "max_tokens": 100,
+        {"custom_id": "second", "params": {"model": MODEL, "max_tokens": 2000,
                                            "messages": [{"role": "user", "content": "Two [[sim:400]]"}]}},
     ]
 )
@@ -93,7 +113,7 @@ check("batches.list includes it", batch.id in listed, listed)
 results = {r.custom_id: r.result for r in client.messages.batches.results(batch.id)}
 check("results has one entry per request", set(results) == {"first", "second"}, results)
 check("the first succeeded", results["first"].type == "succeeded"
-      and results["first"].message.content[0].text != "")
+      and any(b.type == "text" and b.text for b in results["first"].message.content))
 check("the second errored", results["second"].type == "errored"
       and results["second"].error.error.type == "invalid_request_error", results["second"])
 

@@ -12,7 +12,6 @@ use pipeline::error::ApiError;
 use pipeline::jobs::{self, Cursor};
 use pipeline::multipart;
 use pipeline::pdf::{self, Template};
-use pipeline::pricing::DEFAULT_MODEL;
 use pipeline::status::Mode;
 use serde::Deserialize;
 use worker::Bucket;
@@ -40,6 +39,7 @@ async fn clean_up(bucket: &Bucket, keys: &[String]) {
 struct Form {
     mode: Option<String>,
     template: Option<String>,
+    model: Option<String>,
 }
 
 /// The part being read.
@@ -87,7 +87,7 @@ async fn read_files(
                                 bytes: Vec::new(),
                             }
                         }
-                        "mode" | "template" => Current::Field {
+                        "mode" | "template" | "model" => Current::Field {
                             name: part.name,
                             value: Vec::new(),
                         },
@@ -100,7 +100,7 @@ async fn read_files(
                         bytes.extend_from_slice(&data);
                     }
                     Current::Field { name, value } => {
-                        if value.len() + data.len() > 64 {
+                        if value.len() + data.len() > 100 {
                             return Err(ApiError::bad_request(
                                 "invalid_field",
                                 format!("{name} is too long"),
@@ -134,10 +134,10 @@ async fn read_files(
                                 Some(&name),
                             )
                         })?;
-                        if name == "mode" {
-                            form.mode = Some(value);
-                        } else {
-                            form.template = Some(value);
+                        match name.as_str() {
+                            "mode" => form.mode = Some(value),
+                            "model" => form.model = Some(value),
+                            _ => form.template = Some(value),
                         }
                     }
                     Current::Other => {}
@@ -258,10 +258,17 @@ pub async fn submit(
                 ))
             }
         };
-        Ok((mode, Template::parse(form.template.as_deref())?))
+        let model = form
+            .model
+            .as_deref()
+            .map(str::trim)
+            .filter(|m| !m.is_empty())
+            .map(|m| serde_json::Value::String(m.to_owned()));
+        let model = pipeline::models::parse_model(model.as_ref(), now_ms())?.id;
+        Ok((mode, Template::parse(form.template.as_deref())?, model))
     });
     let keys: Vec<String> = files.iter().map(|f| f.key.clone()).collect();
-    let (mode, template) = match checked {
+    let (mode, template, model) = match checked {
         Ok(v) => v,
         Err(e) => {
             clean_up(&bucket, &keys).await;
@@ -278,7 +285,7 @@ pub async fn submit(
             caller.user_id.as_str(),
             mode,
             template,
-            DEFAULT_MODEL,
+            model,
             &files,
             now,
         )?;

@@ -42,7 +42,7 @@ pub async fn call(
     body: Bytes,
 ) -> Result<Response, AppError> {
     require_json(&headers)?;
-    let mut input = prompt::parse_input(&body)?;
+    let mut input = prompt::parse_input(&body, now_ms())?;
     // The interactive path: always the high lane, always a synchronous call.
     input.priority = Lane::High;
     input.mode = Mode::Sync;
@@ -148,7 +148,7 @@ async fn direct(state: &AppState, input: &prompt::PromptInput) -> Result<Respons
             "model": message.model,
             "input_tokens": message.usage.input_tokens,
             "output_tokens": message.usage.output_tokens,
-            "cost_micros": cost_micros(&message.model, &message.usage, Tier::Standard),
+            "cost_micros": cost_micros(&message.model, &message.usage, Tier::Standard, now_ms()),
         }))
         .into_response()),
         Err(CallOutcome::Http {

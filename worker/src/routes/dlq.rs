@@ -250,28 +250,30 @@ async fn replay_one(
     let id = jobs::new_id(crate::queues::random_bytes()?);
     // Prompt jobs: the request is copied (with the edits) to the new job's own claim-check.
     let (model, prompt_key) = if kind == Kind::Prompt {
-        let req = crate::results::request_of(&state.env, original).await?;
-        let mut value = serde_json::to_value(&req)
-            .map_err(|e| ApiError::internal(format!("cannot encode the request: {e}")))?;
+        let mut req = crate::results::request_of(&state.env, original).await?;
         if let Some(m) = &edit.model {
-            value["model"] = m.clone().into();
+            // What the new model refuses is dropped or converted, as for a fallback.
+            req = pipeline::shape::conform(req, m);
         }
         if let Some(n) = edit.max_tokens {
-            value["max_tokens"] = n.into();
+            req.max_tokens = n;
         }
-        let model = value["model"].as_str().unwrap_or_default().to_owned();
+        let model = pipeline::models::parse_model(Some(&req.model.clone().into()), now)?;
+        pipeline::shape::check(&req, model)
+            .map_err(|r| ApiError::bad_request("unsupported_by_model", r.message, Some(r.field)))?;
+        let body = serde_json::to_vec(&req)
+            .map_err(|e| ApiError::internal(format!("cannot encode the request: {e}")))?;
         let key = format!("prompts/{id}");
-        bucket
-            .put(&key, value.to_string().into_bytes())
-            .execute()
-            .await?;
-        (model, Some(key))
+        bucket.put(&key, body).execute().await?;
+        (model.id.to_owned(), Some(key))
     } else {
         let model = edit
             .model
             .clone()
             .or_else(|| original.model.clone())
-            .unwrap_or_else(|| pipeline::pricing::DEFAULT_MODEL.to_owned());
+            .unwrap_or_else(|| pipeline::models::DEFAULT_MODEL.to_owned());
+        // A model retired since the job ran is refused: replay it with a model edit.
+        pipeline::models::parse_model(Some(&model.clone().into()), now)?;
         (model, original.prompt_key.clone())
     };
     let detail = if edit.is_empty() {
@@ -409,7 +411,7 @@ pub async fn replay(
 ) -> Result<Response, AppError> {
     caller.0.require_admin("triage dead letters")?;
     optional_json(&headers, &body)?;
-    let edit = ReplayEdit::parse(&body)?;
+    let edit = ReplayEdit::parse(&body, now_ms())?;
     let db = state.env.d1(DB)?;
     let original = load(&db, &id).await?;
     let replayed = replay_one(&state, caller.0.user_id.as_str(), &original, &edit, None).await?;

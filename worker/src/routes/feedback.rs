@@ -8,7 +8,6 @@ use axum::Json;
 use pipeline::dto::{FeedbackAck, FeedbackList};
 use pipeline::error::ApiError;
 use pipeline::jobs::{self, Cursor};
-use pipeline::pricing::DEFAULT_MODEL;
 use pipeline::status::{Kind, Status};
 use pipeline::{feedback, prompt};
 use serde::Deserialize;
@@ -39,7 +38,7 @@ pub async fn submit(
 ) -> Result<Response, AppError> {
     json_body(&headers, &body, MAX_BODY_BYTES)?;
     let key = idempotency_key(&headers)?;
-    let input = feedback::parse_input(&body)?;
+    let input = feedback::parse_input(&body, now_ms())?;
     let user = caller.user_id.as_str();
     crate::ops::admit(&state.env, &state.config, user).await?;
     let db = state.env.d1(DB)?;
@@ -60,7 +59,7 @@ pub async fn submit(
             user_id: user,
             mode: input.mode,
             lane,
-            model: DEFAULT_MODEL,
+            model: input.model,
             source: &input.source,
             text: &input.text,
             now,

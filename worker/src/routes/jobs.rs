@@ -43,7 +43,7 @@ pub async fn submit(
 ) -> Result<Response, AppError> {
     json_body(&headers, &body, MAX_BODY_BYTES)?;
     let key = idempotency_key(&headers)?;
-    let input = prompt::parse_input(&body)?;
+    let input = prompt::parse_input(&body, now_ms())?;
     let user = caller.user_id.as_str();
     crate::ops::admit(&state.env, &state.config, user).await?;
     let db = state.env.d1(DB)?;

@@ -90,7 +90,7 @@ async fn one(s: &TestStack, kind: Kind, i: usize) -> (i64, i64) {
     let (path, body, poll) = match kind {
         Kind::Prompt => (
             "/jobs",
-            json!({"prompt": format!("Benchmark {i}: one line on latency."), "max_tokens": 64}),
+            json!({"prompt": format!("Benchmark {i}: one line on latency."), "max_tokens": 64, "output_config": {"effort": "low"}}),
             "/jobs/",
         ),
         Kind::Feedback => (

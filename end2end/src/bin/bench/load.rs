@@ -42,7 +42,7 @@ pub fn run(args: &[String]) {
                         } else {
                             (
                                 "/jobs",
-                                format!(r#"{{"prompt":"Load test {c}-{i}","priority":"bulk","max_tokens":20}}"#),
+                                format!(r#"{{"prompt":"Load test {c}-{i}","priority":"bulk","max_tokens":20,"output_config":{{"effort":"low"}}}}"#),
                             )
                         };
                         let t = Instant::now();

@@ -257,7 +257,7 @@ fn job(i: usize) -> (&'static str, Value) {
         // High-lane prompts of varied length (about 200 to 1,200 input tokens).
         n => (
             "/jobs",
-            json!({"prompt": format!("{i}: {}", words.repeat(10 + n * 7)), "max_tokens": 100}),
+            json!({"prompt": format!("{i}: {}", words.repeat(10 + n * 7)), "max_tokens": 100, "output_config": {"effort": "low"}}),
         ),
     }
 }

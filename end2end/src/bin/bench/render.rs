@@ -95,7 +95,7 @@ async fn history(s: &TestStack) {
                 .post(s.url("/jobs"))
                 .header("x-user-id", "bench-render")
                 .header("content-type", "application/json")
-                .body(json!({"prompt": format!("History {i}."), "max_tokens": 64}).to_string()),
+                .body(json!({"prompt": format!("History {i}."), "max_tokens": 64, "output_config": {"effort": "low"}}).to_string()),
         )
         .await;
         assert_eq!(status, 202, "{ack}");

@@ -1,0 +1,197 @@
+//! What a paid answer means for its job. A 200 from the Messages API has been billed whether or
+//! not it is usable, so it is never retried as if it were a network error: it completes the job,
+//! or fails it once with the reason (its usage and cost recorded, the raw answer kept).
+//!
+//! The answer is read by content-block type ([`Message::text`]): thinking, tool and server-tool
+//! blocks around the text are not the answer, and a block type added tomorrow changes nothing.
+
+use crate::anthropic::{Message, StopReason};
+use crate::feedback::{parse_analysis, Analysis};
+use crate::pdf::{parse_extraction, Extraction};
+use crate::status::Kind;
+
+/// Whether an answer carries something a job can use.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Verdict {
+    Usable,
+    /// Paid for, but nothing to keep: the reason goes on the failed row.
+    Unusable(String),
+}
+
+/// Judges an answer by its stop reason and its text blocks: a refusal, or an answer with no text
+/// at all (thinking used the whole `max_tokens`, the context window filled up, a paused turn) is
+/// unusable. A text cut by `max_tokens` is usable as far as it goes (a prompt job keeps it; the
+/// kinds that parse JSON find out for themselves).
+pub fn judge(message: &Message) -> Verdict {
+    let reason = message.stop_reason.as_ref();
+    if reason == Some(&StopReason::Refusal) {
+        return Verdict::Unusable(
+            "the model declined to answer (stop_reason \"refusal\"); not retried".into(),
+        );
+    }
+    if message.has_text() {
+        return Verdict::Usable;
+    }
+    let thinking = message
+        .content
+        .iter()
+        .any(|b| matches!(b.kind(), "thinking" | "redacted_thinking"));
+    Verdict::Unusable(match reason {
+        Some(StopReason::MaxTokens) if thinking => format!(
+            "max_tokens ran out while the model was thinking: no answer text after {} output tokens",
+            message.usage.output_tokens
+        ),
+        Some(StopReason::MaxTokens) => "max_tokens ran out before any answer text".into(),
+        Some(StopReason::ModelContextWindowExceeded) => {
+            "the model's context window filled up before any answer text".into()
+        }
+        Some(StopReason::PauseTurn) => {
+            "the model paused its turn (a long server-tool run) before any answer text".into()
+        }
+        Some(other) => format!(
+            "the answer has no text block (stop_reason \"{}\")",
+            other.as_str()
+        ),
+        None => "the answer has no text block".into(),
+    })
+}
+
+/// What a paid answer does to a job of `kind`.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Settlement {
+    /// Completed; `result` is the small structured result kept on the row (feedback, PDFs).
+    Complete { result: Option<String> },
+    /// Failed once, for this reason; the usage is still recorded.
+    Fail { reason: String },
+}
+
+/// Decides the settlement of an answer for a job of `kind`: a usable answer completes a prompt
+/// job as it is, and a feedback or PDF job once its JSON reads as an analysis or an extraction.
+pub fn settle(kind: Kind, message: &Message) -> Settlement {
+    if let Verdict::Unusable(reason) = judge(message) {
+        return Settlement::Fail { reason };
+    }
+    let text = message.text();
+    let structured = match kind {
+        Kind::Prompt => return Settlement::Complete { result: None },
+        Kind::Feedback => parse_analysis(&text).map(|a: Analysis| serde_json::to_string(&a)),
+        Kind::Pdf => parse_extraction(&text).map(|e: Extraction| serde_json::to_string(&e)),
+    };
+    match structured {
+        Ok(json) => Settlement::Complete { result: json.ok() },
+        Err(reason) => Settlement::Fail { reason },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::anthropic::{KnownBlock, OutputBlock, Role, Usage};
+
+    fn message(content: Vec<OutputBlock>, stop: &str) -> Message {
+        Message {
+            id: "msg_1".into(),
+            kind: "message".into(),
+            role: Role::Assistant,
+            content,
+            model: "claude-sonnet-5-5".into(),
+            stop_reason: Some(StopReason::from(stop.to_owned())),
+            stop_sequence: None,
+            usage: Usage {
+                input_tokens: 10,
+                output_tokens: 64,
+                ..Usage::default()
+            },
+        }
+    }
+
+    fn thinking() -> OutputBlock {
+        OutputBlock::Known(KnownBlock::Thinking {
+            thinking: "Let me think.".into(),
+            signature: "sig".into(),
+        })
+    }
+
+    #[test]
+    fn a_refusal_is_unusable_even_with_text() {
+        let m = message(
+            vec![OutputBlock::text("I can't help with that.")],
+            "refusal",
+        );
+        assert!(matches!(judge(&m), Verdict::Unusable(r) if r.contains("refusal")));
+        assert!(matches!(settle(Kind::Prompt, &m), Settlement::Fail { .. }));
+    }
+
+    #[test]
+    fn a_thinking_only_answer_cut_by_max_tokens_fails_with_the_reason() {
+        let m = message(vec![thinking()], "max_tokens");
+        match settle(Kind::Prompt, &m) {
+            Settlement::Fail { reason } => {
+                assert!(reason.contains("thinking"), "{reason}");
+                assert!(reason.contains("64 output tokens"), "{reason}");
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn the_text_after_thinking_is_the_answer() {
+        let m = message(
+            vec![thinking(), OutputBlock::text("The answer.")],
+            "end_turn",
+        );
+        assert_eq!(judge(&m), Verdict::Usable);
+        assert_eq!(
+            settle(Kind::Prompt, &m),
+            Settlement::Complete { result: None }
+        );
+    }
+
+    #[test]
+    fn a_truncated_prompt_answer_is_kept_and_truncated_json_fails_its_parse() {
+        let m = message(
+            vec![OutputBlock::text("{\"sentiment\": \"neg")],
+            "max_tokens",
+        );
+        assert_eq!(judge(&m), Verdict::Usable);
+        assert_eq!(
+            settle(Kind::Prompt, &m),
+            Settlement::Complete { result: None }
+        );
+        assert!(matches!(
+            settle(Kind::Feedback, &m),
+            Settlement::Fail { .. }
+        ));
+    }
+
+    #[test]
+    fn every_no_text_stop_has_its_own_reason() {
+        for (stop, needle) in [
+            ("model_context_window_exceeded", "context window"),
+            ("pause_turn", "paused"),
+            ("end_turn", "no text block"),
+            ("a_reason_from_next_year", "a_reason_from_next_year"),
+        ] {
+            let m = message(vec![], stop);
+            assert!(
+                matches!(judge(&m), Verdict::Unusable(ref r) if r.contains(needle)),
+                "{stop}: {:?}",
+                judge(&m)
+            );
+        }
+    }
+
+    #[test]
+    fn a_feedback_answer_becomes_its_analysis() {
+        let m = message(
+            vec![OutputBlock::text(
+                r#"{"sentiment":"negative","category":"bug","urgency":"high","summary":"Crash."}"#,
+            )],
+            "end_turn",
+        );
+        match settle(Kind::Feedback, &m) {
+            Settlement::Complete { result: Some(json) } => assert!(json.contains("\"bug\"")),
+            other => panic!("{other:?}"),
+        }
+    }
+}

@@ -1,0 +1,786 @@
+//! The model catalog: one row per Claude model id, and everything the product decides from it —
+//! which ids are accepted at submission, what each model refuses, its limits, its prices with the
+//! date each took effect, its tokenizer, its rate-limit group and its retirement.
+//!
+//! Validation ([`admit`], [`crate::shape::check`]), request shaping ([`crate::shape`]), pricing
+//! ([`crate::pricing`]), the budget's model classes ([`Model::rate_group`]) and token estimates
+//! ([`crate::tokens`]) all read this table; nothing else in the product knows a model fact.
+//! The simulator keeps its own table, typed in separately from the same pages, and a test there
+//! lists every difference between the two.
+//!
+//! Sources (read 2026-12-01; each row names its own page):
+//! - MODELS: platform.claude.com/docs/en/models/overview ("Compare models", legacy list, footnotes)
+//! - per-model pages: platform.claude.com/docs/en/models/<model>/overview and whats-new-…
+//! - S55-MIG: platform.claude.com/docs/en/models/sonnet-5-5/migration-guide
+//! - S5-MIG: platform.claude.com/docs/en/models/sonnet-5/migration-guide
+//! - H55-MIG: platform.claude.com/docs/en/models/haiku-5-5/migration-guide
+//! - PRICING: platform.claude.com/docs/en/about-claude/pricing (multipliers: 5-minute cache
+//!   writes 1.25× input, 1-hour writes 2×, reads 0.1× except where a row says otherwise; batches
+//!   half of everything; "Claude 4.7 and later … produce approximately 30% more tokens")
+//! - EFFORT: platform.claude.com/docs/en/build-with-claude/effort ("Most Claude models default
+//!   to high effort …; Claude Opus 5.5 and Claude Haiku 5.5 default to medium")
+//! - DEPRECATIONS: platform.claude.com/docs/en/about-claude/model-deprecations
+//! - RATE-LIMITS: platform.claude.com/docs/en/api/rate-limits (pools: Fable 5.x, Opus 4.x and
+//!   Sonnet 4.x are shared; every other model has its own)
+
+use serde::Serialize;
+
+use crate::anthropic::Effort;
+use crate::ops::days_from_civil;
+
+/// The model the product uses unless a job names another.
+pub const DEFAULT_MODEL: &str = "claude-sonnet-5-5";
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Family {
+    Fable,
+    Mythos,
+    Opus,
+    Sonnet,
+    Haiku,
+}
+
+/// What a model does with `temperature`, `top_p` and `top_k`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Sampling {
+    /// Any value in range.
+    Any,
+    /// Any value, but `temperature` and `top_p` not both (Haiku 4.5: "one at a time, not both").
+    OneOf,
+    /// Only the defaults: `temperature` 1, `top_p` 0.99, never `top_k`, never both
+    /// (H55-MIG: "Any other `temperature` or `top_p` value returns a 400 error, including a
+    /// `top_p` of `1`. So does any `top_k` value, and so does a request that includes both").
+    DefaultOnly,
+}
+
+/// Which `thinking` settings a model accepts, and what it does without one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct ThinkingRules {
+    /// Adaptive thinking runs when the request says nothing (the 5.x default).
+    pub on_by_default: bool,
+    pub adaptive: bool,
+    /// `{"type":"enabled","budget_tokens":N}`.
+    pub budget: bool,
+    /// `{"type":"disabled"}`.
+    pub disabled: bool,
+    /// `disabled` only at effort `high` or below (Opus 5, Haiku 5.5).
+    pub disabled_needs_high_or_below: bool,
+}
+
+/// A price list in micro-dollars per million tokens (`2_000_000` is $2 / MTok), in force from
+/// `from` (UTC day) until the next entry's day.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Price {
+    /// `(year, month, day)` the price took effect.
+    pub from: (i32, u32, u32),
+    pub input: u64,
+    pub output: u64,
+    /// Cache reads; cache writes are 1.25× (5 minutes) and 2× (1 hour) of `input` on every model.
+    pub cache_read: u64,
+}
+
+/// Prompts (input + cache writes + cache reads) over `tokens` are billed at `times` every rate.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct LongPrompt {
+    pub tokens: u64,
+    pub times: u64,
+}
+
+/// One model of the catalog.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Model {
+    pub id: &'static str,
+    /// Other ids the API accepts for it (a pre-4.6 alias, the dated snapshot).
+    pub aliases: &'static [&'static str],
+    pub display_name: &'static str,
+    pub family: Family,
+    /// `(major, minor)`: Sonnet 5.5 is `(5, 5)`.
+    pub generation: (u8, u8),
+    pub context_window: u32,
+    /// `max_tokens` limit on the Messages API.
+    pub max_output: u32,
+    /// On the Message Batches API, with the `output-300k-2026-03-24` beta header (which this
+    /// product does not send, so batch jobs are held to `max_output`).
+    pub max_output_batch: u32,
+    /// Shorter cache prefixes are silently not cached.
+    pub min_cacheable: u32,
+    /// Tokens per 1,000 of the 4.x tokenizer's for the same text.
+    pub tokenizer_permille: u32,
+    pub sampling: Sampling,
+    pub thinking: ThinkingRules,
+    /// A conversation may end with an assistant turn.
+    pub prefill: bool,
+    /// `tool_choice` of type `any` or `tool`.
+    pub forced_tool_choice: bool,
+    /// Accepted `output_config.effort` levels; empty when the model has no effort parameter.
+    pub efforts: &'static [Effort],
+    pub default_effort: Option<Effort>,
+    /// `output_config.format` (JSON schema).
+    pub structured_outputs: bool,
+    pub prices: &'static [Price],
+    pub long_prompt: Option<LongPrompt>,
+    /// Models in one group share the provider's rate limits.
+    pub rate_group: &'static str,
+    pub deprecated_on: Option<(i32, u32, u32)>,
+    /// From this UTC day on, the API answers 404 and the product refuses the id.
+    pub retires_on: Option<(i32, u32, u32)>,
+    /// The page each figure of the row comes from.
+    pub source: &'static str,
+}
+
+const fn usd(dollars_per_mtok: f64) -> u64 {
+    (dollars_per_mtok * 1_000_000.0 + 0.5) as u64
+}
+
+const fn price(from: (i32, u32, u32), input: f64, output: f64, cache_read: f64) -> Price {
+    Price {
+        from,
+        input: usd(input),
+        output: usd(output),
+        cache_read: usd(cache_read),
+    }
+}
+
+const ALL_EFFORTS: &[Effort] = &[
+    Effort::Low,
+    Effort::Medium,
+    Effort::High,
+    Effort::Xhigh,
+    Effort::Max,
+];
+const NO_XHIGH: &[Effort] = &[Effort::Low, Effort::Medium, Effort::High, Effort::Max];
+const UP_TO_HIGH: &[Effort] = &[Effort::Low, Effort::Medium, Effort::High];
+
+/// Adaptive only, always on: `disabled` and `enabled` are 400s (Opus 5.5 "What's new": "thinking
+/// can't be disabled"; Fable 5.1 page: "Adaptive thinking: The only thinking mode").
+const ALWAYS_ADAPTIVE: ThinkingRules = ThinkingRules {
+    on_by_default: true,
+    adaptive: true,
+    budget: false,
+    disabled: false,
+    disabled_needs_high_or_below: false,
+};
+/// On by default, `disabled` accepted, budgets refused (S5-MIG: "To turn thinking off, pass
+/// `thinking: {type: "disabled"}`. Manual extended thinking … returns a 400 error").
+const ADAPTIVE_ON: ThinkingRules = ThinkingRules {
+    on_by_default: true,
+    adaptive: true,
+    budget: false,
+    disabled: true,
+    disabled_needs_high_or_below: false,
+};
+/// As [`ADAPTIVE_ON`], but `disabled` only at effort `high` or below (Opus 5 page: "Disabling
+/// thinking requires effort `high` or below"; Haiku 5.5 "What's new", the same).
+const ADAPTIVE_ON_DISABLE_AT_HIGH: ThinkingRules = ThinkingRules {
+    disabled_needs_high_or_below: true,
+    ..ADAPTIVE_ON
+};
+/// Off by default; adaptive or disabled; budgets refused (Opus 4.7 and 4.8).
+const ADAPTIVE_OFF: ThinkingRules = ThinkingRules {
+    on_by_default: false,
+    adaptive: true,
+    budget: false,
+    disabled: true,
+    disabled_needs_high_or_below: false,
+};
+/// Off by default; every setting accepted, budgets deprecated (S55-MIG table: Sonnet 4.6 "Off |
+/// adaptive, disabled, enabled (deprecated)").
+const ANY_THINKING_OFF: ThinkingRules = ThinkingRules {
+    on_by_default: false,
+    adaptive: true,
+    budget: true,
+    disabled: true,
+    disabled_needs_high_or_below: false,
+};
+/// Off by default; budgets or disabled; `adaptive` is a 400 (S55-MIG table: "Claude Sonnet 4.5
+/// and Claude Haiku 4.5 | Off | disabled, enabled").
+const BUDGET_ONLY_OFF: ThinkingRules = ThinkingRules {
+    on_by_default: false,
+    adaptive: false,
+    budget: true,
+    disabled: true,
+    disabled_needs_high_or_below: false,
+};
+
+/// A 5.x-or-later row's shared settings (changed per row where a page says otherwise).
+const GEN5: Model = Model {
+    id: "",
+    aliases: &[],
+    display_name: "",
+    family: Family::Sonnet,
+    generation: (5, 0),
+    // MODELS: "1M" context, "128K" max output; the footnote on the Batches API's 300k.
+    context_window: 1_000_000,
+    max_output: 128_000,
+    max_output_batch: 300_000,
+    min_cacheable: 512,
+    // PRICING / S55-MIG: "about 30% more tokens" than the Sonnet 4.6 tokenizer.
+    tokenizer_permille: 1_300,
+    sampling: Sampling::DefaultOnly,
+    thinking: ADAPTIVE_ON,
+    // S55-MIG: prefill "returns a 400 error … as Claude Sonnet 4.6 and Claude Sonnet 5 do".
+    prefill: false,
+    forced_tool_choice: true,
+    efforts: ALL_EFFORTS,
+    default_effort: Some(Effort::High),
+    structured_outputs: true,
+    prices: &[],
+    long_prompt: None,
+    rate_group: "",
+    deprecated_on: None,
+    retires_on: None,
+    source: "",
+};
+
+/// The catalog: current models first, then legacy, deprecated and retired ones.
+pub const CATALOG: &[Model] = &[
+    Model {
+        id: "claude-opus-5-5",
+        display_name: "Claude Opus 5.5",
+        family: Family::Opus,
+        generation: (5, 5),
+        thinking: ALWAYS_ADAPTIVE,
+        // Opus 5.5 "What's new": "tool_choice: type \"tool\" and \"any\" are not supported".
+        forced_tool_choice: false,
+        // EFFORT: Opus 5.5 defaults to medium.
+        default_effort: Some(Effort::Medium),
+        // Opus 5.5 "What's new": "$4 … input and $20 … output … cache reads at $0.20 (0.05x)".
+        prices: &[price((2026, 9, 22), 4.0, 20.0, 0.20)],
+        rate_group: "opus-5-5",
+        source: "platform.claude.com/docs/en/models/opus-5-5/whats-new-opus-5-5",
+        ..GEN5
+    },
+    Model {
+        id: "claude-sonnet-5-5",
+        display_name: "Claude Sonnet 5.5",
+        family: Family::Sonnet,
+        generation: (5, 5),
+        // S55-MIG: five settings return 400: budgets, sampling, prefill, forced tool choice and
+        // `thinking: {"type":"disabled"}`.
+        thinking: ThinkingRules {
+            disabled: false,
+            ..ADAPTIVE_ON
+        },
+        forced_tool_choice: false,
+        // S55-MIG: "the same prices as Claude Sonnet 5, except for prompt cache reads, which
+        // cost $0.10 … half the Claude Sonnet 5 rate". Launched at $0.20 (earlier snapshots of
+        // the model page); the cut is dated 2026-10-07 by changelogs, not by the official page.
+        prices: &[
+            price((2026, 9, 28), 2.0, 10.0, 0.20),
+            price((2026, 10, 7), 2.0, 10.0, 0.10),
+        ],
+        rate_group: "sonnet-5-5",
+        source: "platform.claude.com/docs/en/models/sonnet-5-5/migration-guide",
+        ..GEN5
+    },
+    Model {
+        id: "claude-haiku-5-5",
+        display_name: "Claude Haiku 5.5",
+        family: Family::Haiku,
+        generation: (5, 5),
+        thinking: ADAPTIVE_ON_DISABLE_AT_HIGH,
+        // H55-MIG: forced tool_choice is still accepted ("the response starts with the tool call").
+        forced_tool_choice: true,
+        default_effort: Some(Effort::Medium),
+        // Haiku 5.5 page: "$0.10 / MTok for prompts up to 100,000 tokens; $0.50 / MTok for
+        // prompts over 100,000 tokens", the same two bands for output, writes and reads.
+        prices: &[price((2026, 10, 7), 0.10, 0.50, 0.01)],
+        long_prompt: Some(LongPrompt {
+            tokens: 100_000,
+            times: 5,
+        }),
+        rate_group: "haiku-5-5",
+        source: "platform.claude.com/docs/en/models/haiku-5-5/overview",
+        ..GEN5
+    },
+    Model {
+        id: "claude-fable-5-1",
+        display_name: "Claude Fable 5.1",
+        family: Family::Fable,
+        generation: (5, 1),
+        thinking: ALWAYS_ADAPTIVE,
+        forced_tool_choice: false,
+        // Structured outputs on Fable are not confirmed by any page read: not used.
+        structured_outputs: false,
+        // Fable 5.1 page: $10 / $50; cache reads 2.5% of input.
+        prices: &[price((2026, 9, 1), 10.0, 50.0, 0.25)],
+        rate_group: "fable-5",
+        source: "platform.claude.com/docs/en/models/fable-5-1/overview",
+        ..GEN5
+    },
+    Model {
+        id: "claude-mythos-5-1",
+        display_name: "Claude Mythos 5.1",
+        family: Family::Mythos,
+        generation: (5, 1),
+        thinking: ALWAYS_ADAPTIVE,
+        forced_tool_choice: false,
+        structured_outputs: false,
+        prices: &[price((2026, 9, 1), 10.0, 50.0, 0.25)],
+        rate_group: "fable-5",
+        source: "platform.claude.com/docs/en/models/overview",
+        ..GEN5
+    },
+    Model {
+        id: "claude-fable-5",
+        display_name: "Claude Fable 5",
+        family: Family::Fable,
+        generation: (5, 0),
+        thinking: ALWAYS_ADAPTIVE,
+        structured_outputs: false,
+        max_output_batch: 128_000,
+        prices: &[price((2026, 6, 9), 10.0, 50.0, 1.0)],
+        rate_group: "fable-5",
+        source: "platform.claude.com/docs/en/about-claude/pricing",
+        ..GEN5
+    },
+    Model {
+        id: "claude-mythos-5",
+        display_name: "Claude Mythos 5",
+        family: Family::Mythos,
+        generation: (5, 0),
+        thinking: ALWAYS_ADAPTIVE,
+        structured_outputs: false,
+        max_output_batch: 128_000,
+        prices: &[price((2026, 6, 9), 10.0, 50.0, 1.0)],
+        rate_group: "fable-5",
+        source: "platform.claude.com/docs/en/models/mythos-5/overview",
+        ..GEN5
+    },
+    Model {
+        id: "claude-opus-5",
+        display_name: "Claude Opus 5",
+        family: Family::Opus,
+        generation: (5, 0),
+        thinking: ADAPTIVE_ON_DISABLE_AT_HIGH,
+        prices: &[price((2026, 7, 24), 5.0, 25.0, 0.50)],
+        rate_group: "opus-5",
+        source: "platform.claude.com/docs/en/models/opus-5/overview",
+        ..GEN5
+    },
+    Model {
+        id: "claude-sonnet-5",
+        display_name: "Claude Sonnet 5",
+        family: Family::Sonnet,
+        generation: (5, 0),
+        // S55-MIG: "down from 1,024 on Claude Sonnet 5".
+        min_cacheable: 1_024,
+        // PRICING: "The $2/$10 … introductory pricing through August 31, 2026, is now the
+        // standard price. The previously scheduled increase … will not occur."
+        prices: &[price((2026, 6, 30), 2.0, 10.0, 0.20)],
+        rate_group: "sonnet-5",
+        source: "platform.claude.com/docs/en/models/sonnet-5/migration-guide",
+        ..GEN5
+    },
+    Model {
+        id: "claude-opus-4-8",
+        display_name: "Claude Opus 4.8",
+        family: Family::Opus,
+        generation: (4, 8),
+        // Not on an official page read; a transcription of the caching page gives 1,024.
+        min_cacheable: 1_024,
+        thinking: ADAPTIVE_OFF,
+        prices: &[price((2026, 5, 28), 5.0, 25.0, 0.50)],
+        rate_group: "opus-4",
+        source: "platform.claude.com/docs/en/about-claude/pricing",
+        ..GEN5
+    },
+    Model {
+        id: "claude-opus-4-7",
+        display_name: "Claude Opus 4.7",
+        family: Family::Opus,
+        generation: (4, 7),
+        min_cacheable: 2_048,
+        thinking: ADAPTIVE_OFF,
+        prices: &[price((2026, 4, 16), 5.0, 25.0, 0.50)],
+        rate_group: "opus-4",
+        source: "platform.claude.com/docs/en/about-claude/pricing",
+        ..GEN5
+    },
+    Model {
+        id: "claude-opus-4-6",
+        display_name: "Claude Opus 4.6",
+        family: Family::Opus,
+        generation: (4, 6),
+        min_cacheable: 4_096,
+        // PRICING: "Claude Sonnet 4.6 and earlier models use the previous tokenizer".
+        tokenizer_permille: 1_000,
+        sampling: Sampling::Any,
+        thinking: ANY_THINKING_OFF,
+        efforts: NO_XHIGH,
+        prices: &[price((2026, 2, 5), 5.0, 25.0, 0.50)],
+        rate_group: "opus-4",
+        source: "platform.claude.com/docs/en/models/opus-4-6/overview",
+        ..GEN5
+    },
+    Model {
+        id: "claude-sonnet-4-6",
+        display_name: "Claude Sonnet 4.6",
+        family: Family::Sonnet,
+        generation: (4, 6),
+        min_cacheable: 1_024,
+        tokenizer_permille: 1_000,
+        // S55-MIG: "Claude Sonnet 4.6 and earlier models and Claude Haiku 4.5 accept
+        // `temperature`, `top_p`, and `top_k`."
+        sampling: Sampling::Any,
+        thinking: ANY_THINKING_OFF,
+        efforts: NO_XHIGH,
+        prices: &[price((2026, 2, 17), 3.0, 15.0, 0.30)],
+        rate_group: "sonnet-4",
+        source: "platform.claude.com/docs/en/models/sonnet-4-6/overview",
+        ..GEN5
+    },
+    Model {
+        id: "claude-opus-4-5-20251101",
+        aliases: &["claude-opus-4-5"],
+        display_name: "Claude Opus 4.5",
+        family: Family::Opus,
+        generation: (4, 5),
+        context_window: 200_000,
+        max_output: 64_000,
+        max_output_batch: 64_000,
+        min_cacheable: 4_096,
+        tokenizer_permille: 1_000,
+        sampling: Sampling::Any,
+        thinking: BUDGET_ONLY_OFF,
+        prefill: true,
+        efforts: UP_TO_HIGH,
+        prices: &[price((2025, 11, 24), 5.0, 25.0, 0.50)],
+        rate_group: "opus-4",
+        source: "platform.claude.com/docs/en/models/opus-4-5/overview",
+        ..GEN5
+    },
+    Model {
+        id: "claude-haiku-4-5-20251001",
+        // Haiku 4.5 page: "`claude-haiku-4-5` is a convenience alias that resolves to the
+        // pinned snapshot `claude-haiku-4-5-20251001`."
+        aliases: &["claude-haiku-4-5"],
+        display_name: "Claude Haiku 4.5",
+        family: Family::Haiku,
+        generation: (4, 5),
+        context_window: 200_000,
+        max_output: 64_000,
+        max_output_batch: 64_000,
+        // S55-MIG: "The minimum cacheable prompt drops from 4,096 tokens".
+        min_cacheable: 4_096,
+        tokenizer_permille: 1_000,
+        sampling: Sampling::OneOf,
+        thinking: BUDGET_ONLY_OFF,
+        prefill: true,
+        // Haiku 4.5 page: "Default effort | Not supported".
+        efforts: &[],
+        default_effort: None,
+        prices: &[price((2025, 10, 15), 1.0, 5.0, 0.10)],
+        rate_group: "haiku-4-5",
+        source: "platform.claude.com/docs/en/models/haiku-4-5/overview",
+        ..GEN5
+    },
+    Model {
+        id: "claude-sonnet-4-5-20250929",
+        aliases: &["claude-sonnet-4-5"],
+        display_name: "Claude Sonnet 4.5",
+        family: Family::Sonnet,
+        generation: (4, 5),
+        context_window: 200_000,
+        max_output: 64_000,
+        max_output_batch: 64_000,
+        min_cacheable: 1_024,
+        tokenizer_permille: 1_000,
+        sampling: Sampling::Any,
+        thinking: BUDGET_ONLY_OFF,
+        prefill: true,
+        // S55-MIG: "Claude Sonnet 4.5 has no effort parameter."
+        efforts: &[],
+        default_effort: None,
+        prices: &[price((2025, 9, 29), 3.0, 15.0, 0.30)],
+        rate_group: "sonnet-4",
+        // Sonnet 4.5 page: "deprecated … and retires on November 30, 2026. Recommended
+        // replacement: Claude Sonnet 5.5."
+        deprecated_on: Some((2026, 9, 30)),
+        retires_on: Some((2026, 11, 30)),
+        source: "platform.claude.com/docs/en/models/sonnet-4-5/overview",
+        ..GEN5
+    },
+    retired(
+        "claude-opus-4-1-20250805",
+        &["claude-opus-4-1"],
+        (2026, 8, 5),
+    ),
+    retired(
+        "claude-opus-4-20250514",
+        &["claude-opus-4-0"],
+        (2026, 6, 15),
+    ),
+    retired(
+        "claude-sonnet-4-20250514",
+        &["claude-sonnet-4-0"],
+        (2026, 6, 15),
+    ),
+    retired(
+        "claude-3-7-sonnet-20250219",
+        &["claude-3-7-sonnet-latest"],
+        (2026, 2, 19),
+    ),
+    retired(
+        "claude-3-5-haiku-20241022",
+        &["claude-3-5-haiku-latest"],
+        (2026, 2, 19),
+    ),
+    retired("claude-3-haiku-20240307", &[], (2026, 4, 20)),
+];
+
+/// A retired model: known, so that it is refused with its retirement date rather than as a
+/// typo (DEPRECATIONS, as transcribed on 2026-08-05).
+const fn retired(id: &'static str, aliases: &'static [&'static str], on: (i32, u32, u32)) -> Model {
+    Model {
+        id,
+        aliases,
+        display_name: id,
+        context_window: 200_000,
+        max_output: 4_096,
+        max_output_batch: 4_096,
+        min_cacheable: 1_024,
+        tokenizer_permille: 1_000,
+        sampling: Sampling::Any,
+        thinking: BUDGET_ONLY_OFF,
+        prefill: true,
+        efforts: &[],
+        default_effort: None,
+        structured_outputs: false,
+        rate_group: "retired",
+        retires_on: Some(on),
+        source: "platform.claude.com/docs/en/about-claude/model-deprecations",
+        ..GEN5
+    }
+}
+
+/// Epoch ms of the start of a UTC day.
+fn day_ms((y, m, d): (i32, u32, u32)) -> i64 {
+    days_from_civil(y as i64, m, d) * 86_400_000
+}
+
+impl Model {
+    /// Retired at `now_ms`: the API answers 404 and the product refuses the id.
+    pub fn is_retired(&self, now_ms: i64) -> bool {
+        self.retires_on.is_some_and(|d| now_ms >= day_ms(d))
+    }
+
+    /// The price list in force at `at_ms` (the first list before the model launched).
+    pub fn price_at(&self, at_ms: i64) -> Option<&'static Price> {
+        self.prices
+            .iter()
+            .rev()
+            .find(|p| day_ms(p.from) <= at_ms)
+            .or(self.prices.first())
+    }
+
+    /// Whether `effort` is accepted.
+    pub fn accepts_effort(&self, effort: Effort) -> bool {
+        self.efforts.contains(&effort)
+    }
+
+    /// The cheapest effort the model accepts (`low` wherever there is an effort parameter).
+    pub fn lowest_effort(&self) -> Option<Effort> {
+        self.efforts.first().copied()
+    }
+
+    /// Output tokens to leave for thinking beyond an answer's own budget: where thinking runs by
+    /// default, `max_tokens` covers thinking plus text (S5-MIG: "a hard limit on total output
+    /// (thinking plus response text)"), so a small answer budget alone could end in a
+    /// thinking-only answer.
+    pub fn thinking_room(&self) -> u32 {
+        if self.thinking.on_by_default {
+            THINKING_ROOM
+        } else {
+            0
+        }
+    }
+}
+
+/// Thinking tokens allowed for before the answer of a low-effort classification.
+pub const THINKING_ROOM: u32 = 2_048;
+
+/// The catalog row of `id` (an id or an alias), retired or not.
+pub fn find(id: &str) -> Option<&'static Model> {
+    CATALOG
+        .iter()
+        .find(|m| m.id == id || m.aliases.contains(&id))
+}
+
+/// Why a model id is refused at submission.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Refusal {
+    Unknown,
+    Retired { on: (i32, u32, u32) },
+}
+
+/// The model a job may use at `now_ms`: known and not retired.
+pub fn admit(id: &str, now_ms: i64) -> Result<&'static Model, Refusal> {
+    match find(id) {
+        None => Err(Refusal::Unknown),
+        Some(m) if m.is_retired(now_ms) => Err(Refusal::Retired {
+            on: m.retires_on.unwrap_or((1970, 1, 1)),
+        }),
+        Some(m) => Ok(m),
+    }
+}
+
+/// The ids a job may name at `now_ms`, for the `unknown_model` error and the SPA's picker.
+pub fn valid_ids(now_ms: i64) -> Vec<&'static str> {
+    CATALOG
+        .iter()
+        .filter(|m| !m.is_retired(now_ms))
+        .map(|m| m.id)
+        .collect()
+}
+
+/// The `model` field of a request, checked at submission: absent means [`DEFAULT_MODEL`]; an
+/// unknown or retired id is a 400 `unknown_model` that lists the valid ids — never sent.
+pub fn parse_model(
+    raw: Option<&serde_json::Value>,
+    now_ms: i64,
+) -> Result<&'static Model, crate::error::ApiError> {
+    let id = match raw {
+        None | Some(serde_json::Value::Null) => DEFAULT_MODEL,
+        Some(serde_json::Value::String(s)) => s.as_str(),
+        Some(_) => {
+            return Err(crate::error::ApiError::bad_request(
+                "invalid_field",
+                "model must be a string",
+                Some("model"),
+            ))
+        }
+    };
+    let shown: String = id.chars().take(100).collect();
+    let why = match admit(id, now_ms) {
+        Ok(m) => return Ok(m),
+        Err(Refusal::Unknown) => format!("unknown model {shown:?}"),
+        Err(Refusal::Retired { on: (y, m, d) }) => {
+            format!("model {shown:?} was retired on {y:04}-{m:02}-{d:02}")
+        }
+    };
+    Err(crate::error::ApiError::bad_request(
+        "unknown_model",
+        format!(
+            "{why}; the valid models are {}",
+            valid_ids(now_ms).join(", ")
+        ),
+        Some("model"),
+    ))
+}
+
+/// Models retired or retiring within this many days are flagged (the provider gives at least
+/// 60 days' notice, DEPRECATIONS).
+pub const RETIREMENT_WARNING_DAYS: i64 = 60;
+
+/// A warning for the Dashboard about `id` at `now_ms`: unknown, retired, deprecated or
+/// retiring soon. `None` for a model in good standing.
+pub fn standing(id: &str, now_ms: i64) -> Option<String> {
+    let Some(m) = find(id) else {
+        return Some(format!(
+            "model {id} is not in the catalog: jobs naming it are refused"
+        ));
+    };
+    let date = |(y, mo, d): (i32, u32, u32)| format!("{y:04}-{mo:02}-{d:02}");
+    match m.retires_on {
+        Some(on) if m.is_retired(now_ms) => Some(format!(
+            "model {id} was retired on {}: every call to it fails",
+            date(on)
+        )),
+        Some(on) if day_ms(on) - now_ms <= RETIREMENT_WARNING_DAYS * 86_400_000 => Some(format!(
+            "model {id} retires on {} ({} days)",
+            date(on),
+            (day_ms(on) - now_ms).div_euclid(86_400_000)
+        )),
+        _ => m
+            .deprecated_on
+            .filter(|d| day_ms(*d) <= now_ms)
+            .map(|d| format!("model {id} is deprecated since {}", date(d))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(y: i32, m: u32, d: u32) -> i64 {
+        day_ms((y, m, d))
+    }
+
+    #[test]
+    fn every_id_and_alias_is_unique_and_every_live_row_is_priced() {
+        let mut seen = std::collections::HashSet::new();
+        for m in CATALOG {
+            for id in std::iter::once(&m.id).chain(m.aliases) {
+                assert!(seen.insert(*id), "{id} twice");
+            }
+            if m.retires_on.is_none() {
+                assert!(!m.prices.is_empty(), "{} has no price", m.id);
+                assert!(!m.rate_group.is_empty(), "{} has no rate group", m.id);
+                assert!(!m.source.is_empty(), "{} has no source", m.id);
+            }
+            assert!(m.prices.windows(2).all(|w| w[0].from < w[1].from));
+            assert!(m.max_output <= m.max_output_batch);
+        }
+    }
+
+    #[test]
+    fn the_default_model_is_current() {
+        let m = admit(DEFAULT_MODEL, at(2026, 12, 1)).unwrap();
+        assert_eq!(m.generation, (5, 5));
+        assert_eq!(standing(DEFAULT_MODEL, at(2026, 12, 1)), None);
+    }
+
+    #[test]
+    fn sonnet_4_5_is_refused_from_its_retirement_day() {
+        assert!(admit("claude-sonnet-4-5", at(2026, 11, 29)).is_ok());
+        assert_eq!(
+            admit("claude-sonnet-4-5-20250929", at(2026, 11, 30)),
+            Err(Refusal::Retired { on: (2026, 11, 30) })
+        );
+        assert_eq!(admit("gpt-4o", 0), Err(Refusal::Unknown));
+        assert!(!valid_ids(at(2026, 12, 1)).contains(&"claude-sonnet-4-5-20250929"));
+        assert!(valid_ids(at(2026, 12, 1)).contains(&"claude-haiku-4-5-20251001"));
+    }
+
+    #[test]
+    fn a_model_near_or_past_retirement_raises_a_warning() {
+        let w = standing("claude-sonnet-4-5", at(2026, 11, 1)).unwrap();
+        assert!(w.contains("retires on 2026-11-30 (29 days)"), "{w}");
+        let w = standing("claude-sonnet-4-5", at(2026, 12, 1)).unwrap();
+        assert!(w.contains("retired on 2026-11-30"), "{w}");
+        assert!(standing("claude-haiku-5-5", at(2026, 12, 1)).is_none());
+        assert!(standing("claude-nonsense", 0)
+            .unwrap()
+            .contains("not in the catalog"));
+    }
+
+    #[test]
+    fn prices_change_on_the_day_they_take_effect() {
+        let s = find("claude-sonnet-5-5").unwrap();
+        assert_eq!(s.price_at(at(2026, 10, 6)).unwrap().cache_read, 200_000);
+        assert_eq!(s.price_at(at(2026, 10, 7)).unwrap().cache_read, 100_000);
+        assert_eq!(s.price_at(at(2026, 12, 1)).unwrap().cache_read, 100_000);
+        // Half of Sonnet 5's rate, as the migration guide says.
+        let five = find("claude-sonnet-5")
+            .unwrap()
+            .price_at(at(2026, 12, 1))
+            .unwrap();
+        assert_eq!(five.cache_read, 2 * 100_000);
+    }
+
+    #[test]
+    fn the_5_x_models_refuse_what_their_migration_guides_say() {
+        let s55 = find("claude-sonnet-5-5").unwrap();
+        assert_eq!(s55.sampling, Sampling::DefaultOnly);
+        assert!(!s55.thinking.budget && !s55.thinking.disabled && s55.thinking.on_by_default);
+        assert!(!s55.prefill && !s55.forced_tool_choice);
+        let h55 = find("claude-haiku-5-5").unwrap();
+        assert!(h55.forced_tool_choice && h55.thinking.disabled_needs_high_or_below);
+        assert_eq!(h55.default_effort, Some(Effort::Medium));
+        let h45 = find("claude-haiku-4-5").unwrap();
+        assert!(h45.efforts.is_empty() && !h45.thinking.adaptive && h45.prefill);
+    }
+}

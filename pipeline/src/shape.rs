@@ -1,0 +1,425 @@
+//! Requests shaped per model: nothing is sent that the model's docs say it refuses.
+//!
+//! - [`check`] refuses, with the field named, a caller's setting the model does not accept (a
+//!   prompt job's `thinking`, `output_config`, `tool_choice`, sampling, prefill, `max_tokens`),
+//!   before anything is stored or paid.
+//! - [`classification`] shapes the product's own classification work (feedback analysis, PDF
+//!   extraction): the lowest effort, structured output where the model supports it, and room in
+//!   `max_tokens` for the thinking that runs by default on the 5.x models.
+//! - [`conform`] re-targets a request to another model (a fallback after overloads), dropping or
+//!   converting what the new model would refuse.
+//!
+//! The rules are the catalog's ([`crate::models`]); the sources are cited there.
+
+use serde_json::Value;
+
+use crate::anthropic::{Effort, MessagesRequest, OutputConfig, OutputFormat, Thinking, ToolChoice};
+use crate::models::{find, Model, Sampling};
+
+/// A setting the model refuses: the field and a sentence for the caller.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Refused {
+    pub field: &'static str,
+    pub message: String,
+}
+
+fn refused(field: &'static str, message: String) -> Refused {
+    Refused { field, message }
+}
+
+/// The effort in force: the request's, or the model's default.
+fn effort_of(req: &MessagesRequest, m: &Model) -> Option<Effort> {
+    req.output_config
+        .as_ref()
+        .and_then(|c| c.effort)
+        .or(m.default_effort)
+}
+
+/// Every setting of `req` that `m` refuses, the first one found.
+pub fn check(req: &MessagesRequest, m: &Model) -> Result<(), Refused> {
+    let id = m.id;
+    if req.max_tokens > m.max_output {
+        return Err(refused(
+            "max_tokens",
+            format!(
+                "max_tokens must be at most {} for {id} (thinking and text together)",
+                m.max_output
+            ),
+        ));
+    }
+    check_sampling(req, m)?;
+    if req.has_prefill() && !m.prefill {
+        return Err(refused(
+            "messages",
+            format!("{id} does not support assistant message prefill: the conversation must end with a user message"),
+        ));
+    }
+    let effort = effort_of(req, m);
+    if let Some(e) = req.output_config.as_ref().and_then(|c| c.effort) {
+        if !m.accepts_effort(e) {
+            let levels: Vec<&str> = m.efforts.iter().map(|e| e.as_str()).collect();
+            return Err(refused(
+                "output_config.effort",
+                if levels.is_empty() {
+                    format!("{id} has no effort parameter")
+                } else {
+                    format!(
+                        "effort {:?} is not supported by {id} (it accepts {})",
+                        e.as_str(),
+                        levels.join(", ")
+                    )
+                },
+            ));
+        }
+    }
+    if req
+        .output_config
+        .as_ref()
+        .and_then(|c| c.format.as_ref())
+        .is_some()
+        && !m.structured_outputs
+    {
+        return Err(refused(
+            "output_config.format",
+            format!("{id} does not support structured outputs"),
+        ));
+    }
+    match &req.thinking {
+        Some(Thinking::Enabled { budget_tokens, .. }) => {
+            if !m.thinking.budget {
+                return Err(refused(
+                    "thinking",
+                    format!("thinking budgets (\"type\": \"enabled\") are not supported by {id}: use \"adaptive\" and output_config.effort"),
+                ));
+            }
+            if *budget_tokens < 1_024 || *budget_tokens >= req.max_tokens {
+                return Err(refused(
+                    "thinking",
+                    "thinking.budget_tokens must be at least 1024 and less than max_tokens".into(),
+                ));
+            }
+        }
+        Some(Thinking::Adaptive { .. }) if !m.thinking.adaptive => {
+            return Err(refused(
+                "thinking",
+                format!("adaptive thinking is not supported by {id}"),
+            ))
+        }
+        Some(Thinking::Disabled) if !m.thinking.disabled => {
+            return Err(refused(
+                "thinking",
+                format!(
+                    "thinking cannot be disabled on {id}: use output_config.effort to think less"
+                ),
+            ))
+        }
+        Some(Thinking::Disabled)
+            if m.thinking.disabled_needs_high_or_below
+                && effort.is_some_and(|e| e > Effort::High) =>
+        {
+            return Err(refused(
+                "thinking",
+                format!("thinking can be disabled on {id} only at effort high or below"),
+            ))
+        }
+        _ => {}
+    }
+    if req.tool_choice.as_ref().is_some_and(ToolChoice::is_forced) && !m.forced_tool_choice {
+        return Err(refused(
+            "tool_choice",
+            format!(
+                "tool_choice of type \"tool\" or \"any\" is not supported by {id}: use \"auto\""
+            ),
+        ));
+    }
+    Ok(())
+}
+
+fn check_sampling(req: &MessagesRequest, m: &Model) -> Result<(), Refused> {
+    let both = req.temperature.is_some() && req.top_p.is_some();
+    match m.sampling {
+        Sampling::Any => Ok(()),
+        Sampling::OneOf if both => Err(refused(
+            "top_p",
+            format!("{} accepts temperature or top_p, not both", m.id),
+        )),
+        Sampling::OneOf => Ok(()),
+        Sampling::DefaultOnly => {
+            let not_default = |field: &'static str| {
+                refused(
+                    field,
+                    format!(
+                        "{field} is not supported by {} at a non-default value: remove it",
+                        m.id
+                    ),
+                )
+            };
+            if req.temperature.is_some_and(|t| t != 1.0) {
+                return Err(not_default("temperature"));
+            }
+            if req.top_p.is_some_and(|p| p != 0.99) {
+                return Err(not_default("top_p"));
+            }
+            if req.top_k.is_some() {
+                return Err(not_default("top_k"));
+            }
+            if both {
+                return Err(refused(
+                    "top_p",
+                    format!("{} accepts temperature or top_p, not both", m.id),
+                ));
+            }
+            Ok(())
+        }
+    }
+}
+
+/// Shapes a classification request (feedback analysis, PDF extraction) for its model: the
+/// lowest effort the model accepts, the answer's JSON schema as structured output where
+/// supported, and `max_tokens` raised by the thinking room where thinking runs by default.
+/// An unknown model is left as it is (it is refused at submission; this never guesses).
+pub fn classification(mut req: MessagesRequest, schema: Value) -> MessagesRequest {
+    let Some(m) = find(&req.model) else {
+        return req;
+    };
+    let config = OutputConfig {
+        effort: m.lowest_effort(),
+        format: m
+            .structured_outputs
+            .then_some(OutputFormat::JsonSchema { schema }),
+    };
+    req.output_config = (config != OutputConfig::default()).then_some(config);
+    req.max_tokens = (req.max_tokens + m.thinking_room()).min(m.max_output);
+    req
+}
+
+/// Re-targets `req` to `model` (a fallback): what the new model refuses is dropped or turned
+/// into its nearest accepted form — sampling to the defaults, a thinking budget to adaptive,
+/// `disabled` to the default, an effort to the nearest accepted level, a schema to plain JSON
+/// (the repair reads it), a forced tool choice to `auto`, `max_tokens` to the model's limit.
+pub fn conform(mut req: MessagesRequest, model: &str) -> MessagesRequest {
+    req.model = model.to_owned();
+    let Some(m) = find(model) else {
+        return req;
+    };
+    match m.sampling {
+        Sampling::Any => {}
+        Sampling::OneOf => {
+            if req.temperature.is_some() {
+                req.top_p = None;
+            }
+        }
+        Sampling::DefaultOnly => {
+            req.temperature = req.temperature.filter(|t| *t == 1.0);
+            req.top_p = req
+                .top_p
+                .filter(|p| *p == 0.99 && req.temperature.is_none());
+            req.top_k = None;
+        }
+    }
+    if let Some(config) = req.output_config.as_mut() {
+        config.effort = config.effort.and_then(|e| nearest_effort(e, m));
+        if !m.structured_outputs {
+            config.format = None;
+        }
+    }
+    if req.output_config.as_ref() == Some(&OutputConfig::default()) {
+        req.output_config = None;
+    }
+    req.thinking = match req.thinking.take() {
+        Some(Thinking::Enabled { display, .. }) if !m.thinking.budget => m
+            .thinking
+            .adaptive
+            .then_some(Thinking::Adaptive { display }),
+        Some(Thinking::Adaptive { .. }) if !m.thinking.adaptive => None,
+        Some(Thinking::Disabled)
+            if !m.thinking.disabled
+                || (m.thinking.disabled_needs_high_or_below
+                    && effort_of(&req, m).is_some_and(|e| e > Effort::High)) =>
+        {
+            None
+        }
+        other => other,
+    };
+    if req.tool_choice.as_ref().is_some_and(ToolChoice::is_forced) && !m.forced_tool_choice {
+        req.tool_choice = Some(ToolChoice::Auto {
+            disable_parallel_tool_use: None,
+        });
+    }
+    req.max_tokens = req.max_tokens.min(m.max_output);
+    req
+}
+
+/// The accepted level closest to `e` from below (or the lowest), `None` without effort.
+fn nearest_effort(e: Effort, m: &Model) -> Option<Effort> {
+    m.efforts
+        .iter()
+        .rev()
+        .find(|x| **x <= e)
+        .or(m.efforts.first())
+        .copied()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::anthropic::{Content, InputMessage, Role};
+    use serde_json::json;
+
+    fn req(model: &str) -> MessagesRequest {
+        MessagesRequest::new(
+            model,
+            1_000,
+            vec![InputMessage::user(Content::Text("hi".into()))],
+        )
+    }
+
+    fn m(id: &str) -> &'static Model {
+        find(id).unwrap()
+    }
+
+    fn field(r: &MessagesRequest, id: &str) -> Option<&'static str> {
+        check(r, m(id)).err().map(|e| e.field)
+    }
+
+    #[test]
+    fn sonnet_5_5_refuses_the_five_settings_of_its_migration_guide() {
+        let id = "claude-sonnet-5-5";
+        let mut r = req(id);
+        r.thinking = Some(Thinking::Enabled {
+            budget_tokens: 2_000,
+            display: None,
+        });
+        r.max_tokens = 4_000;
+        assert_eq!(field(&r, id), Some("thinking"));
+        let mut r = req(id);
+        r.temperature = Some(0.0);
+        assert_eq!(field(&r, id), Some("temperature"));
+        let mut r = req(id);
+        r.messages.push(InputMessage {
+            role: Role::Assistant,
+            content: Content::Text("{".into()),
+        });
+        assert_eq!(field(&r, id), Some("messages"));
+        let mut r = req(id);
+        r.tool_choice = Some(ToolChoice::Any {
+            disable_parallel_tool_use: None,
+        });
+        assert_eq!(field(&r, id), Some("tool_choice"));
+        let mut r = req(id);
+        r.thinking = Some(Thinking::Disabled);
+        assert_eq!(field(&r, id), Some("thinking"));
+        // The defaults themselves are accepted.
+        let mut r = req(id);
+        r.temperature = Some(1.0);
+        assert_eq!(field(&r, id), None);
+    }
+
+    #[test]
+    fn older_models_accept_what_the_5_x_models_refuse() {
+        let id = "claude-sonnet-4-6";
+        let mut r = req(id);
+        r.max_tokens = 4_000;
+        r.temperature = Some(0.2);
+        r.top_k = Some(5);
+        r.thinking = Some(Thinking::Enabled {
+            budget_tokens: 1_024,
+            display: None,
+        });
+        r.tool_choice = Some(ToolChoice::Tool {
+            name: "x".into(),
+            disable_parallel_tool_use: None,
+        });
+        assert_eq!(field(&r, id), None);
+        let mut h = req("claude-haiku-4-5");
+        h.temperature = Some(0.2);
+        h.top_p = Some(0.5);
+        assert_eq!(field(&h, "claude-haiku-4-5"), Some("top_p"));
+    }
+
+    #[test]
+    fn effort_and_output_limits_are_per_model() {
+        let mut r = req("claude-haiku-4-5");
+        r.output_config = Some(OutputConfig {
+            effort: Some(Effort::Low),
+            format: None,
+        });
+        assert_eq!(field(&r, "claude-haiku-4-5"), Some("output_config.effort"));
+        let mut r = req("claude-sonnet-4-6");
+        r.output_config = Some(OutputConfig {
+            effort: Some(Effort::Xhigh),
+            format: None,
+        });
+        assert_eq!(field(&r, "claude-sonnet-4-6"), Some("output_config.effort"));
+        let mut r = req("claude-haiku-4-5");
+        r.max_tokens = 64_001;
+        assert_eq!(field(&r, "claude-haiku-4-5"), Some("max_tokens"));
+        r.max_tokens = 64_000;
+        assert_eq!(field(&r, "claude-haiku-4-5"), None);
+    }
+
+    #[test]
+    fn haiku_5_5_disables_thinking_only_at_high_effort_or_below() {
+        let id = "claude-haiku-5-5";
+        let mut r = req(id);
+        r.thinking = Some(Thinking::Disabled);
+        assert_eq!(field(&r, id), None);
+        r.output_config = Some(OutputConfig {
+            effort: Some(Effort::Max),
+            format: None,
+        });
+        assert_eq!(field(&r, id), Some("thinking"));
+    }
+
+    #[test]
+    fn classification_is_low_effort_structured_and_leaves_room_to_think() {
+        let shaped = classification(req("claude-sonnet-5-5"), json!({"type": "object"}));
+        let config = shaped.output_config.clone().unwrap();
+        assert_eq!(config.effort, Some(Effort::Low));
+        assert!(config.format.is_some());
+        assert_eq!(shaped.max_tokens, 1_000 + crate::models::THINKING_ROOM);
+        assert_eq!(check(&shaped, m("claude-sonnet-5-5")), Ok(()));
+        // No effort parameter, thinking off by default: nothing to add but the schema.
+        let old = classification(req("claude-haiku-4-5"), json!({"type": "object"}));
+        assert_eq!(old.max_tokens, 1_000);
+        assert_eq!(old.output_config.as_ref().unwrap().effort, None);
+        assert_eq!(check(&old, m("claude-haiku-4-5")), Ok(()));
+        // Never a sampling parameter.
+        let v = serde_json::to_value(&shaped).unwrap();
+        assert!(v.get("temperature").is_none());
+    }
+
+    #[test]
+    fn a_fallback_drops_what_the_new_model_refuses() {
+        let mut r = req("claude-sonnet-4-6");
+        r.temperature = Some(0.0);
+        r.top_k = Some(3);
+        r.thinking = Some(Thinking::Enabled {
+            budget_tokens: 1_024,
+            display: None,
+        });
+        r.output_config = Some(OutputConfig {
+            effort: Some(Effort::Max),
+            format: None,
+        });
+        r.tool_choice = Some(ToolChoice::Any {
+            disable_parallel_tool_use: None,
+        });
+        r.max_tokens = 128_000;
+        let to = conform(r.clone(), "claude-sonnet-5-5");
+        assert_eq!(check(&to, m("claude-sonnet-5-5")), Ok(()));
+        assert!(matches!(to.thinking, Some(Thinking::Adaptive { .. })));
+        let to = conform(r, "claude-haiku-4-5");
+        assert_eq!(check(&to, m("claude-haiku-4-5")), Ok(()));
+        assert_eq!(to.max_tokens, 64_000);
+        assert_eq!(to.output_config, None);
+    }
+
+    #[test]
+    fn every_catalog_model_accepts_its_own_classification_shape() {
+        for model in crate::models::CATALOG {
+            let shaped = classification(req(model.id), json!({"type": "object"}));
+            assert_eq!(check(&shaped, model), Ok(()), "{}", model.id);
+        }
+    }
+}
