@@ -701,6 +701,41 @@ pub fn standing(id: &str, now_ms: i64) -> Option<String> {
     }
 }
 
+/// The warnings of every distinct model of `ids` at `now_ms` (for the Dashboard: the configured
+/// default and fallbacks, and the models jobs used).
+pub fn standings<'a>(ids: impl IntoIterator<Item = &'a str>, now_ms: i64) -> Vec<String> {
+    let mut seen = Vec::new();
+    ids.into_iter()
+        .filter(|id| {
+            let fresh = !seen.contains(id);
+            seen.push(id);
+            fresh
+        })
+        .filter_map(|id| standing(id, now_ms))
+        .collect()
+}
+
+/// The configured fallback chain at `now_ms`, checked: models the catalog does not admit (unknown
+/// or retired) are dropped, each with a sentence saying why, so no job falls back onto a 404.
+pub fn checked_chain(chain: &[String], now_ms: i64) -> (Vec<String>, Vec<String>) {
+    let mut problems = Vec::new();
+    let kept = chain
+        .iter()
+        .filter(|id| match admit(id, now_ms) {
+            Ok(_) => true,
+            Err(_) => {
+                problems.push(format!(
+                    "MODEL_FALLBACKS: {}; it is left out of the chain",
+                    standing(id, now_ms).unwrap_or_default()
+                ));
+                false
+            }
+        })
+        .cloned()
+        .collect();
+    (kept, problems)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -755,6 +790,30 @@ mod tests {
         assert!(standing("claude-nonsense", 0)
             .unwrap()
             .contains("not in the catalog"));
+    }
+
+    #[test]
+    fn a_retired_fallback_is_left_out_of_the_chain_and_said_so() {
+        let chain = vec![
+            "claude-sonnet-5-5".to_owned(),
+            "claude-sonnet-4-5".to_owned(),
+            "claude-haiku-5-5".to_owned(),
+        ];
+        let (kept, problems) = checked_chain(&chain, at(2026, 12, 1));
+        assert_eq!(kept, ["claude-sonnet-5-5", "claude-haiku-5-5"]);
+        assert_eq!(problems.len(), 1);
+        assert!(
+            problems[0].contains("retired on 2026-11-30"),
+            "{problems:?}"
+        );
+        assert_eq!(
+            standings(
+                ["claude-sonnet-4-5", "claude-sonnet-4-5", DEFAULT_MODEL],
+                at(2026, 12, 1)
+            )
+            .len(),
+            1
+        );
     }
 
     #[test]

@@ -31,8 +31,12 @@ pub struct Config {
     /// The secret `ANTHROPIC_API_KEY` (empty when not configured).
     pub anthropic_api_key: String,
     pub timing: Timing,
-    /// The fallback chain, best first (`MODEL_FALLBACKS`, comma-separated).
+    /// The fallback chain, best first (`MODEL_FALLBACKS`, comma-separated), checked against the
+    /// model catalog: unknown and retired models are left out.
     pub model_chain: Vec<String>,
+    /// What the check of the configured models found (an unknown or retired fallback, a default
+    /// near retirement): shown by `/api/health` and on the Dashboard.
+    pub model_warnings: Vec<String>,
     /// Where dead letters are announced (Slack-compatible JSON), if anywhere.
     pub notify_webhook_url: Option<String>,
     /// The webhook is called when the dead letters go above this many (`DLQ_ALERT_THRESHOLD`).
@@ -46,6 +50,19 @@ impl Config {
     pub fn from_env(env: &Env) -> Result<Config, String> {
         let var = |name: &str| env.var(name).ok().map(|v| v.to_string());
         let timing = Timing::from_vars(var)?;
+        let configured: Vec<String> = var(MODEL_FALLBACKS)
+            .unwrap_or_default()
+            .split(',')
+            .map(|m| m.trim().to_owned())
+            .filter(|m| !m.is_empty())
+            .collect();
+        let (model_chain, mut model_warnings) =
+            pipeline::models::checked_chain(&configured, now_ms());
+        model_warnings.extend(pipeline::models::standings(
+            std::iter::once(pipeline::models::DEFAULT_MODEL)
+                .chain(model_chain.iter().map(String::as_str)),
+            now_ms(),
+        ));
         Ok(Config {
             auth_mode: AuthMode::from_var(var(AUTH_MODE).as_deref()),
             anthropic_base_url: var(ANTHROPIC_BASE_URL)
@@ -57,12 +74,8 @@ impl Config {
                 .map(|s| s.to_string())
                 .unwrap_or_default(),
             timing,
-            model_chain: var(MODEL_FALLBACKS)
-                .unwrap_or_default()
-                .split(',')
-                .map(|m| m.trim().to_owned())
-                .filter(|m| !m.is_empty())
-                .collect(),
+            model_chain,
+            model_warnings,
             notify_webhook_url: var(NOTIFY_WEBHOOK_URL)
                 .or_else(|| env.secret(NOTIFY_WEBHOOK_URL).ok().map(|s| s.to_string()))
                 .filter(|u| !u.trim().is_empty()),

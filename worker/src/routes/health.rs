@@ -88,6 +88,21 @@ pub async fn get(
     .await;
     checks.push(check("queue_high", t, queue));
 
+    // The configured default and fallback models, against the catalog.
+    checks.push(Check {
+        name: "models".into(),
+        ok: state.config.model_warnings.is_empty(),
+        detail: if state.config.model_warnings.is_empty() {
+            format!(
+                "default {} and fallbacks [{}] are current",
+                pipeline::models::DEFAULT_MODEL,
+                state.config.model_chain.join(", ")
+            )
+        } else {
+            state.config.model_warnings.join("; ")
+        },
+        latency_ms: 0,
+    });
     let ok = checks.iter().all(|c| c.ok);
     let report = HealthReport {
         ok,

@@ -58,7 +58,18 @@ pub async fn get(
         .collect();
     series.reverse();
     let latest = series.last().cloned();
-    let warnings = latest.as_ref().map(Metrics::warnings).unwrap_or_default();
+    let mut warnings = latest.as_ref().map(Metrics::warnings).unwrap_or_default();
+    // Models past or near retirement: the configured ones and those the window's jobs used.
+    warnings.extend(state.config.model_warnings.iter().cloned());
+    let used = series
+        .iter()
+        .flat_map(|m| m.models.iter().map(|x| x.model.as_str()))
+        .filter(|m| *m != "unknown");
+    warnings.extend(
+        pipeline::models::standings(used, now_ms())
+            .into_iter()
+            .filter(|w| !state.config.model_warnings.contains(w)),
+    );
     Ok(Json(MetricsReport {
         latest,
         warnings,

@@ -9,6 +9,7 @@ mod health;
 mod jobs;
 mod keys;
 mod metrics;
+mod models;
 mod poll;
 mod usage;
 
@@ -63,6 +64,7 @@ pub fn router(env: Env) -> Router {
         .route("/api/usage.csv", get(usage::csv))
         .route("/api/usage/budget", axum::routing::put(usage::set_budget))
         .route("/api/metrics", get(metrics::get))
+        .route("/api/models", get(models::list))
         .route("/api/dlq", get(dlq::list))
         .route("/api/dlq/replay", post(dlq::replay_all))
         .route("/api/dlq/{id}/replay", post(dlq::replay))

@@ -1,0 +1,455 @@
+//! Models suite: every kind of work on every current model, against a simulator that answers as
+//! today's API does model by model (adaptive thinking by default, the settings each model
+//! refuses, per-generation tokenizers, retired models). A faithful client sends nothing a
+//! model refuses: the simulator counts **0 requests refused for their shape**. And a paid
+//! answer that cannot be used (a refusal, thinking only, a body that does not decode) fails its
+//! job once, billed once, never retried.
+
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+use end2end::api::{all_jobs, assert_error, client, get_job, send_json, submit_job, upload};
+use end2end::{eventually, pdfs, run_suite, tests, TestStack};
+use serde_json::{json, Value};
+
+/// The current models of the docs' overview, plus one 4.x model (an alias of a dated snapshot,
+/// with the older tokenizer, no effort parameter and thinking off by default).
+const MODELS: [&str; 5] = [
+    "claude-sonnet-5-5",
+    "claude-haiku-5-5",
+    "claude-opus-5-5",
+    "claude-sonnet-5",
+    "claude-haiku-4-5",
+];
+
+fn main() -> ExitCode {
+    run_suite(
+        "models",
+        tests![
+            every_kind_of_work_completes_on_every_current_model,
+            a_refusal_fails_its_job_once_billed_once_never_retried,
+            a_thinking_only_answer_fails_its_job_once_billed_once,
+            an_unknown_block_type_and_stop_reason_do_not_break_the_job,
+            an_undecodable_paid_answer_fails_once_with_its_cost_recorded,
+            a_retired_or_unknown_model_is_refused_at_submission_everywhere,
+            settings_a_model_refuses_are_400s_and_another_model_runs_them,
+            the_catalog_is_served_with_prices_and_standing,
+            no_request_was_refused_for_its_shape,
+        ],
+    )
+}
+
+/// The simulator's count of requests refused for their shape, and the last messages.
+fn shape_refusals(s: &TestStack) -> (u64, Vec<String>) {
+    let sim = s.sim.lock();
+    (
+        sim.stats.refused_for_shape,
+        sim.stats.shape_refusals.clone(),
+    )
+}
+
+async fn post_json(s: &TestStack, user: &str, path: &str, body: Value) -> (u16, Value) {
+    send_json(
+        client()
+            .post(s.url(path))
+            .header("x-user-id", user)
+            .header("content-type", "application/json")
+            .body(body.to_string()),
+    )
+    .await
+}
+
+/// A user whose `POST /api/claude` calls take the queue path (`inside`) or the direct one, at
+/// the suite's rollout of 50%.
+fn rollout_user(prefix: &str, inside: bool) -> String {
+    (0..1000)
+        .map(|i| format!("{prefix}-{i}"))
+        .find(|u| pipeline::rollout::in_rollout(u, 50) == inside)
+        .expect("a user on each side of the rollout")
+}
+
+/// Runs the cron (flushes and polls batches) until every job of `user` has ended; answers them.
+async fn all_end(s: &Arc<TestStack>, user: &str, expected: usize) -> Vec<Value> {
+    eventually(
+        &format!("the {expected} jobs of {user} end"),
+        Duration::from_secs(150),
+        || async {
+            let st = s.clone();
+            tokio::task::spawn_blocking(move || st.trigger_cron())
+                .await
+                .unwrap();
+            let jobs = all_jobs(&s.base_url, user).await;
+            let ended = jobs.iter().all(|j| {
+                !matches!(
+                    j["status"].as_str(),
+                    Some("queued" | "running" | "submitted")
+                )
+            });
+            (jobs.len() == expected && ended).then_some(jobs)
+        },
+    )
+    .await
+}
+
+async fn every_kind_of_work_completes_on_every_current_model(s: Arc<TestStack>) {
+    for model in MODELS {
+        let user = format!("work-{model}");
+        let user = user.as_str();
+        // Feedback, both modes.
+        for mode in ["sync", "batch"] {
+            let (status, ack) = post_json(
+                &s,
+                user,
+                "/feedback",
+                json!({"text": format!("The export to CSV crashes every time on {model} ({mode})."),
+                       "mode": mode, "model": model}),
+            )
+            .await;
+            assert_eq!(status, 202, "{model} feedback {mode}: {ack}");
+        }
+        // Prompt jobs on both lanes (sync on high, batch on bulk), default max_tokens.
+        for priority in ["high", "bulk"] {
+            submit_job(
+                &s.base_url,
+                user,
+                &json!({"prompt": format!("Summarise the release notes for {model}, {priority} lane."),
+                        "priority": priority, "model": model}),
+            )
+            .await;
+        }
+        // PDFs, both modes.
+        for mode in ["sync", "batch"] {
+            let file = (
+                format!("plan-{mode}.pdf"),
+                pdfs::make(&format!("Plan for {model}"), 2),
+            );
+            let (status, ack) = send_json(upload(
+                &s.base_url,
+                user,
+                &[file],
+                &[("mode", mode), ("model", model)],
+            ))
+            .await;
+            assert_eq!(status, 202, "{model} pdf {mode}: {ack}");
+        }
+        // A job that fails once (a 400 the simulator injects on its first call), replayed from
+        // the dead-letter triage.
+        let failing = submit_job(
+            &s.base_url,
+            user,
+            &json!({"prompt": format!("Replay me on {model} [[sim:400x1]]"), "model": model}),
+        )
+        .await;
+        let failed = eventually(
+            "the injected 400 fails the job",
+            Duration::from_secs(60),
+            || async {
+                let j = get_job(&s.base_url, user, &failing).await;
+                (j["status"] == "failed").then_some(j)
+            },
+        )
+        .await;
+        assert_eq!(failed["attempts"], 1, "{failed}");
+        let (status, replay) =
+            post_json(&s, user, &format!("/api/dlq/{failing}/replay"), json!({})).await;
+        assert_eq!(status, 200, "{model} replay: {replay}");
+        // POST /api/claude on both paths.
+        for inside in [true, false] {
+            let caller = rollout_user(&format!("claude-{model}"), inside);
+            let (status, answer) = post_json(
+                &s,
+                &caller,
+                "/api/claude",
+                json!({"prompt": format!("Say hello from {model}."), "model": model}),
+            )
+            .await;
+            assert_eq!(status, 200, "{model} /api/claude: {answer}");
+            assert_eq!(answer["path"], if inside { "queue" } else { "direct" });
+            assert!(
+                answer["text"].as_str().is_some_and(|t| !t.is_empty()),
+                "{answer}"
+            );
+        }
+        // 2 feedback + 2 prompts + 2 PDFs + the failed one and its replay.
+        let jobs = all_end(&s, user, 8).await;
+        for j in &jobs {
+            let id = j["id"].as_str().unwrap();
+            if id == failing {
+                assert_eq!(j["status"], "failed");
+                continue;
+            }
+            assert_eq!(j["status"], "completed", "{model}: {j}");
+            // The model that answered is the catalog id (an alias resolves to its snapshot).
+            let answered = j["model"].as_str().unwrap();
+            assert_eq!(
+                pipeline::models::find(answered).map(|m| m.id),
+                pipeline::models::find(model).map(|m| m.id),
+                "{j}"
+            );
+            assert!(j["cost_micros"].as_u64().unwrap() > 0, "{j}");
+            assert_eq!(s.billed(id), 1, "{j}");
+            assert_eq!(
+                Some(j["cost_micros"].as_u64().unwrap()),
+                Some(s.sim_cost(id)),
+                "both price tables agree on {id}"
+            );
+        }
+    }
+    let (refused, why) = shape_refusals(&s);
+    assert_eq!(refused, 0, "requests refused for their shape: {why:?}");
+}
+
+async fn a_refusal_fails_its_job_once_billed_once_never_retried(s: Arc<TestStack>) {
+    let user = "refused";
+    let id = submit_job(
+        &s.base_url,
+        user,
+        &json!({"prompt": "Something the model declines [[sim:refuse]]"}),
+    )
+    .await;
+    let j = all_end(&s, user, 1).await.remove(0);
+    assert_eq!(j["status"], "failed", "{j}");
+    assert!(j["error"].as_str().unwrap().contains("refusal"), "{j}");
+    let j = get_job(&s.base_url, user, &id).await;
+    assert_eq!(j["attempts"], 1, "never retried: {j}");
+    assert_eq!(s.billed(&id), 1);
+    assert_eq!(
+        j["cost_micros"].as_u64(),
+        Some(s.sim_cost(&id)),
+        "what was paid is recorded"
+    );
+    assert!(j["output_tokens"].as_u64().unwrap() > 0);
+}
+
+async fn a_thinking_only_answer_fails_its_job_once_billed_once(s: Arc<TestStack>) {
+    let user = "thinker";
+    // Sonnet 5.5 thinks by default; 200 tokens are not enough for 900 of thinking.
+    let id = submit_job(
+        &s.base_url,
+        user,
+        &json!({"prompt": "Think hard about this [[sim:think=900]]", "max_tokens": 200}),
+    )
+    .await;
+    all_end(&s, user, 1).await;
+    let j = get_job(&s.base_url, user, &id).await;
+    assert_eq!(j["status"], "failed", "{j}");
+    let error = j["error"].as_str().unwrap();
+    assert!(
+        error.contains("thinking") && error.contains("max_tokens"),
+        "{error}"
+    );
+    assert_eq!(j["attempts"], 1, "{j}");
+    assert_eq!(j["output_tokens"], 200, "thinking is billed as output: {j}");
+    assert_eq!(s.billed(&id), 1);
+    assert_eq!(j["cost_micros"].as_u64(), Some(s.sim_cost(&id)));
+}
+
+async fn an_unknown_block_type_and_stop_reason_do_not_break_the_job(s: Arc<TestStack>) {
+    let user = "future";
+    let id = submit_job(
+        &s.base_url,
+        user,
+        &json!({"prompt": "Answer from the future [[sim:block=hologram]] [[sim:stop=quantum_pause]]"}),
+    )
+    .await;
+    all_end(&s, user, 1).await;
+    let j = get_job(&s.base_url, user, &id).await;
+    assert_eq!(j["status"], "completed", "{j}");
+    assert_eq!(j["attempts"], 1);
+    assert_eq!(s.billed(&id), 1);
+    let resp = client()
+        .get(s.url(&format!("/jobs/{id}/result")))
+        .header("x-user-id", user)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 200);
+    let text = resp.text().await.unwrap();
+    assert!(
+        text.contains("Answer from the future"),
+        "the text block is the answer: {text}"
+    );
+    assert!(
+        !text.contains("a block type this client has never seen"),
+        "the unknown block is not the answer: {text}"
+    );
+}
+
+async fn an_undecodable_paid_answer_fails_once_with_its_cost_recorded(s: Arc<TestStack>) {
+    let user = "garbled";
+    let id = submit_job(
+        &s.base_url,
+        user,
+        &json!({"prompt": "A body no client can read [[sim:undecodable]]"}),
+    )
+    .await;
+    all_end(&s, user, 1).await;
+    let j = get_job(&s.base_url, user, &id).await;
+    assert_eq!(j["status"], "failed", "{j}");
+    assert!(
+        j["error"]
+            .as_str()
+            .unwrap()
+            .contains("could not be decoded"),
+        "{j}"
+    );
+    assert_eq!(j["attempts"], 1, "not retried as a network error: {j}");
+    assert_eq!(s.billed(&id), 1);
+    assert_eq!(j["cost_micros"].as_u64(), Some(s.sim_cost(&id)), "{j}");
+}
+
+async fn a_retired_or_unknown_model_is_refused_at_submission_everywhere(s: Arc<TestStack>) {
+    let user = "too-late";
+    // Calls that would have sent a job's request (not the cron's polls of batches).
+    let sent = |s: &TestStack| -> u64 {
+        s.sim
+            .lock()
+            .stats
+            .calls
+            .iter()
+            .filter(|(k, _)| {
+                k.starts_with("messages ")
+                    || k.starts_with("count_tokens ")
+                    || k.starts_with("batches.create ")
+            })
+            .map(|(_, n)| n)
+            .sum()
+    };
+    let calls_before = sent(&s);
+    for model in [
+        "claude-sonnet-4-5",
+        "claude-sonnet-4-5-20250929",
+        "claude-3-haiku-20240307",
+        "gpt-4o",
+    ] {
+        for (path, body) in [
+            ("/jobs", json!({"prompt": "x", "model": model})),
+            ("/feedback", json!({"text": "x", "model": model})),
+            ("/api/claude", json!({"prompt": "x", "model": model})),
+        ] {
+            let (status, e) = post_json(&s, user, path, body).await;
+            assert_error(status, &e, 400, "unknown_model");
+            assert_eq!(e["field"], "model");
+            let message = e["error"].as_str().unwrap();
+            assert!(
+                message.contains("claude-sonnet-5-5"),
+                "lists the valid ids: {message}"
+            );
+            if model.starts_with("claude-sonnet-4-5") {
+                assert!(message.contains("retired on 2026-11-30"), "{message}");
+            }
+        }
+        let (status, e) = send_json(upload(
+            &s.base_url,
+            user,
+            &[("a.pdf".into(), pdfs::make("A", 1))],
+            &[("model", model)],
+        ))
+        .await;
+        assert_error(status, &e, 400, "unknown_model");
+    }
+    assert!(
+        all_jobs(&s.base_url, user).await.is_empty(),
+        "nothing stored"
+    );
+    let calls_after = sent(&s);
+    assert_eq!(calls_before, calls_after, "nothing sent to the API");
+}
+
+async fn settings_a_model_refuses_are_400s_and_another_model_runs_them(s: Arc<TestStack>) {
+    let user = "settings";
+    let tools = json!([{"name": "lookup", "description": "Look a word up.",
+        "input_schema": {"type": "object", "properties": {"word": {"type": "string"}}}}]);
+    let cases = [
+        (
+            json!({"thinking": {"type": "enabled", "budget_tokens": 2048}, "max_tokens": 4096}),
+            "thinking",
+        ),
+        (json!({"thinking": {"type": "disabled"}}), "thinking"),
+        (
+            json!({"tools": tools, "tool_choice": {"type": "any"}}),
+            "tool_choice",
+        ),
+        (
+            json!({"output_config": {"effort": "max"}, "model": "claude-sonnet-4-5-20250929"}),
+            "model",
+        ),
+    ];
+    for (extra, field) in cases {
+        let mut body = json!({"prompt": "Use the settings.", "model": "claude-sonnet-5-5"});
+        body.as_object_mut()
+            .unwrap()
+            .extend(extra.as_object().unwrap().clone());
+        let (status, e) = post_json(&s, user, "/jobs", body).await;
+        assert_eq!(status, 400, "{e}");
+        assert_eq!(e["field"], field, "{e}");
+    }
+    let prefill = json!({"model": "claude-sonnet-5-5", "messages": [
+        {"role": "user", "content": "Answer in JSON."}, {"role": "assistant", "content": "{"}]});
+    let (status, e) = post_json(&s, user, "/jobs", prefill).await;
+    assert_error(status, &e, 400, "unsupported_by_model");
+    assert_eq!(e["field"], "messages");
+    assert!(
+        all_jobs(&s.base_url, user).await.is_empty(),
+        "nothing stored"
+    );
+    // Sonnet 4.6 takes a thinking budget and a forced tool; Haiku 5.5 a forced tool; Sonnet 5.5
+    // the documented parameters it accepts.
+    for body in [
+        json!({"prompt": "Budgeted.", "model": "claude-sonnet-4-6", "max_tokens": 4096,
+               "thinking": {"type": "enabled", "budget_tokens": 1024}, "tools": tools, "tool_choice": {"type": "tool", "name": "lookup"}}),
+        json!({"prompt": "Forced.", "model": "claude-haiku-5-5", "tools": tools, "tool_choice": {"type": "any"}}),
+        json!({"model": "claude-sonnet-5-5", "system": "Be brief.", "stop_sequences": ["END"],
+               "metadata": {"user_id": "u-123"}, "thinking": {"type": "adaptive", "display": "summarized"},
+               "output_config": {"effort": "medium", "format": {"type": "json_schema", "schema": {"type": "object", "properties": {"answer": {"type": "string"}}, "required": ["answer"], "additionalProperties": false}}},
+               "messages": [{"role": "user", "content": [{"type": "text", "text": "What is a queue?"}]}]}),
+    ] {
+        submit_job(&s.base_url, user, &body).await;
+    }
+    for j in all_end(&s, user, 3).await {
+        assert_eq!(j["status"], "completed", "{j}");
+    }
+    let (refused, why) = shape_refusals(&s);
+    assert_eq!(refused, 0, "{why:?}");
+}
+
+async fn the_catalog_is_served_with_prices_and_standing(s: Arc<TestStack>) {
+    let (status, catalog) = send_json(client().get(s.url("/api/models"))).await;
+    assert_eq!(status, 200, "{catalog}");
+    assert_eq!(catalog["default"], "claude-sonnet-5-5");
+    let ids: Vec<&str> = catalog["models"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["id"].as_str().unwrap())
+        .collect();
+    assert!(ids.contains(&"claude-opus-5-5") && ids.contains(&"claude-haiku-4-5-20251001"));
+    assert!(
+        !ids.contains(&"claude-sonnet-4-5-20250929"),
+        "retired models are not offered"
+    );
+    let s55 = catalog["models"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["id"] == "claude-sonnet-5-5")
+        .unwrap();
+    assert_eq!(s55["price"]["cache_read"], 100_000, "{s55}");
+    assert_eq!(s55["max_output"], 128_000);
+    // The configured models are checked: the health report says they are current.
+    let (_, health) = send_json(client().get(s.url("/api/health"))).await;
+    let models = health["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "models")
+        .cloned()
+        .unwrap();
+    assert_eq!(models["ok"], true, "{models}");
+}
+
+async fn no_request_was_refused_for_its_shape(s: Arc<TestStack>) {
+    let (refused, why) = shape_refusals(&s);
+    assert_eq!(refused, 0, "{why:?}");
+}
