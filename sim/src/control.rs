@@ -49,6 +49,11 @@ pub struct Stats {
     /// Calls answered and billed after the client had most likely given up (hangs): the cost
     /// of a retry after a timeout.
     pub abandoned_billed: u64,
+    /// What those calls cost, in micro-dollars.
+    pub abandoned_cost_micros: u64,
+    /// Those calls by job (`x-job-id`), so a job billed twice because its first call was
+    /// abandoned can be told from one billed twice for another reason.
+    pub abandoned_by_job: BTreeMap<String, u64>,
     /// Requests refused with a 400 for their shape (a setting the model refuses, a missing or
     /// extra field, a limit) — injected faults excluded. A faithful client sends none.
     pub refused_for_shape: u64,
@@ -65,6 +70,15 @@ impl Stats {
             .calls
             .entry(format!("{endpoint} {outcome}"))
             .or_default() += 1;
+    }
+
+    /// Records a billed call that the client most likely abandoned (a hang past its timeout).
+    pub fn abandoned(&mut self, job: Option<&str>, cost_micros: u64) {
+        self.abandoned_billed += 1;
+        self.abandoned_cost_micros += cost_micros;
+        if let Some(job) = job.filter(|j| !j.is_empty()) {
+            *self.abandoned_by_job.entry(job.to_owned()).or_default() += 1;
+        }
     }
 
     /// Counts a refusal for the request's shape (nothing for other errors).
@@ -113,6 +127,8 @@ pub async fn stats(State(sim): State<Sim>) -> Json<Value> {
         "cost_micros_by_job": s.cost_by_job,
         "jobs_billed_more_than_once": twice,
         "abandoned_billed": s.abandoned_billed,
+        "abandoned_cost_micros": s.abandoned_cost_micros,
+        "abandoned_by_job": s.abandoned_by_job,
         "refused_for_shape": s.refused_for_shape,
         "shape_refusals": s.shape_refusals,
     }))

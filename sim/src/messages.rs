@@ -209,7 +209,8 @@ async fn handle(
         }
         commit(&mut inner, &req, &usage, now, false, job.as_deref());
         if hold_ms > 0 {
-            inner.stats.abandoned_billed += 1;
+            let cost = pricing::cost_micros(&req.model, &usage, false, now);
+            inner.stats.abandoned(job.as_deref(), cost);
         }
         let latency = inner.knobs.latency_ms
             + (inner.knobs.latency_per_token_ms * usage.output_tokens as f64) as u64

@@ -197,6 +197,14 @@ fn demo_keys(stack: &Stack) -> Result<String> {
     Ok(text)
 }
 
+/// The API base URL with a real key: `ANTHROPIC_BASE_URL` when set (a gateway or proxy), else
+/// the API itself; a trailing slash is dropped.
+fn real_base_url(var: Option<String>) -> String {
+    var.map(|v| v.trim().trim_end_matches('/').to_owned())
+        .filter(|v| !v.is_empty())
+        .unwrap_or_else(|| "https://api.anthropic.com".into())
+}
+
 /// Builds everything, starts the simulator (unless a real key is set) and wrangler dev, triggers
 /// the cron every minute, and stops every child cleanly on Ctrl-C.
 fn dev(args: &[String]) -> Result<()> {
@@ -225,8 +233,13 @@ fn dev(args: &[String]) -> Result<()> {
     let mut sim = None;
     let base_url = match &real_key {
         Some(_) => {
-            step("ANTHROPIC_API_KEY is set: the Worker calls the real Anthropic API");
-            "https://api.anthropic.com".to_string()
+            // ANTHROPIC_BASE_URL points the Worker at a gateway (Cloudflare AI Gateway, a
+            // corporate proxy) in front of the real API.
+            let url = real_base_url(std::env::var("ANTHROPIC_BASE_URL").ok());
+            step(&format!(
+                "ANTHROPIC_API_KEY is set: the Worker calls the real Anthropic API at {url}"
+            ));
+            url
         }
         None => {
             step("building anthropic-sim");
@@ -477,4 +490,24 @@ fn strip_ansi(s: &str) -> String {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::real_base_url;
+
+    #[test]
+    fn a_real_key_calls_the_api_or_the_gateway_named_by_anthropic_base_url() {
+        assert_eq!(real_base_url(None), "https://api.anthropic.com");
+        assert_eq!(
+            real_base_url(Some("  ".into())),
+            "https://api.anthropic.com"
+        );
+        assert_eq!(
+            real_base_url(Some(
+                "https://gateway.ai.cloudflare.com/v1/acct/gw/anthropic/".into()
+            )),
+            "https://gateway.ai.cloudflare.com/v1/acct/gw/anthropic"
+        );
+    }
 }
