@@ -66,6 +66,38 @@ impl MessagesRequest {
     }
 }
 
+/// `POST /v1/messages/count_tokens` body: the parts of a Messages request that are input (SDK
+/// `MessageCountTokensParams`: no `max_tokens`, `metadata`, `stop_sequences` or sampling).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CountTokensRequest<'a> {
+    pub model: &'a str,
+    pub messages: &'a [InputMessage],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub system: Option<&'a Content>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub thinking: Option<&'a Thinking>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub output_config: Option<&'a OutputConfig>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tools: Option<&'a [Value]>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tool_choice: Option<&'a ToolChoice>,
+}
+
+impl<'a> From<&'a MessagesRequest> for CountTokensRequest<'a> {
+    fn from(r: &'a MessagesRequest) -> Self {
+        CountTokensRequest {
+            model: &r.model,
+            messages: &r.messages,
+            system: r.system.as_ref(),
+            thinking: r.thinking.as_ref(),
+            output_config: r.output_config.as_ref(),
+            tools: r.tools.as_deref(),
+            tool_choice: r.tool_choice.as_ref(),
+        }
+    }
+}
+
 /// `metadata`: an opaque id of the end user (no name, email or phone number, per the docs).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -799,6 +831,23 @@ mod tests {
         .unwrap();
         assert_eq!(m.text(), "ab");
         assert_eq!(m.usage.cache_read_input_tokens, 0);
+    }
+
+    #[test]
+    fn a_count_tokens_body_carries_only_the_input() {
+        let mut r = MessagesRequest::new(
+            "m",
+            10,
+            vec![InputMessage::user(Content::Text("hi".into()))],
+        );
+        r.stop_sequences = Some(vec!["END".into()]);
+        r.metadata = Some(Metadata {
+            user_id: Some("u".into()),
+        });
+        r.thinking = Some(Thinking::Adaptive { display: None });
+        let v = serde_json::to_value(CountTokensRequest::from(&r)).unwrap();
+        let keys: Vec<&str> = v.as_object().unwrap().keys().map(String::as_str).collect();
+        assert_eq!(keys, ["messages", "model", "thinking"]);
     }
 
     #[test]

@@ -88,12 +88,7 @@ pub fn parse(
             .filter(|n| *n >= 1)
             .ok_or_else(|| SimError::invalid("max_tokens: Input should be a positive integer"))?,
     };
-    // count_tokens has no max_tokens: its settings are checked against the model's limit.
-    let limit = if require_max_tokens {
-        max_tokens.min(u32::MAX as u64) as u32
-    } else {
-        spec.max_output
-    };
+    let limit = require_max_tokens.then(|| max_tokens.min(u32::MAX as u64) as u32);
     let permille = spec.tokens_permille;
     let mut segments = Vec::new();
     let mut documents = Vec::new();

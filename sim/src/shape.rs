@@ -57,6 +57,18 @@ pub enum Think {
     },
 }
 
+/// The fields of a count_tokens request (SDK `MessageCountTokensParams`).
+const COUNT_FIELDS: &[&str] = &[
+    "model",
+    "messages",
+    "system",
+    "thinking",
+    "output_config",
+    "tools",
+    "tool_choice",
+    "cache_control",
+];
+
 /// What the request asks beyond its text.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Asks {
@@ -75,10 +87,17 @@ fn bad(message: impl Into<String>) -> SimError {
 pub fn check(
     obj: &serde_json::Map<String, Value>,
     m: &SimModel,
-    max_tokens: u32,
+    max_tokens: Option<u32>,
     version: &str,
 ) -> Result<Asks, SimError> {
-    if let Some(extra) = obj.keys().find(|k| !FIELDS.contains(&k.as_str())) {
+    // count_tokens has no max_tokens: its settings are checked against the model's limit.
+    let fields = if max_tokens.is_some() {
+        FIELDS
+    } else {
+        COUNT_FIELDS
+    };
+    let max_tokens = max_tokens.unwrap_or(m.max_output);
+    if let Some(extra) = obj.keys().find(|k| !fields.contains(&k.as_str())) {
         return Err(bad(format!("{extra}: Extra inputs are not permitted")));
     }
     if max_tokens > m.max_output {
@@ -343,7 +362,7 @@ mod tests {
         check(
             body.as_object().unwrap(),
             lookup(model).unwrap(),
-            4096,
+            Some(4096),
             "2023-06-01",
         )
         .map_err(|e| e.message)
@@ -422,7 +441,7 @@ mod tests {
         let e = check(
             body.as_object().unwrap(),
             lookup("claude-sonnet-4-6").unwrap(),
-            10,
+            Some(10),
             VERSION_2026_10_21,
         )
         .unwrap_err();

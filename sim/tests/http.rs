@@ -325,7 +325,12 @@ async fn a_pdf_document_is_summarized_with_its_page_count() {
 async fn count_tokens_counts_what_messages_bills() {
     let api = Api::start(sim::Knobs::default()).await;
     let body = ask("How many tokens is this sentence, roughly?");
-    let (status, _, counted) = api.post("/v1/messages/count_tokens", body.clone()).await;
+    // count_tokens takes the input only: max_tokens is not one of its parameters.
+    let refused = api.post("/v1/messages/count_tokens", body.clone()).await;
+    assert_api_error(&refused, 400, "invalid_request_error");
+    let mut input = body.clone();
+    input.as_object_mut().unwrap().remove("max_tokens");
+    let (status, _, counted) = api.post("/v1/messages/count_tokens", input).await;
     assert_eq!(status, 200, "{counted}");
     let billed = api.message(body).await.2;
     assert_eq!(counted["input_tokens"], billed["usage"]["input_tokens"]);

@@ -237,7 +237,10 @@ async fn run_sync(
     // in place, or defer without spending a retry.
     let input = match pipeline::tokens::estimate_request(&request) {
         Some(n) => n,
-        None => match api.count_tokens(&request).await {
+        None => match api
+            .count_tokens(&pipeline::anthropic::CountTokensRequest::from(&request))
+            .await
+        {
             Ok(n) => n,
             Err(e) => {
                 if let Decision::Fail { reason } = decide(&e, 1, &config.timing) {

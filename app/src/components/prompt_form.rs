@@ -8,7 +8,14 @@ use crate::api::{self, ApiError};
 pub fn PromptForm() -> impl IntoView {
     let prompt = RwSignal::new(String::new());
     let priority = RwSignal::new("high".to_string());
-    let model = RwSignal::new("claude-sonnet-5-5".to_string());
+    let model = RwSignal::new(pipeline::models::DEFAULT_MODEL.to_string());
+    // The catalog's models not retired today: the same table the Worker validates against.
+    let now = js_sys::Date::now() as i64;
+    let choices: Vec<(&'static str, &'static str)> = pipeline::models::CATALOG
+        .iter()
+        .filter(|m| !m.is_retired(now))
+        .map(|m| (m.id, m.display_name))
+        .collect();
     let expires = RwSignal::new(String::new());
     let error = RwSignal::new(None::<ApiError>);
     let last = RwSignal::new(None::<String>);
@@ -83,9 +90,16 @@ pub fn PromptForm() -> impl IntoView {
                 <label>
                     "Model "
                     <select data-testid="pj-model" on:change=move |ev| model.set(event_target_value(&ev))>
-                        <option value="claude-sonnet-5-5">"claude-sonnet-5-5"</option>
-                        <option value="claude-haiku-5-5">"claude-haiku-5-5"</option>
-                        <option value="claude-opus-5-5">"claude-opus-5-5"</option>
+                        {choices
+                            .into_iter()
+                            .map(|(id, name)| {
+                                view! {
+                                    <option value=id selected=id == pipeline::models::DEFAULT_MODEL>
+                                        {format!("{name} ({id})")}
+                                    </option>
+                                }
+                            })
+                            .collect_view()}
                     </select>
                 </label>
                 <label>
