@@ -260,8 +260,20 @@ fn cases() -> Vec<Case> {
             "invalid_field",
         )
         .json(r#"{"prompt": "x", "priority": "urgent"}"#),
-        case("jobs: unknown model", "POST", "/jobs", 400, "invalid_field")
+        case("jobs: unknown model", "POST", "/jobs", 400, "unknown_model")
             .json(r#"{"prompt": "x", "model": "gpt-9"}"#),
+        case("jobs: retired model", "POST", "/jobs", 400, "unknown_model")
+            .json(r#"{"prompt": "x", "model": "claude-sonnet-4-5"}"#),
+        case("feedback: retired model", "POST", "/feedback", 400, "unknown_model")
+            .json(r#"{"text": "x", "model": "claude-sonnet-4-5-20250929"}"#),
+        case(
+            "jobs: a thinking budget on Sonnet 5.5",
+            "POST",
+            "/jobs",
+            400,
+            "unsupported_by_model",
+        )
+        .json(r#"{"prompt": "x", "max_tokens": 4096, "thinking": {"type": "enabled", "budget_tokens": 2048}}"#),
         case(
             "jobs: Idempotency-Key with control characters",
             "POST",

@@ -200,20 +200,34 @@ async fn bad_jobs_are_refused_and_store_nothing(s: Arc<TestStack>) {
         l["items"].as_array().unwrap().len()
     };
     let before = count().await;
-    for (body, field) in [
-        (json!({}), "prompt"),
-        (json!({"prompt": ""}), "prompt"),
-        (json!({"prompt": "a".repeat(200_001)}), "prompt"),
-        (json!({"prompt": "x", "priority": "urgent"}), "priority"),
-        (json!({"prompt": "x", "model": "gpt-4o"}), "model"),
-        (json!({"prompt": "x", "max_tokens": 0}), "max_tokens"),
+    for (body, code, field) in [
+        (json!({}), "invalid_field", "prompt"),
+        (json!({"prompt": ""}), "invalid_field", "prompt"),
+        (
+            json!({"prompt": "a".repeat(200_001)}),
+            "invalid_field",
+            "prompt",
+        ),
+        (
+            json!({"prompt": "x", "priority": "urgent"}),
+            "invalid_field",
+            "priority",
+        ),
+        (json!({"prompt": "x", "model": "gpt-4o"}), "unknown_model", "model"),
+        (
+            json!({"prompt": "x", "model": "claude-sonnet-4-5"}),
+            "unknown_model",
+            "model",
+        ),
+        (json!({"prompt": "x", "max_tokens": 0}), "invalid_field", "max_tokens"),
         (
             json!({"prompt": "x", "expires_in_s": "soon"}),
+            "invalid_field",
             "expires_in_s",
         ),
     ] {
         let (status, e) = send_json(post_job(&s, body)).await;
-        assert_error(status, &e, 400, "invalid_field");
+        assert_error(status, &e, 400, code);
         assert_eq!(e["field"], field);
     }
     let (status, e) = send_json(

@@ -153,7 +153,7 @@ async fn every_kind_of_work_completes_on_every_current_model(s: Arc<TestStack>) 
         assert_eq!(failed["attempts"], 1, "{failed}");
         let (status, replay) =
             post_json(&s, user, &format!("/api/dlq/{failing}/replay"), json!({})).await;
-        assert_eq!(status, 200, "{model} replay: {replay}");
+        assert_eq!(status, 202, "{model} replay: {replay}");
         // POST /api/claude on both paths.
         for inside in [true, false] {
             let caller = rollout_user(&format!("claude-{model}"), inside);

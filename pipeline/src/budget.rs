@@ -350,6 +350,10 @@ impl Settle {
                 retry_after_s,
                 ..
             }) => s.rate_limited_for_s = *retry_after_s,
+            // Answered and billed though unreadable: its usage counts, as far as it can be read.
+            Err(crate::retry::CallOutcome::Undecodable { raw, .. }) => {
+                s.used = crate::anthropic::Usage::from_raw_answer(raw).map(|u| Need::used(&u));
+            }
             Err(_) => {}
         }
         s
@@ -856,6 +860,19 @@ mod tests {
         assert_eq!(
             Settle::after_call("j", M, &down, vec![]),
             Settle::unused("j", M)
+        );
+        // An unreadable 200 was still billed: what it used counts against the buckets.
+        let garbled = Err(CallOutcome::Undecodable {
+            reason: "r".into(),
+            raw: r#"{"content":{},"usage":{"input_tokens":10,"output_tokens":4}}"#.into(),
+        });
+        let s = Settle::after_call("j", M, &garbled, vec![]);
+        assert_eq!(
+            s.used,
+            Some(Need {
+                input: 10,
+                output: 4
+            })
         );
     }
 

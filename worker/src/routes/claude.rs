@@ -10,6 +10,7 @@ use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
+use pipeline::answer::{judge, Verdict};
 use pipeline::budget::{Need, Reserve, Settle};
 use pipeline::dto::JobAck;
 use pipeline::error::ApiError;
@@ -141,16 +142,23 @@ async fn direct(state: &AppState, input: &prompt::PromptInput) -> Result<Respons
     );
     lanes::settle(&state.env, &settlement).await;
     match answered.result {
-        Ok(message) => Ok(Json(json!({
-            "path": "direct",
-            "jobId": null,
-            "text": message.text(),
-            "model": message.model,
-            "input_tokens": message.usage.input_tokens,
-            "output_tokens": message.usage.output_tokens,
-            "cost_micros": cost_micros(&message.model, &message.usage, Tier::Standard, now_ms()),
-        }))
-        .into_response()),
+        Ok(message) => match judge(&message) {
+            // A paid answer with nothing to use (a refusal, thinking only): the queue path
+            // would fail its job with the same reason.
+            Verdict::Unusable(reason) => {
+                Err(ApiError::new(502, "unusable_answer", reason, None).into())
+            }
+            Verdict::Usable => Ok(Json(json!({
+                "path": "direct",
+                "jobId": null,
+                "text": message.text(),
+                "model": message.model,
+                "input_tokens": message.usage.input_tokens,
+                "output_tokens": message.usage.output_tokens,
+                "cost_micros": cost_micros(&message.model, &message.usage, Tier::Standard, now_ms()),
+            }))
+            .into_response()),
+        },
         Err(CallOutcome::Http {
             status, message, ..
         }) => {
