@@ -173,6 +173,22 @@ async fn a_prompt_job_is_followed_from_the_form_to_its_result_and_a_queued_one_i
 ) {
     let browser = Browser::launch(&s, "jobs").await;
     let page = browser.open(&s.url("/")).await;
+    // The model picker offers the catalog's current models (no retired one), the default first
+    // selected.
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as i64;
+    check_text(&page, "pj-model", "Claude Opus 5.5 (claude-opus-5-5)").await;
+    let options = find(&page, "pj-model")
+        .locator("option")
+        .count()
+        .await
+        .unwrap();
+    assert_eq!(options, pipeline::models::valid_ids(now).len());
+    assert!(!text_of(&page, "pj-model")
+        .await
+        .contains("claude-sonnet-4-5"));
     fill(
         &page,
         "pj-prompt",

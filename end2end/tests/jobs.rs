@@ -213,13 +213,21 @@ async fn bad_jobs_are_refused_and_store_nothing(s: Arc<TestStack>) {
             "invalid_field",
             "priority",
         ),
-        (json!({"prompt": "x", "model": "gpt-4o"}), "unknown_model", "model"),
+        (
+            json!({"prompt": "x", "model": "gpt-4o"}),
+            "unknown_model",
+            "model",
+        ),
         (
             json!({"prompt": "x", "model": "claude-sonnet-4-5"}),
             "unknown_model",
             "model",
         ),
-        (json!({"prompt": "x", "max_tokens": 0}), "invalid_field", "max_tokens"),
+        (
+            json!({"prompt": "x", "max_tokens": 0}),
+            "invalid_field",
+            "max_tokens",
+        ),
         (
             json!({"prompt": "x", "expires_in_s": "soon"}),
             "invalid_field",
