@@ -559,7 +559,7 @@ async fn mixed_jobs_under_faults_and_kills_all_end_none_lost_and_few_paid_twice(
     // Billing: each completed job paid at least once; the jobs paid more than once. A call that
     // hung past our timeout was still answered and billed, as the real API does: its retry pays
     // again. That cost of timeouts is reported on its own; any other second payment counts.
-    let (billed, calls, abandoned, abandoned_calls, abandoned_cost) = {
+    let (billed, calls, abandoned, abandoned_calls, abandoned_cost, shape) = {
         let sim = s.sim.lock();
         (
             sim.stats.billed_by_job.clone(),
@@ -567,8 +567,18 @@ async fn mixed_jobs_under_faults_and_kills_all_end_none_lost_and_few_paid_twice(
             sim.stats.abandoned_by_job.clone(),
             sim.stats.abandoned_billed,
             sim.stats.abandoned_cost_micros,
+            (
+                sim.stats.refused_for_shape,
+                sim.stats.shape_refusals.clone(),
+            ),
         )
     };
+    report("requests refused for their shape", shape.0);
+    assert_eq!(
+        shape.0, 0,
+        "the 400s drawn are injected ones only: {:?}",
+        shape.1
+    );
     let mut unpaid = Vec::new();
     let mut twice = Vec::new();
     let mut paid_for_timeouts = 0;

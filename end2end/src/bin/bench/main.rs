@@ -252,9 +252,11 @@ fn job(i: usize) -> (&'static str, Value) {
         2 => (
             "/jobs",
             json!({"prompt": format!("{i}: {}", words.repeat(20)), "priority": "bulk",
-                   "mode": "sync", "max_tokens": 100}),
+                   "mode": "sync", "max_tokens": 100, "output_config": {"effort": "low"}}),
         ),
-        // High-lane prompts of varied length (about 200 to 1,200 input tokens).
+        // High-lane prompts of varied length (about 250 to 1,600 input tokens on the 5.x
+        // tokenizer). Low effort: a tight max_tokens leaves no room for the thinking that
+        // Sonnet 5.5 does by default at higher efforts.
         n => (
             "/jobs",
             json!({"prompt": format!("{i}: {}", words.repeat(10 + n * 7)), "max_tokens": 100, "output_config": {"effort": "low"}}),
