@@ -333,7 +333,7 @@ async fn run_sync(
             Err(CallOutcome::Undecodable { reason, raw }) => {
                 // Paid for but unreadable: kept in R2, its usage recorded as far as it can be
                 // read, failed once.
-                store_undecodable(env, &id, raw).await?;
+                store_undecodable(env, &id, raw, &model).await?;
                 let usage = Usage::from_raw_answer(raw);
                 let cost = usage
                     .as_ref()

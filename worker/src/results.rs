@@ -36,9 +36,13 @@ pub async fn store_raw(env: &Env, id: &str, message: &Message) -> worker::Result
     put_if_absent(env, id, body.into_bytes(), metadata).await
 }
 
-/// Stores an answer that could not be decoded, as it came (`format: raw`).
-pub async fn store_undecodable(env: &Env, id: &str, raw: &str) -> worker::Result<()> {
-    let metadata = HashMap::from([("format".to_owned(), "raw".to_owned())]);
+/// Stores an answer that could not be decoded, as it came (`format: raw`), with the model it
+/// was asked of.
+pub async fn store_undecodable(env: &Env, id: &str, raw: &str, model: &str) -> worker::Result<()> {
+    let metadata = HashMap::from([
+        ("format".to_owned(), "raw".to_owned()),
+        ("model".to_owned(), model.to_owned()),
+    ]);
     put_if_absent(env, id, raw.as_bytes().to_vec(), metadata).await
 }
 
@@ -76,8 +80,23 @@ pub async fn stored_answer(env: &Env, id: &str) -> worker::Result<Option<Message
         Some(b) => b.text().await?,
         None => return Ok(None),
     };
-    if metadata.get("format").map(String::as_str) == Some("message") {
-        return Ok(serde_json::from_str(&text).ok());
+    let model = metadata.get("model").cloned().unwrap_or_default();
+    match metadata.get("format").map(String::as_str) {
+        Some("message") => return Ok(serde_json::from_str(&text).ok()),
+        // Paid for but unreadable: settled as an answer with nothing to use, never called again.
+        Some("raw") => {
+            return Ok(Some(Message {
+                id: format!("stored-{id}"),
+                kind: "message".into(),
+                role: Role::Assistant,
+                content: Vec::new(),
+                model,
+                stop_reason: Some(StopReason::Other("undecodable_answer".into())),
+                stop_sequence: None,
+                usage: Usage::from_raw_answer(&text).unwrap_or_default(),
+            }))
+        }
+        _ => {}
     }
     let Some(usage) = Usage::from_metadata(|k| metadata.get(k).cloned()) else {
         return Ok(None);
@@ -87,7 +106,7 @@ pub async fn stored_answer(env: &Env, id: &str) -> worker::Result<Option<Message
         kind: "message".into(),
         role: Role::Assistant,
         content: vec![OutputBlock::text(text)],
-        model: metadata.get("model").cloned().unwrap_or_default(),
+        model,
         stop_reason: metadata.get("stop_reason").cloned().map(StopReason::from),
         stop_sequence: None,
         usage,
