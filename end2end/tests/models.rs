@@ -220,6 +220,17 @@ async fn a_refusal_fails_its_job_once_billed_once_never_retried(s: Arc<TestStack
         "what was paid is recorded"
     );
     assert!(j["output_tokens"].as_u64().unwrap() > 0);
+    // What was paid for is kept and served: the answer as the API sent it.
+    assert_eq!(j["result_url"], format!("/jobs/{id}/result"), "{j}");
+    let (status, kept) = send_json(
+        client()
+            .get(s.url(&format!("/jobs/{id}/result")))
+            .header("x-user-id", user),
+    )
+    .await;
+    assert_eq!(status, 200, "{kept}");
+    assert_eq!(kept["stop_reason"], "refusal", "{kept}");
+    assert_eq!(kept["usage"]["output_tokens"], j["output_tokens"], "{kept}");
 }
 
 async fn a_thinking_only_answer_fails_its_job_once_billed_once(s: Arc<TestStack>) {

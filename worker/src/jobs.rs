@@ -53,6 +53,10 @@ pub struct JobRow {
     pub replay_of: Option<String>,
     #[serde(default)]
     pub replayed_to: Option<String>,
+    /// Where the answer lives in R2: set on completion, and on a failure that was paid for
+    /// (the raw answer is kept).
+    #[serde(default)]
+    pub result_key: Option<String>,
 }
 
 pub const COLUMNS: &str =
@@ -60,9 +64,24 @@ pub const COLUMNS: &str =
     analysis, anthropic_batch_id, attempts, input_tokens, output_tokens, cache_write_tokens, \
     cache_read_tokens, cost_micros, error, created_at, started_at, completed_at, expires_at, prompt_key, overloads, user_id, \
     cost_unknown, batch_tries, batch_index, file_name, file_size, template, error_class, replay_of, \
-    replayed_to";
+    replayed_to, result_key";
 
 impl JobRow {
+    /// Whether `GET /jobs/:id/result` has something to serve: a completed job's result, or the
+    /// raw answer of a job that failed after a paid call.
+    pub fn has_result(&self) -> bool {
+        match self.status() {
+            Status::Completed => true,
+            Status::Failed => self.result_key.is_some(),
+            _ => false,
+        }
+    }
+
+    fn result_url(&self) -> Option<String> {
+        self.has_result()
+            .then(|| format!("/jobs/{}/result", self.id))
+    }
+
     pub fn status(&self) -> Status {
         // The CHECK constraint makes any other spelling impossible.
         Status::parse(&self.status).unwrap_or(Status::Failed)
@@ -116,7 +135,7 @@ impl JobRow {
             completed_at: self.completed_at,
             expires_at: self.expires_at,
             elapsed_ms: elapsed_ms(status, self.created_at, self.completed_at, now),
-            result_url: (status == Status::Completed).then(|| format!("/jobs/{}/result", self.id)),
+            result_url: self.result_url(),
             attempt_log: Vec::new(),
         }
     }
@@ -147,7 +166,7 @@ impl JobRow {
                 .analysis
                 .as_deref()
                 .and_then(|a| serde_json::from_str(a).ok()),
-            result_url: (status == Status::Completed).then(|| format!("/jobs/{}/result", self.id)),
+            result_url: self.result_url(),
             completed_at: self.completed_at,
         }
     }

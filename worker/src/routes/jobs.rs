@@ -152,7 +152,8 @@ pub async fn get(
     Ok(Json(view).into_response())
 }
 
-/// The result text of a completed job, streamed from R2.
+/// The result text of a completed job, streamed from R2 — or, for a job that failed after a
+/// paid call (a refusal, a thinking-only or unreadable answer), the raw answer that was kept.
 #[worker::send]
 pub async fn result(
     State(state): State<AppState>,
@@ -161,7 +162,7 @@ pub async fn result(
 ) -> Result<Response, AppError> {
     let row = own_job(&state, &caller, &id).await?;
     let status = row.status();
-    if status != Status::Completed {
+    if !row.has_result() {
         return Err(ApiError::new(
             409,
             "not_completed",
@@ -177,6 +178,11 @@ pub async fn result(
         .execute()
         .await?
         .ok_or_else(|| ApiError::internal("the result of this completed job is missing"))?;
+    // A failed job's kept answer is the Message JSON the API sent (`format: message`).
+    let content_type = match object.custom_metadata()?.get("format").map(String::as_str) {
+        Some("message") => "application/json",
+        _ => "text/plain; charset=utf-8",
+    };
     let stream = match object
         .body()
         .ok_or_else(|| ApiError::internal("the result of this completed job has no body"))?
@@ -191,7 +197,7 @@ pub async fn result(
     };
     // The R2 object's own ReadableStream, handed to the response without buffering it.
     let body = Body::new(worker::Body::new(stream));
-    Ok(([("content-type", "text/plain; charset=utf-8")], body).into_response())
+    Ok(([("content-type", content_type)], body).into_response())
 }
 
 #[derive(Debug, Deserialize)]
