@@ -6,9 +6,10 @@ use pipeline::dto::{
     JobView,
 };
 use pipeline::error::ErrorBody;
-use pipeline::ops::{
-    BudgetSetting, DlqFilter, DlqList, MetricsReport, ReplayAck, ReplayEdit, UsageReport,
-};
+use pipeline::ops::budgets::BudgetSetting;
+use pipeline::ops::dlq::{DlqFilter, DlqList, ReplayAck, ReplayEdit};
+use pipeline::ops::metrics::MetricsReport;
+use pipeline::ops::usage::UsageReport;
 use pipeline::status::Mode;
 use serde::de::DeserializeOwned;
 use serde::Deserialize;

@@ -339,7 +339,7 @@ async fn each_role_sees_usage_and_an_admin_sees_charts_and_replays_a_dead_letter
     let (_, usage) = get(&s, "/api/usage", Some(&user)).await;
     let cost = format!(
         "${}",
-        pipeline::ops::dollars(usage["totals"]["cost_micros"].as_u64().unwrap())
+        pipeline::money::dollars(usage["totals"]["cost_micros"].as_u64().unwrap())
     );
     // Two cron runs: the metrics series has points to draw.
     for _ in 0..2 {

@@ -586,7 +586,8 @@ async fn a_daily_cap_refuses_new_jobs_and_the_soft_threshold_alerts_once(s: Arc<
 /// `EXPLAIN QUERY PLAN` of each query, with its parameters as literals: no full scan of `jobs`
 /// (a partial index holds only the rows it is for, so a walk over one is fine).
 async fn every_ops_list_and_aggregate_is_served_by_an_index(s: Arc<TestStack>) {
-    use pipeline::ops::{sql, DlqFilter, SqlValue};
+    use pipeline::ops::dlq::{DlqFilter, SqlValue};
+    use pipeline::ops::sql;
     let literal = |q: &str, params: &[SqlValue]| {
         let mut q = q.to_string();
         for (i, p) in params.iter().enumerate().rev() {

@@ -1,77 +1,68 @@
-//! RFC 3339 timestamps (UTC, second precision) without a date library: the simulator writes
-//! `anthropic-ratelimit-*-reset` headers with them and the Worker reads them back.
+//! Time as data: RFC 3339 timestamps (the simulator writes `anthropic-ratelimit-*-reset`
+//! headers and batch times with them, the Worker reads them back) and UTC calendar days (usage
+//! reports, daily budgets, model retirement dates). The calendar is `chrono`'s; nothing here
+//! reads a clock — every instant is an argument, in epoch milliseconds.
 
-/// Formats epoch milliseconds as `YYYY-MM-DDTHH:MM:SSZ`.
+use chrono::{DateTime, Datelike, NaiveDate, Timelike};
+
+/// One UTC day in milliseconds.
+pub const DAY_MS: i64 = 86_400_000;
+
+/// Formats epoch milliseconds as `YYYY-MM-DDTHH:MM:SSZ` (UTC, second precision).
 pub fn format_rfc3339(epoch_ms: i64) -> String {
-    let secs = epoch_ms.div_euclid(1000);
-    let days = secs.div_euclid(86_400);
-    let rem = secs.rem_euclid(86_400);
-    let (y, m, d) = civil_from_days(days);
-    format!(
-        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
-        rem / 3600,
-        (rem % 3600) / 60,
-        rem % 60
-    )
+    match DateTime::from_timestamp_millis(epoch_ms) {
+        Some(t) => format!(
+            "{}T{:02}:{:02}:{:02}Z",
+            ymd(t.date_naive()),
+            t.hour(),
+            t.minute(),
+            t.second()
+        ),
+        // Beyond chrono's ±262,000 years: no header or batch ever carries such a time.
+        None => "1970-01-01T00:00:00Z".to_owned(),
+    }
 }
 
-/// Parses `YYYY-MM-DDTHH:MM:SS[.fff](Z|±HH:MM)` into epoch milliseconds.
+/// Parses an RFC 3339 timestamp (`YYYY-MM-DDTHH:MM:SS[.fff](Z|±HH:MM)`) into epoch milliseconds.
 pub fn parse_rfc3339(s: &str) -> Option<i64> {
+    DateTime::parse_from_rfc3339(s)
+        .ok()
+        .map(|t| t.timestamp_millis())
+}
+
+/// `YYYY-MM-DD` of an epoch-ms instant (UTC).
+pub fn day_of(ms: i64) -> String {
+    DateTime::from_timestamp_millis(ms.div_euclid(DAY_MS) * DAY_MS)
+        .map(|t| ymd(t.date_naive()))
+        .unwrap_or_default()
+}
+
+/// Epoch ms of the start of a `YYYY-MM-DD` day (UTC); `None` for anything else, including days
+/// the calendar does not have (`2026-02-30`).
+pub fn parse_day(s: &str) -> Option<i64> {
     let b = s.as_bytes();
-    if b.len() < 20 || b[4] != b'-' || b[7] != b'-' || !matches!(b[10], b'T' | b't' | b' ') {
+    if b.len() != 10 || b[4] != b'-' || b[7] != b'-' {
         return None;
     }
-    let num = |r: std::ops::Range<usize>| s.get(r)?.parse::<i64>().ok();
-    let (y, mo, d) = (num(0..4)?, num(5..7)?, num(8..10)?);
-    let (h, mi, se) = (num(11..13)?, num(14..16)?, num(17..19)?);
-    if !(1..=12).contains(&mo) || !(1..=31).contains(&d) || h > 23 || mi > 59 || se > 60 {
-        return None;
-    }
-    let mut rest = &s[19..];
-    let mut ms = 0i64;
-    if let Some(frac) = rest.strip_prefix('.') {
-        let digits = frac.bytes().take_while(u8::is_ascii_digit).count();
-        if digits == 0 {
-            return None;
-        }
-        let padded = format!("{:0<3}", &frac[..digits.min(3)]);
-        ms = padded.parse().ok()?;
-        rest = &frac[digits..];
-    }
-    let offset_s = match rest {
-        "Z" | "z" => 0,
-        _ if rest.len() == 6 && matches!(&rest[..1], "+" | "-") => {
-            let sign = if rest.starts_with('-') { -1 } else { 1 };
-            sign * (rest.get(1..3)?.parse::<i64>().ok()? * 3600
-                + rest.get(4..6)?.parse::<i64>().ok()? * 60)
-        }
-        _ => return None,
+    let digits = |r: std::ops::Range<usize>| {
+        let part = &s[r];
+        part.bytes()
+            .all(|c| c.is_ascii_digit())
+            .then(|| part.parse::<u32>().ok())
+            .flatten()
     };
-    let days = days_from_civil(y, mo, d);
-    Some(((days * 86_400 + h * 3600 + mi * 60 + se) - offset_s) * 1000 + ms)
+    date_ms(digits(0..4)? as i32, digits(5..7)?, digits(8..10)?)
 }
 
-// Howard Hinnant's civil calendar algorithms.
-fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let mp = (m + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + d - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146_097 + doe - 719_468
+/// Epoch ms of the start of the UTC day `y-m-d`, if the calendar has it.
+pub fn date_ms(y: i32, m: u32, d: u32) -> Option<i64> {
+    NaiveDate::from_ymd_opt(y, m, d)
+        .and_then(|date| date.and_hms_opt(0, 0, 0))
+        .map(|t| t.and_utc().timestamp_millis())
 }
 
-fn civil_from_days(z: i64) -> (i64, i64, i64) {
-    let z = z + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    (yoe + era * 400 + i64::from(m <= 2), m, d)
+fn ymd(d: NaiveDate) -> String {
+    format!("{:04}-{:02}-{:02}", d.year(), d.month(), d.day())
 }
 
 #[cfg(test)]
@@ -94,10 +85,43 @@ mod tests {
         assert_eq!(parse_rfc3339("2026-13-01T00:00:00Z"), None);
     }
 
+    #[test]
+    fn days_are_utc_calendar_days() {
+        assert_eq!(day_of(0), "1970-01-01");
+        assert_eq!(day_of(DAY_MS - 1), "1970-01-01");
+        assert_eq!(day_of(-1), "1969-12-31");
+        assert_eq!(parse_day("2026-11-29"), Some(1_795_910_400_000));
+        assert_eq!(day_of(parse_day("2024-02-29").unwrap()), "2024-02-29");
+        assert_eq!(date_ms(2026, 11, 29), parse_day("2026-11-29"));
+    }
+
+    #[test]
+    fn days_the_calendar_does_not_have_are_refused() {
+        for bad in [
+            "2026-02-30",
+            "2025-02-29",
+            "2026-13-01",
+            "2026-00-10",
+            "2026-1-01",
+            "26-11-29",
+            "2026/11/29",
+            "+026-11-29",
+            "",
+        ] {
+            assert_eq!(parse_day(bad), None, "{bad}");
+        }
+    }
+
     proptest! {
         #[test]
         fn formatting_then_parsing_is_the_identity_at_second_precision(s in 0i64..8_000_000_000) {
             prop_assert_eq!(parse_rfc3339(&format_rfc3339(s * 1000)), Some(s * 1000));
+        }
+
+        #[test]
+        fn every_day_round_trips_through_its_name(d in -100_000i64..100_000) {
+            prop_assert_eq!(parse_day(&day_of(d * DAY_MS)), Some(d * DAY_MS));
+            prop_assert_eq!(day_of(d * DAY_MS + 12_345), day_of(d * DAY_MS));
         }
     }
 }

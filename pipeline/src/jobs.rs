@@ -3,29 +3,18 @@
 use crate::error::ApiError;
 use crate::status::Status;
 
-/// Formats 16 random bytes as a UUID v4 (the Worker supplies the randomness).
+/// A UUID v4 made of 16 random bytes (the Worker supplies the randomness, so this stays pure).
 pub fn new_id(random: [u8; 16]) -> String {
-    let mut b = random;
-    b[6] = (b[6] & 0x0f) | 0x40;
-    b[8] = (b[8] & 0x3f) | 0x80;
-    let hex: String = b.iter().map(|x| format!("{x:02x}")).collect();
-    format!(
-        "{}-{}-{}-{}-{}",
-        &hex[0..8],
-        &hex[8..12],
-        &hex[12..16],
-        &hex[16..20],
-        &hex[20..32]
-    )
+    uuid::Builder::from_random_bytes(random)
+        .into_uuid()
+        .hyphenated()
+        .to_string()
 }
 
-/// Whether `s` has the shape of an id we issue (so a bad id is a 404 without touching D1).
+/// Whether `s` has the shape of an id we issue — hyphenated, lowercase — so that a bad id is a
+/// 404 without touching D1.
 pub fn is_id(s: &str) -> bool {
-    s.len() == 36
-        && s.char_indices().all(|(i, c)| match i {
-            8 | 13 | 18 | 23 => c == '-',
-            _ => c.is_ascii_hexdigit() && !c.is_ascii_uppercase(),
-        })
+    s.len() == 36 && !s.bytes().any(|b| b.is_ascii_uppercase()) && uuid::Uuid::try_parse(s).is_ok()
 }
 
 /// `elapsed_ms`: ticking (now − created) while the job is in flight, frozen at the real total
@@ -101,6 +90,10 @@ mod tests {
         assert!(is_id(&id));
         assert!(!is_id("abababab-abab-4bab-abab-ababababab"));
         assert!(!is_id("../../etc/passwd"));
+        assert!(
+            !is_id("abababababab-4bab-abab-abab-abababab"),
+            "hyphens misplaced"
+        );
         assert!(!is_id("ABABABAB-ABAB-4BAB-ABAB-ABABABABABAB"));
     }
 

@@ -42,6 +42,7 @@ pub mod identity;
 pub mod jobs;
 pub mod lanes;
 pub mod models;
+pub mod money;
 pub mod multipart;
 pub mod ops;
 pub mod pdf;

@@ -26,7 +26,7 @@
 use serde::Serialize;
 
 use crate::anthropic::Effort;
-use crate::ops::days_from_civil;
+use crate::clock::date_ms;
 
 /// The model the product uses unless a job names another.
 pub const DEFAULT_MODEL: &str = "claude-sonnet-5-5";
@@ -558,7 +558,7 @@ const fn retired(id: &'static str, aliases: &'static [&'static str], on: (i32, u
 
 /// Epoch ms of the start of a UTC day.
 fn day_ms((y, m, d): (i32, u32, u32)) -> i64 {
-    days_from_civil(y as i64, m, d) * 86_400_000
+    date_ms(y, m, d).expect("the catalog's dates are real days")
 }
 
 impl Model {

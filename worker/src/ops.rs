@@ -1,10 +1,14 @@
 //! The operator's effects: the cron's metrics row and DLQ alert, failure classification, daily
 //! spending and its budgets. The decisions are `pipeline::ops`; this module runs the queries.
 
-use pipeline::ops::{
-    self, dlq_crossing, sql, BudgetCharge, DailyBudget, EndedJob, ErrorClass, Metrics,
-    MetricsInput, PendingGroup, DAY_MS,
+use pipeline::clock::DAY_MS;
+use pipeline::ops::budgets::{self, DailyBudget};
+use pipeline::ops::dlq::SqlValue;
+use pipeline::ops::failures::ErrorClass;
+use pipeline::ops::metrics::{
+    dlq_crossing, BudgetCharge, EndedJob, Metrics, MetricsInput, PendingGroup,
 };
+use pipeline::ops::sql;
 use serde::Deserialize;
 use wasm_bindgen::JsValue;
 use worker::{D1Database, Env};
@@ -245,9 +249,9 @@ pub async fn admit(env: &Env, config: &Config, user: &str) -> Result<(), crate::
     if budget.daily_cap_micros.is_none() && budget.soft_micros.is_none() {
         return Ok(());
     }
-    if ops::soft_reached(budget.spent_today_micros, budget.soft_micros) {
-        let day = ops::day_of(now);
-        let spent = ops::dollars(budget.spent_today_micros);
+    if budgets::soft_reached(budget.spent_today_micros, budget.soft_micros) {
+        let day = pipeline::clock::day_of(now);
+        let spent = pipeline::money::dollars(budget.spent_today_micros);
         let payload = serde_json::json!({
             "event": "usage.soft_threshold",
             "userId": user,
@@ -268,17 +272,17 @@ pub async fn admit(env: &Env, config: &Config, user: &str) -> Result<(), crate::
             worker::console_error!("soft budget alert for {user}: {e}");
         }
     }
-    ops::check_daily_cap(budget.spent_today_micros, budget.daily_cap_micros)?;
+    budgets::check_daily_cap(budget.spent_today_micros, budget.daily_cap_micros)?;
     Ok(())
 }
 
 /// Binds text or numbers for the DLQ filter's parameters.
-pub fn bind_values(values: &[ops::SqlValue]) -> Vec<JsValue> {
+pub fn bind_values(values: &[SqlValue]) -> Vec<JsValue> {
     values
         .iter()
         .map(|v| match v {
-            ops::SqlValue::Text(s) => JsValue::from_str(s),
-            ops::SqlValue::Int(n) => num(*n),
+            SqlValue::Text(s) => JsValue::from_str(s),
+            SqlValue::Int(n) => num(*n),
         })
         .collect()
 }

@@ -19,11 +19,6 @@ pub fn bytes(n: u64) -> String {
     }
 }
 
-/// Micro-dollars as dollars: `$0.000303`.
-pub fn dollars(micros: u64) -> String {
-    format!("${}.{:06}", micros / 1_000_000, micros % 1_000_000)
-}
-
 /// A share as a percentage with one decimal: `0.125` → `12.5 %`.
 pub fn percent(share: f64) -> String {
     format!("{:.1} %", share * 100.0)
@@ -40,55 +35,16 @@ pub fn when(ms: i64) -> String {
     let s = ms.div_euclid(1000).rem_euclid(86_400);
     format!(
         "{} {:02}:{:02}:{:02}",
-        pipeline::ops::day_of(ms),
+        pipeline::clock::day_of(ms),
         s / 3600,
         s / 60 % 60,
         s % 60
     )
 }
 
-/// Dollars typed by a person (`1.5`, `$0.25`, `3`) as micro-dollars; empty means none. Exact:
-/// no floating point, at most six decimals.
-pub fn parse_dollars(text: &str) -> Result<Option<u64>, String> {
-    let t = text.trim();
-    let t = t.strip_prefix('$').unwrap_or(t).trim();
-    if t.is_empty() {
-        return Ok(None);
-    }
-    let bad = || format!("{text:?} is not an amount in dollars (such as 1.50)");
-    let (whole, frac) = t.split_once('.').unwrap_or((t, ""));
-    let digits = |s: &str| s.bytes().all(|b| b.is_ascii_digit());
-    if (whole.is_empty() && frac.is_empty()) || !digits(whole) || !digits(frac) || frac.len() > 6 {
-        return Err(bad());
-    }
-    let whole: u64 = if whole.is_empty() {
-        0
-    } else {
-        whole.parse().map_err(|_| bad())?
-    };
-    let frac: u64 = format!("{frac:0<6}").parse().map_err(|_| bad())?;
-    whole
-        .checked_mul(1_000_000)
-        .and_then(|w| w.checked_add(frac))
-        .map(Some)
-        .ok_or_else(bad)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn typed_dollars_become_exact_micro_dollars() {
-        assert_eq!(parse_dollars("1.5"), Ok(Some(1_500_000)));
-        assert_eq!(parse_dollars(" $0.000001 "), Ok(Some(1)));
-        assert_eq!(parse_dollars("3"), Ok(Some(3_000_000)));
-        assert_eq!(parse_dollars(".25"), Ok(Some(250_000)));
-        assert_eq!(parse_dollars(""), Ok(None));
-        for bad in ["-1", "1.0000001", "abc", ".", "1e3", "99999999999999999999"] {
-            assert!(parse_dollars(bad).is_err(), "{bad}");
-        }
-    }
 
     #[test]
     fn times_and_shares_read_naturally() {
@@ -98,9 +54,7 @@ mod tests {
     }
 
     #[test]
-    fn money_and_time_read_naturally() {
-        assert_eq!(dollars(303), "$0.000303");
-        assert_eq!(dollars(12_500_000), "$12.500000");
+    fn durations_and_sizes_read_naturally() {
         assert_eq!(seconds(42), "42 ms");
         assert_eq!(seconds(999), "999 ms");
         assert_eq!(seconds(1_000), "1.0 s");

@@ -2,8 +2,9 @@ use leptos::prelude::*;
 use leptos_router::hooks::use_params_map;
 
 use crate::api;
-use crate::components::format::{bytes, dollars, seconds};
+use crate::components::format::{bytes, seconds};
 use crate::components::ticker::every_second;
+use pipeline::money::usd;
 
 /// One upload: a progress bar (done / total), a chip per file that updates live, elapsed time,
 /// tokens and cost so far, each finished file's extraction (expandable), and a cancel button
@@ -41,7 +42,7 @@ pub fn BatchDetail() -> impl IntoView {
                             <dt>"Elapsed"</dt><dd data-testid="batch-elapsed">{seconds(b.elapsed_ms)}</dd>
                             <dt>"Tokens"</dt>
                             <dd data-testid="batch-tokens">{format!("{} in · {} out · {} cache write · {} cache read", b.input_tokens, b.output_tokens, b.cache_write_tokens, b.cache_read_tokens)}</dd>
-                            <dt>"Cost so far"</dt><dd data-testid="batch-cost">{dollars(b.cost_micros)}</dd>
+                            <dt>"Cost so far"</dt><dd data-testid="batch-cost">{usd(b.cost_micros)}</dd>
                             <dt>"By status"</dt>
                             <dd>{b.counts.iter().map(|(s, n)| format!("{n} {s}")).collect::<Vec<_>>().join(" · ")}</dd>
                         </dl>
@@ -58,7 +59,7 @@ pub fn BatchDetail() -> impl IntoView {
                                         <span class=format!("badge {status}") data-testid="file-chip">{status.clone()}</span>
                                         " "
                                         <span class="file-name">{f.file_name.clone()}</span>
-                                        <span class="muted">{format!(" · {} · {}", bytes(f.file_size), dollars(f.cost_micros))}</span>
+                                        <span class="muted">{format!(" · {} · {}", bytes(f.file_size), usd(f.cost_micros))}</span>
                                         {f.error.clone().map(|e| view! { <div class="error">{e}</div> })}
                                         {f.extraction.clone().map(|x| view! {
                                             <details data-testid="file-summary">

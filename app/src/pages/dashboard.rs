@@ -2,7 +2,7 @@ use std::time::Duration;
 
 use leptos::prelude::*;
 use pipeline::dto::HealthReport;
-use pipeline::ops::{Metrics, MetricsReport, OLDEST_PENDING_ALERT_MS, P95_ALERT_MS};
+use pipeline::ops::metrics::{Metrics, MetricsReport, OLDEST_PENDING_ALERT_MS, P95_ALERT_MS};
 
 use crate::api;
 use crate::components::chart::{Bar, BarChart, LineChart, Series};

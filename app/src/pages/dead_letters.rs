@@ -1,7 +1,7 @@
 use leptos::prelude::*;
-use pipeline::ops::{
-    parse_day, DlqFilter, DlqItem, DlqList, ErrorClass, ReplayAck, ReplayEdit, DAY_MS,
-};
+use pipeline::clock::{parse_day, DAY_MS};
+use pipeline::ops::dlq::{DlqFilter, DlqItem, DlqList, ReplayAck, ReplayEdit};
+use pipeline::ops::failures::ErrorClass;
 use pipeline::status::Kind;
 
 use crate::api::{self, ApiError, Discarded};

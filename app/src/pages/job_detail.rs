@@ -3,8 +3,9 @@ use leptos_router::hooks::use_params_map;
 use pipeline::status::Status;
 
 use crate::api;
-use crate::components::format::{dollars, seconds};
+use crate::components::format::seconds;
 use crate::components::ticker::every_second;
+use pipeline::money::usd;
 
 /// One job: status, model, tokens, cost, attempts and error, its result once completed, and a
 /// cancel button while it can still be canceled. Refreshed every second until it is terminal.
@@ -57,7 +58,7 @@ pub fn JobDetail() -> impl IntoView {
                             <dt>"Elapsed"</dt><dd data-testid="detail-elapsed">{seconds(j.elapsed_ms)}</dd>
                             <dt>"Tokens"</dt>
                             <dd>{format!("{} in · {} out · {} cache write · {} cache read", j.input_tokens, j.output_tokens, j.cache_write_tokens, j.cache_read_tokens)}</dd>
-                            <dt>"Cost"</dt><dd data-testid="detail-cost">{if j.cost_unknown { "unknown: the model is not in the price table".to_string() } else { dollars(j.cost_micros) }}</dd>
+                            <dt>"Cost"</dt><dd data-testid="detail-cost">{if j.cost_unknown { "unknown: the model is not in the price table".to_string() } else { usd(j.cost_micros) }}</dd>
                             <dt>"Last error"</dt><dd class="error">{j.error.clone().unwrap_or_else(|| "—".into())}</dd>
                         </dl>
                         <h2>"Attempts"</h2>

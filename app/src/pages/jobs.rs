@@ -3,8 +3,9 @@ use leptos_router::components::A;
 use pipeline::dto::JobView;
 
 use crate::api;
-use crate::components::format::{dollars, seconds};
+use crate::components::format::seconds;
 use crate::components::ticker::every_second;
+use pipeline::money::usd;
 
 /// Every job of the caller (all kinds), filtered, refreshed every second.
 #[component]
@@ -81,7 +82,7 @@ fn JobRow(j: JobView) -> impl IntoView {
             <td>{j.priority.as_str()}</td>
             <td>{j.model.clone()}</td>
             <td class="num">{seconds(j.elapsed_ms)}</td>
-            <td class="num">{if j.cost_unknown { "?".to_string() } else { dollars(j.cost_micros) }}</td>
+            <td class="num">{if j.cost_unknown { "?".to_string() } else { usd(j.cost_micros) }}</td>
         </tr>
     }
 }

@@ -5,7 +5,8 @@ use pipeline::pdf::{MAX_FILES, MAX_FILE_BYTES, MAX_UPLOAD_BYTES};
 use pipeline::status::Mode;
 
 use crate::api;
-use crate::components::format::{bytes, dollars};
+use crate::components::format::bytes;
+use pipeline::money::usd;
 
 /// A file the user chose, with what is wrong with it (if anything) and its upload progress.
 #[derive(Clone)]
@@ -276,7 +277,7 @@ pub fn Upload() -> impl IntoView {
                                     <td><a href=format!("/ui/batches/{}", b.id)><code>{b.id[..8].to_string()}</code></a></td>
                                     <td>{b.mode.as_str()}</td>
                                     <td class="num">{format!("{}/{}", b.done, b.total)}</td>
-                                    <td class="num">{dollars(b.cost_micros)}</td>
+                                    <td class="num">{usd(b.cost_micros)}</td>
                                 </tr>
                             }).collect_view()}
                         </tbody>

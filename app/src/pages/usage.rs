@@ -1,11 +1,12 @@
 use leptos::prelude::*;
-use pipeline::ops::{BudgetSetting, DailyBudget, UsageReport};
+use pipeline::ops::budgets::{BudgetSetting, DailyBudget};
+use pipeline::ops::usage::UsageReport;
 
 use crate::api::{self, ApiError};
 use crate::components::chart::{Bar, BarChart};
 use crate::components::download::save_text;
-use crate::components::format::{dollars, parse_dollars};
 use crate::components::layout::{is_admin, Health};
+use pipeline::money::{parse_dollars, usd};
 
 /// The range (and, for admins, the user) a report is asked for; empty means the Worker's
 /// default (the last 30 days, the caller).
@@ -124,7 +125,7 @@ fn ReportView(r: UsageReport) -> impl IntoView {
         .map(|d| Bar {
             label: d.day.get(5..).unwrap_or(&d.day).to_string(),
             value: d.cost_micros as f64,
-            title: format!("{}: {} ({} jobs)", d.day, dollars(d.cost_micros), d.jobs),
+            title: format!("{}: {} ({} jobs)", d.day, usd(d.cost_micros), d.jobs),
         })
         .collect::<Vec<_>>();
     let rows = r.rows;
@@ -133,13 +134,13 @@ fn ReportView(r: UsageReport) -> impl IntoView {
         <h2>{format!("{} · {} to {}", r.user_id, r.from, r.to)}</h2>
         <div class="kpis">
             <div class="kpi"><span class="kpi-label">"Cost"</span>
-                <strong data-testid="usage-total-cost">{dollars(t.cost_micros)}</strong></div>
+                <strong data-testid="usage-total-cost">{usd(t.cost_micros)}</strong></div>
             <div class="kpi"><span class="kpi-label">"Jobs"</span>
                 <strong data-testid="usage-total-jobs">{t.jobs}</strong></div>
             <div class="kpi"><span class="kpi-label">"Saved by batches"</span>
-                <strong data-testid="usage-saving-batch">{dollars(r.savings.batch_micros)}</strong></div>
+                <strong data-testid="usage-saving-batch">{usd(r.savings.batch_micros)}</strong></div>
             <div class="kpi"><span class="kpi-label">"Saved by caching"</span>
-                <strong data-testid="usage-saving-cache">{dollars(r.savings.cache_micros)}</strong></div>
+                <strong data-testid="usage-saving-cache">{usd(r.savings.cache_micros)}</strong></div>
         </div>
         {unknown.map(|u| view! { <p class="muted">{u}</p> })}
         <dl class="facts">
@@ -150,7 +151,7 @@ fn ReportView(r: UsageReport) -> impl IntoView {
             <dt>"Daily budget"</dt><dd data-testid="usage-budget">{budget_text(&r.budget)}</dd>
         </dl>
         <BarChart testid="usage-chart" title="Cost per day (UTC)" bars=bars bar_testid="usage-bar"
-            y_fmt={|v| dollars(v.round() as u64)} />
+            y_fmt={|v| usd(v.round() as u64)} />
         <table class="grid" data-testid="usage-table">
             <thead>
                 <tr>
@@ -168,7 +169,7 @@ fn ReportView(r: UsageReport) -> impl IntoView {
                             <td>{row.day}</td><td>{row.model}</td>
                             <td class="num">{t.jobs}</td><td class="num">{t.input_tokens}</td>
                             <td class="num">{t.output_tokens}</td><td class="num">{t.cache_write_tokens}</td>
-                            <td class="num">{t.cache_read_tokens}</td><td class="num">{dollars(t.cost_micros)}</td>
+                            <td class="num">{t.cache_read_tokens}</td><td class="num">{usd(t.cost_micros)}</td>
                         </tr>
                     }
                 }).collect_view()}
@@ -179,11 +180,11 @@ fn ReportView(r: UsageReport) -> impl IntoView {
 
 /// "cap $5.000000 · soft $4.000000 · spent today $0.120000", or that there is none.
 fn budget_text(b: &DailyBudget) -> String {
-    let spent = format!("spent today {}", dollars(b.spent_today_micros));
+    let spent = format!("spent today {}", usd(b.spent_today_micros));
     if b.daily_cap_micros.is_none() && b.soft_micros.is_none() {
         return format!("none set · {spent}");
     }
-    let amount = |v: Option<u64>| v.map_or_else(|| "none".to_string(), dollars);
+    let amount = |v: Option<u64>| v.map_or_else(|| "none".to_string(), usd);
     format!(
         "cap {} · soft {} · {spent}",
         amount(b.daily_cap_micros),
@@ -217,7 +218,7 @@ fn BudgetForm(
     // The fields start from the budget the report shows.
     Effect::new(move |_| {
         if let Some(Ok(r)) = report.get() {
-            let plain = |v: Option<u64>| v.map(pipeline::ops::dollars).unwrap_or_default();
+            let plain = |v: Option<u64>| v.map(pipeline::money::dollars).unwrap_or_default();
             cap.set(plain(r.budget.daily_cap_micros));
             soft.set(plain(r.budget.soft_micros));
         }
@@ -246,8 +247,8 @@ fn BudgetForm(
                 format!(
                     "saved for {}: cap {}, soft {}",
                     s.user_id,
-                    s.daily_cap_micros.map_or_else(|| "none".into(), dollars),
-                    s.soft_micros.map_or_else(|| "none".into(), dollars)
+                    s.daily_cap_micros.map_or_else(|| "none".into(), usd),
+                    s.soft_micros.map_or_else(|| "none".into(), usd)
                 ),
                 "ok",
             ),

@@ -13,7 +13,7 @@ use futures_util::future::join_all;
 use pipeline::dto::AttemptView;
 use pipeline::error::ApiError;
 use pipeline::jobs::{self, page_limit, Cursor};
-use pipeline::ops::{
+use pipeline::ops::dlq::{
     check_replayable, dlq_cursor, preview, replay_delay_s, AuditEntry, DlqFilter, DlqItem, DlqList,
     ReplayAck, ReplayEdit, Replayed, MAX_BULK_REPLAY,
 };

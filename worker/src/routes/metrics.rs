@@ -5,7 +5,8 @@ use axum::extract::{Query, State};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use pipeline::error::ApiError;
-use pipeline::ops::{sql, Metrics, MetricsReport};
+use pipeline::ops::metrics::{Metrics, MetricsReport};
+use pipeline::ops::sql;
 use serde::Deserialize;
 
 use crate::config::{now_ms, DB};

@@ -7,7 +7,9 @@ use axum::extract::{Query, State};
 use axum::http::{header, HeaderMap};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
-use pipeline::ops::{sql, BudgetSetting, UsageGroup, UsageQuery, UsageReport};
+use pipeline::ops::budgets::BudgetSetting;
+use pipeline::ops::sql;
+use pipeline::ops::usage::{UsageGroup, UsageQuery, UsageReport};
 use serde::Deserialize;
 use wasm_bindgen::JsValue;
 

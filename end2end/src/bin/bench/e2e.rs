@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use end2end::api::{client, send_json};
 use end2end::{spawn_stack_with, TestStack};
-use pipeline::ops::Percentiles;
+use pipeline::ops::metrics::Percentiles;
 use serde_json::{json, Value};
 
 pub fn run(args: &[String]) {

@@ -89,7 +89,7 @@ pub fn run(args: &[String]) {
         ),
         ("Cron run (metrics row, DLQ alert, reconcile)", "CRON", ""),
     ];
-    let from60 = pipeline::ops::day_of(now as i64 - 59 * pipeline::ops::DAY_MS);
+    let from60 = pipeline::clock::day_of(now as i64 - 59 * pipeline::clock::DAY_MS);
     let mut table = String::new();
     table.push_str(&format!(
         "Ops queries over {count} job rows in local D1 (wrangler dev, 2-core machine); \

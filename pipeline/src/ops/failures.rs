@@ -1,0 +1,128 @@
+//! Failure classes: what kind of failure ended a job (the DLQ page filters on it).
+
+use serde::{Deserialize, Serialize};
+
+/// What kind of failure ended a job, from its stored error (the DLQ page filters on it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorClass {
+    RateLimited,
+    Overloaded,
+    ServerError,
+    Timeout,
+    Network,
+    InvalidRequest,
+    BatchErrored,
+    Expired,
+    Unreadable,
+    Other,
+}
+
+impl ErrorClass {
+    pub const ALL: [ErrorClass; 10] = [
+        ErrorClass::RateLimited,
+        ErrorClass::Overloaded,
+        ErrorClass::ServerError,
+        ErrorClass::Timeout,
+        ErrorClass::Network,
+        ErrorClass::InvalidRequest,
+        ErrorClass::BatchErrored,
+        ErrorClass::Expired,
+        ErrorClass::Unreadable,
+        ErrorClass::Other,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorClass::RateLimited => "rate_limited",
+            ErrorClass::Overloaded => "overloaded",
+            ErrorClass::ServerError => "server_error",
+            ErrorClass::Timeout => "timeout",
+            ErrorClass::Network => "network",
+            ErrorClass::InvalidRequest => "invalid_request",
+            ErrorClass::BatchErrored => "batch_errored",
+            ErrorClass::Expired => "expired",
+            ErrorClass::Unreadable => "unreadable",
+            ErrorClass::Other => "other",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<ErrorClass> {
+        ErrorClass::ALL.into_iter().find(|c| c.as_str() == s)
+    }
+
+    /// Classifies a stored error text (as written by the consumer, the poller and the cron).
+    pub fn of(error: &str) -> ErrorClass {
+        let e = error.to_ascii_lowercase();
+        let status = api_status(&e);
+        match status {
+            Some(429) => return ErrorClass::RateLimited,
+            Some(529) => return ErrorClass::Overloaded,
+            Some(s) if s >= 500 => return ErrorClass::ServerError,
+            Some(s) if (400..500).contains(&s) => return ErrorClass::InvalidRequest,
+            _ => {}
+        }
+        if e.contains("timed out") || e.contains("timeout") {
+            ErrorClass::Timeout
+        } else if e.contains("network error") {
+            ErrorClass::Network
+        } else if e.contains("expired") {
+            ErrorClass::Expired
+        } else if e.contains("batch") && (e.contains("errored") || e.contains("error")) {
+            ErrorClass::BatchErrored
+        } else if e.contains("could not be read") || e.contains("unreadable") {
+            ErrorClass::Unreadable
+        } else if e.contains("overloaded") {
+            ErrorClass::Overloaded
+        } else if e.contains("rate limit") || e.contains("rate_limit") {
+            ErrorClass::RateLimited
+        } else if e.contains("invalid_request") || e.contains("password") {
+            ErrorClass::InvalidRequest
+        } else {
+            ErrorClass::Other
+        }
+    }
+}
+
+/// The HTTP status in "Anthropic API 529: …" (the consumer's description of an error answer).
+fn api_status(e: &str) -> Option<u16> {
+    let rest = &e[e.find("anthropic api ")? + "anthropic api ".len()..];
+    let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+    digits.parse().ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn error_classes_from_stored_errors() {
+        let cases = [
+            (
+                "attempt 3 failed, retrying in 4 s: Anthropic API 529: Overloaded",
+                ErrorClass::Overloaded,
+            ),
+            ("Anthropic API 429: rate limited", ErrorClass::RateLimited),
+            ("Anthropic API 500: boom", ErrorClass::ServerError),
+            (
+                "Anthropic API 400: prompt is too long",
+                ErrorClass::InvalidRequest,
+            ),
+            (
+                "the call to the Anthropic API timed out",
+                ErrorClass::Timeout,
+            ),
+            (
+                "network error calling the Anthropic API: reset",
+                ErrorClass::Network,
+            ),
+            ("the batch request expired", ErrorClass::Expired),
+            ("the answer could not be read", ErrorClass::Unreadable),
+            ("retries exhausted", ErrorClass::Other),
+        ];
+        for (text, class) in cases {
+            assert_eq!(ErrorClass::of(text), class, "{text}");
+            assert_eq!(ErrorClass::parse(class.as_str()), Some(class));
+        }
+    }
+}

@@ -1,0 +1,441 @@
+//! The metrics row the cron writes every minute: percentiles, rates, lanes, models, budget
+//! use, and the thresholds that raise warnings and the DLQ alert.
+
+use serde::{Deserialize, Serialize};
+
+use crate::status::Lane;
+
+/// Latency percentiles in ms (nearest rank), `None` when nothing ended in the window.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Percentiles {
+    pub p50: Option<i64>,
+    pub p95: Option<i64>,
+    pub p99: Option<i64>,
+}
+
+impl Percentiles {
+    /// Nearest-rank percentiles of the samples (any order).
+    pub fn of(mut samples: Vec<i64>) -> Percentiles {
+        samples.sort_unstable();
+        Percentiles {
+            p50: nearest_rank(&samples, 50),
+            p95: nearest_rank(&samples, 95),
+            p99: nearest_rank(&samples, 99),
+        }
+    }
+}
+
+/// The smallest sample with at least `p`% of the samples at or below it.
+pub fn nearest_rank(sorted: &[i64], p: u32) -> Option<i64> {
+    if sorted.is_empty() {
+        return None;
+    }
+    let rank = (sorted.len() * p as usize).div_ceil(100).max(1);
+    Some(sorted[rank - 1])
+}
+
+/// Pending and in-flight work of one lane.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LaneMetrics {
+    pub lane: Lane,
+    pub queued: u64,
+    /// Running (a call in progress) plus submitted (inside an Anthropic batch).
+    pub in_flight: u64,
+    /// Age of the oldest job of the lane not yet ended (queued, running or submitted).
+    pub oldest_pending_ms: Option<i64>,
+}
+
+/// Tokens and cost of the jobs of one model that ended in the window.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ModelMetrics {
+    pub model: String,
+    pub jobs: u64,
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    pub cache_write_tokens: u64,
+    pub cache_read_tokens: u64,
+    pub cost_micros: u64,
+}
+
+/// What the budget charged a model class so far, and its limits per minute.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BudgetCharge {
+    pub class: String,
+    pub requests: u64,
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    pub rpm: u64,
+    pub itpm: u64,
+    pub otpm: u64,
+}
+
+/// The share of a class's per-minute limits used over the window (1.0 = at the limit).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BudgetUse {
+    pub class: String,
+    pub rpm: f64,
+    pub itpm: f64,
+    pub otpm: f64,
+    /// The counters this row was computed from (the next row's baseline).
+    pub charged: BudgetCharge,
+}
+
+/// One metrics row: what the cron computed at `at` over the `window_ms` before it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Metrics {
+    pub at: i64,
+    pub window_ms: i64,
+    pub completed: u64,
+    pub failed: u64,
+    pub dead_lettered: u64,
+    /// Other terminal ends in the window (expired, canceled).
+    pub other_ended: u64,
+    /// Failed (and dead-lettered) jobs per job ended in the window, 0 when none ended.
+    pub failed_rate: f64,
+    pub dead_letter_rate: f64,
+    /// Completed jobs per minute over the window.
+    pub throughput_per_min: f64,
+    /// completed − started (the call itself, or the batch's wait).
+    pub run_ms: Percentiles,
+    /// completed − created (what the user waited).
+    pub end_to_end_ms: Percentiles,
+    pub lanes: Vec<LaneMetrics>,
+    pub models: Vec<ModelMetrics>,
+    /// Jobs in `dead_lettered` now (not discarded).
+    pub dead_letters_now: u64,
+    pub budget: Vec<BudgetUse>,
+}
+
+/// The Dashboard's thresholds.
+pub const OLDEST_PENDING_ALERT_MS: i64 = 10 * 60 * 1000;
+pub const P95_ALERT_MS: i64 = 60 * 1000;
+
+/// One job that ended in the window, as the metrics query returns it.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub struct EndedJob {
+    pub status: String,
+    pub model: Option<String>,
+    pub created_at: i64,
+    pub started_at: Option<i64>,
+    pub completed_at: i64,
+    #[serde(default)]
+    pub input_tokens: u64,
+    #[serde(default)]
+    pub output_tokens: u64,
+    #[serde(default)]
+    pub cache_write_tokens: u64,
+    #[serde(default)]
+    pub cache_read_tokens: u64,
+    #[serde(default)]
+    pub cost_micros: u64,
+}
+
+/// Pending work by lane and status, as the metrics query groups it.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub struct PendingGroup {
+    pub lane: String,
+    pub status: String,
+    pub n: u64,
+    pub oldest: i64,
+}
+
+/// Everything the metrics row is computed from.
+pub struct MetricsInput<'a> {
+    pub at: i64,
+    pub window_ms: i64,
+    pub ended: &'a [EndedJob],
+    pub pending: &'a [PendingGroup],
+    pub dead_letters_now: u64,
+    pub budget: &'a [BudgetCharge],
+    /// The previous row's budget counters (use is the difference), if any.
+    pub previous: Option<&'a Metrics>,
+}
+
+impl Metrics {
+    pub fn compute(input: &MetricsInput<'_>) -> Metrics {
+        let mut run = Vec::new();
+        let mut e2e = Vec::new();
+        let (mut completed, mut failed, mut dead, mut other) = (0u64, 0u64, 0u64, 0u64);
+        let mut models: Vec<ModelMetrics> = Vec::new();
+        for j in input.ended {
+            match j.status.as_str() {
+                "completed" => {
+                    completed += 1;
+                    e2e.push(j.completed_at - j.created_at);
+                    if let Some(s) = j.started_at {
+                        run.push(j.completed_at - s);
+                    }
+                }
+                "failed" => failed += 1,
+                "dead_lettered" => dead += 1,
+                _ => other += 1,
+            }
+            let model = j.model.clone().unwrap_or_else(|| "unknown".into());
+            let m = match models.iter_mut().position(|m| m.model == model) {
+                Some(i) => &mut models[i],
+                None => {
+                    models.push(ModelMetrics {
+                        model,
+                        ..ModelMetrics::default()
+                    });
+                    models.last_mut().expect("just pushed")
+                }
+            };
+            m.jobs += 1;
+            m.input_tokens += j.input_tokens;
+            m.output_tokens += j.output_tokens;
+            m.cache_write_tokens += j.cache_write_tokens;
+            m.cache_read_tokens += j.cache_read_tokens;
+            m.cost_micros += j.cost_micros;
+        }
+        models.sort_by(|a, b| a.model.cmp(&b.model));
+        let ended = completed + failed + dead + other;
+        let rate = |n: u64| {
+            if ended == 0 {
+                0.0
+            } else {
+                n as f64 / ended as f64
+            }
+        };
+        let minutes = (input.window_ms.max(1)) as f64 / 60_000.0;
+        let lanes = [Lane::High, Lane::Bulk]
+            .into_iter()
+            .map(|lane| {
+                let groups = input.pending.iter().filter(|g| g.lane == lane.as_str());
+                let mut l = LaneMetrics {
+                    lane,
+                    queued: 0,
+                    in_flight: 0,
+                    oldest_pending_ms: None,
+                };
+                for g in groups {
+                    if g.status == "queued" {
+                        l.queued += g.n;
+                    } else {
+                        l.in_flight += g.n;
+                    }
+                    let age = (input.at - g.oldest).max(0);
+                    l.oldest_pending_ms = Some(l.oldest_pending_ms.map_or(age, |a| a.max(age)));
+                }
+                l
+            })
+            .collect();
+        let budget = input
+            .budget
+            .iter()
+            .map(|now| {
+                let before = input
+                    .previous
+                    .and_then(|p| p.budget.iter().find(|b| b.class == now.class))
+                    .map(|b| &b.charged);
+                let window_min = match input.previous {
+                    Some(p) => ((input.at - p.at).max(1)) as f64 / 60_000.0,
+                    None => minutes,
+                };
+                let share = |now: u64, before: Option<u64>, limit: u64| match before {
+                    Some(b) if limit > 0 => {
+                        now.saturating_sub(b) as f64 / (limit as f64 * window_min)
+                    }
+                    _ => 0.0,
+                };
+                BudgetUse {
+                    class: now.class.clone(),
+                    rpm: share(now.requests, before.map(|b| b.requests), now.rpm),
+                    itpm: share(now.input_tokens, before.map(|b| b.input_tokens), now.itpm),
+                    otpm: share(now.output_tokens, before.map(|b| b.output_tokens), now.otpm),
+                    charged: now.clone(),
+                }
+            })
+            .collect();
+        Metrics {
+            at: input.at,
+            window_ms: input.window_ms,
+            completed,
+            failed,
+            dead_lettered: dead,
+            other_ended: other,
+            failed_rate: rate(failed),
+            dead_letter_rate: rate(dead),
+            throughput_per_min: completed as f64 / minutes,
+            run_ms: Percentiles::of(run),
+            end_to_end_ms: Percentiles::of(e2e),
+            lanes,
+            models,
+            dead_letters_now: input.dead_letters_now,
+            budget,
+        }
+    }
+
+    /// The thresholds this row crosses, as sentences for the Dashboard.
+    pub fn warnings(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        for l in &self.lanes {
+            if let Some(age) = l.oldest_pending_ms.filter(|a| *a > OLDEST_PENDING_ALERT_MS) {
+                out.push(format!(
+                    "the oldest pending {} job has waited {} min (threshold 10 min)",
+                    l.lane.as_str(),
+                    age / 60_000
+                ));
+            }
+        }
+        if let Some(p95) = self.end_to_end_ms.p95.filter(|p| *p > P95_ALERT_MS) {
+            out.push(format!(
+                "p95 end-to-end latency is {:.1} s (threshold 60 s)",
+                p95 as f64 / 1000.0
+            ));
+        }
+        out
+    }
+}
+
+/// `GET /api/metrics`: the latest row and the series (oldest first).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MetricsReport {
+    pub latest: Option<Metrics>,
+    pub warnings: Vec<String>,
+    pub series: Vec<Metrics>,
+    pub dlq_alert_threshold: u64,
+}
+
+/// The DLQ alert's rule: it fires when the count goes from at most the threshold to above it,
+/// and only again after it has dropped back. Returns (above now, fire).
+pub fn dlq_crossing(was_above: bool, count: u64, threshold: u64) -> (bool, bool) {
+    let above = count > threshold;
+    (above, above && !was_above)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn nearest_rank_percentiles() {
+        let p = Percentiles::of((1..=100).rev().collect());
+        assert_eq!((p.p50, p.p95, p.p99), (Some(50), Some(95), Some(99)));
+        let one = Percentiles::of(vec![7]);
+        assert_eq!((one.p50, one.p95, one.p99), (Some(7), Some(7), Some(7)));
+        assert_eq!(Percentiles::of(vec![]), Percentiles::default());
+        let p = Percentiles::of(vec![10, 20, 30, 40]);
+        assert_eq!((p.p50, p.p95), (Some(20), Some(40)));
+    }
+
+    proptest! {
+        #[test]
+        fn percentiles_are_samples_and_ordered(v in proptest::collection::vec(0i64..1_000_000, 1..300)) {
+            let p = Percentiles::of(v.clone());
+            let (a, b, c) = (p.p50.unwrap(), p.p95.unwrap(), p.p99.unwrap());
+            prop_assert!(a <= b && b <= c);
+            for (x, pct) in [(a, 50usize), (b, 95), (c, 99)] {
+                prop_assert!(v.contains(&x));
+                // At least pct% of the samples are ≤ x, and fewer than pct% are < x.
+                let le = v.iter().filter(|s| **s <= x).count();
+                let lt = v.iter().filter(|s| **s < x).count();
+                prop_assert!(le * 100 >= v.len() * pct);
+                prop_assert!(lt * 100 < v.len() * pct);
+            }
+        }
+
+        #[test]
+        fn dlq_alert_fires_once_per_crossing(counts in proptest::collection::vec(0u64..20, 1..60), threshold in 0u64..10) {
+            let mut above = false;
+            let mut fired = 0;
+            let mut crossings = 0;
+            let mut prev = 0u64;
+            for c in counts {
+                let (now_above, fire) = dlq_crossing(above, c, threshold);
+                if fire { fired += 1; }
+                if prev <= threshold && c > threshold { crossings += 1; }
+                above = now_above;
+                prev = c;
+            }
+            prop_assert_eq!(fired, crossings);
+        }
+    }
+
+    #[test]
+    fn metrics_from_rows() {
+        let ended = |status: &str, created: i64, started: i64, done: i64, cost: u64| EndedJob {
+            status: status.into(),
+            model: Some("claude-sonnet-5-5".into()),
+            created_at: created,
+            started_at: Some(started),
+            completed_at: done,
+            input_tokens: 10,
+            output_tokens: 5,
+            cache_write_tokens: 0,
+            cache_read_tokens: 0,
+            cost_micros: cost,
+        };
+        let rows = [
+            ended("completed", 0, 100, 1_000, 3),
+            ended("completed", 0, 200, 2_000, 4),
+            ended("failed", 0, 0, 10, 0),
+            ended("dead_lettered", 0, 0, 10, 0),
+        ];
+        let pending = [
+            PendingGroup {
+                lane: "high".into(),
+                status: "queued".into(),
+                n: 2,
+                oldest: 11 * 60_000 - 5_000,
+            },
+            PendingGroup {
+                lane: "bulk".into(),
+                status: "submitted".into(),
+                n: 3,
+                oldest: 0,
+            },
+        ];
+        let at = 11 * 60_000;
+        let m = Metrics::compute(&MetricsInput {
+            at,
+            window_ms: 60_000,
+            ended: &rows,
+            pending: &pending,
+            dead_letters_now: 1,
+            budget: &[],
+            previous: None,
+        });
+        assert_eq!((m.completed, m.failed, m.dead_lettered), (2, 1, 1));
+        assert_eq!((m.failed_rate, m.dead_letter_rate), (0.25, 0.25));
+        assert_eq!(m.end_to_end_ms.p50, Some(1_000));
+        assert_eq!(m.run_ms.p99, Some(1_800));
+        assert_eq!(m.models[0].cost_micros, 7);
+        assert_eq!(m.lanes[0].queued, 2);
+        assert_eq!(m.lanes[1].in_flight, 3);
+        assert_eq!(m.lanes[1].oldest_pending_ms, Some(at));
+        let w = m.warnings();
+        assert_eq!(w.len(), 1, "{w:?}");
+        assert!(w[0].contains("bulk"));
+    }
+
+    #[test]
+    fn budget_use_is_the_difference_over_the_limit() {
+        let charge = |r: u64| BudgetCharge {
+            class: "sonnet".into(),
+            requests: r,
+            input_tokens: r * 100,
+            output_tokens: 0,
+            rpm: 50,
+            itpm: 10_000,
+            otpm: 1_000,
+        };
+        let input = |at, budget: &[BudgetCharge], previous| {
+            Metrics::compute(&MetricsInput {
+                at,
+                window_ms: 60_000,
+                ended: &[],
+                pending: &[],
+                dead_letters_now: 0,
+                budget,
+                previous,
+            })
+        };
+        let first = input(60_000, &[charge(10)], None);
+        assert_eq!(first.budget[0].rpm, 0.0, "no baseline yet");
+        let second = input(120_000, &[charge(35)], Some(&first));
+        assert_eq!(second.budget[0].rpm, 0.5);
+        assert_eq!(second.budget[0].itpm, 0.25);
+    }
+}
