@@ -4,6 +4,10 @@
 //! replay, edit-then-replay, bulk replay, discard, 409s — and the query plans of every list and
 //! aggregate of the ops side.
 
+/// The store's query text, as the Worker runs it.
+#[path = "../../worker/src/store/sql.rs"]
+mod store_sql;
+
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
@@ -586,8 +590,9 @@ async fn a_daily_cap_refuses_new_jobs_and_the_soft_threshold_alerts_once(s: Arc<
 /// `EXPLAIN QUERY PLAN` of each query, with its parameters as literals: no full scan of `jobs`
 /// (a partial index holds only the rows it is for, so a walk over one is fine).
 async fn every_ops_list_and_aggregate_is_served_by_an_index(s: Arc<TestStack>) {
-    use pipeline::ops::dlq::{DlqFilter, SqlValue};
-    use pipeline::ops::sql;
+    use pipeline::ops::dlq::DlqFilter;
+    use store_sql as sql;
+    use store_sql::SqlValue;
     let literal = |q: &str, params: &[SqlValue]| {
         let mut q = q.to_string();
         for (i, p) in params.iter().enumerate().rev() {
@@ -611,9 +616,9 @@ async fn every_ops_list_and_aggregate_is_served_by_an_index(s: Arc<TestStack>) {
             "ended",
             literal(sql::ENDED, &[int(0), int(1 << 50), int(100)]),
         ),
-        ("pending", sql::PENDING.to_string()),
-        ("dead now", sql::DEAD_NOW.to_string()),
-        ("unclassified", sql::UNCLASSIFIED.to_string()),
+        ("pending", sql::pending()),
+        ("dead now", sql::dead_now()),
+        ("unclassified", sql::unclassified()),
         ("metrics", literal(sql::METRICS_SERIES, &[int(0), int(60)])),
         (
             "jobs list",
@@ -657,9 +662,9 @@ async fn every_ops_list_and_aggregate_is_served_by_an_index(s: Arc<TestStack>) {
         },
     ];
     for f in &filters {
-        let (q, p) = f.list_sql("id", None, 50);
+        let (q, p) = sql::dlq_list(f, "id", None, 50);
         queries.push(("dlq list", literal(&q, &p)));
-        let (q, p) = f.replay_sql("id", 100);
+        let (q, p) = sql::dlq_replay(f, "id", 100);
         queries.push(("dlq bulk replay", literal(&q, &p)));
     }
     let partial = [

@@ -5,9 +5,11 @@
 //! The answer is read by content-block type ([`Message::text`]): thinking, tool and server-tool
 //! blocks around the text are not the answer, and a block type added tomorrow changes nothing.
 
-use crate::anthropic::{Message, StopReason};
+use crate::anthropic::{Message, StopReason, Usage};
 use crate::feedback::{parse_analysis, Analysis};
+use crate::ops::failures::Failure;
 use crate::pdf::{parse_extraction, Extraction};
+use crate::pricing::{cost_micros, Tier};
 use crate::status::Kind;
 
 /// Whether an answer carries something a job can use.
@@ -83,10 +85,66 @@ pub fn settle(kind: Kind, message: &Message) -> Settlement {
     }
 }
 
+/// Everything a paid answer writes on its job's row: the end it reaches, its usage and cost
+/// (the model that answered, at the rates in force when it completed), and what is kept on the
+/// row besides the result in R2.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Settled {
+    pub end: End,
+    /// `None` only for an undecodable answer whose usage cannot be read either.
+    pub usage: Option<Usage>,
+    /// `None` when the model that answered has no price in the catalog.
+    pub cost_micros: Option<u64>,
+    /// The answer's text, kept on the row for feedback (it is short); the others only in R2.
+    pub raw_text: Option<String>,
+    /// The model that answered (after a fallback, not the one asked for).
+    pub answered_by: String,
+}
+
+/// How a settled job ends.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum End {
+    /// Completed, with the small structured result kept on the row (feedback, PDFs).
+    Complete { result: Option<String> },
+    /// Failed once after a paid call.
+    Fail(Failure),
+}
+
+/// Settles a paid answer for a job of `kind`, billed at `tier`, at `now`.
+pub fn settle_answer(kind: Kind, message: &Message, tier: Tier, now: i64) -> Settled {
+    let end = match settle(kind, message) {
+        Settlement::Complete { result } => End::Complete { result },
+        Settlement::Fail { reason } => End::Fail(Failure::new(reason)),
+    };
+    let text = message.text();
+    Settled {
+        end,
+        usage: Some(message.usage),
+        cost_micros: cost_micros(&message.model, &message.usage, tier, now),
+        raw_text: (kind == Kind::Feedback && !text.is_empty()).then_some(text),
+        answered_by: message.model.clone(),
+    }
+}
+
+/// Settles a 2xx answer that could not be decoded: paid for, so it fails once, with whatever
+/// usage can be read from the raw body, charged to the model it was asked of.
+pub fn settle_undecodable(model: &str, reason: &str, raw: &str, now: i64) -> Settled {
+    let usage = Usage::from_raw_answer(raw);
+    Settled {
+        end: End::Fail(Failure::new(reason)),
+        cost_micros: usage
+            .as_ref()
+            .and_then(|u| cost_micros(model, u, Tier::Standard, now)),
+        usage,
+        raw_text: None,
+        answered_by: model.to_owned(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::anthropic::{KnownBlock, OutputBlock, Role, Usage};
+    use crate::anthropic::{KnownBlock, OutputBlock, Role};
 
     fn message(content: Vec<OutputBlock>, stop: &str) -> Message {
         Message {
@@ -193,5 +251,42 @@ mod tests {
             Settlement::Complete { result: Some(json) } => assert!(json.contains("\"bug\"")),
             other => panic!("{other:?}"),
         }
+    }
+
+    #[test]
+    fn feedback_keeps_its_text_on_the_row_and_is_priced_by_the_model_that_answered() {
+        let m = message(
+            vec![OutputBlock::text(
+                r#"{"sentiment":"negative","category":"bug","urgency":"high","summary":"Crash."}"#,
+            )],
+            "end_turn",
+        );
+        let s = settle_answer(Kind::Feedback, &m, Tier::Standard, 1_796_083_200_000);
+        assert!(matches!(s.end, End::Complete { result: Some(_) }));
+        assert!(s.raw_text.as_deref().is_some_and(|t| t.contains("Crash.")));
+        assert_eq!(s.answered_by, "claude-sonnet-5-5");
+        assert!(s.cost_micros.is_some_and(|c| c > 0));
+        let p = settle_answer(Kind::Prompt, &m, Tier::Standard, 1_796_083_200_000);
+        assert_eq!(p.raw_text, None, "prompt answers live in R2 only");
+    }
+
+    #[test]
+    fn an_unusable_answer_fails_once_with_its_usage() {
+        let m = message(vec![thinking()], "max_tokens");
+        let s = settle_answer(Kind::Prompt, &m, Tier::Batch, 1_796_083_200_000);
+        assert!(matches!(s.end, End::Fail(ref f) if f.reason.contains("thinking")));
+        assert_eq!(s.usage.map(|u| u.output_tokens), Some(64));
+    }
+
+    #[test]
+    fn an_undecodable_answer_is_charged_as_far_as_its_usage_reads() {
+        let raw = r#"{"usage":{"input_tokens":100,"output_tokens":20},"content":7}"#;
+        let s = settle_undecodable("claude-sonnet-5-5", "undecodable", raw, 1_796_083_200_000);
+        assert!(matches!(s.end, End::Fail(_)));
+        let u = s.usage.unwrap();
+        assert_eq!((u.input_tokens, u.output_tokens), (100, 20));
+        assert!(s.cost_micros.is_some());
+        let none = settle_undecodable("claude-sonnet-5-5", "undecodable", "<html>", 0);
+        assert_eq!((none.usage, none.cost_micros), (None, None));
     }
 }

@@ -2,7 +2,9 @@
 //! Message Batch, how many go into one create call, what an errored result does to its job, and
 //! how a flush whose create call had an unknown outcome is resolved without paying twice.
 
-use crate::anthropic::ErrorType;
+use crate::anthropic::{BatchResult, ErrorType};
+use crate::ops::failures::Failure;
+use crate::retry::{describe, is_permanent, CallOutcome};
 use crate::timing::Timing;
 
 /// The Message Batches API takes at most this many requests per batch…
@@ -52,7 +54,7 @@ pub enum Outcome {
 pub fn errored(kind: ErrorType, message: &str, tries: u32) -> Outcome {
     let status = kind.status();
     let reason = format!("the batch request errored: {message} ({status})");
-    if crate::retry::is_permanent(status) {
+    if is_permanent(status) {
         Outcome::Fail(reason)
     } else {
         transient(reason, tries)
@@ -75,6 +77,53 @@ fn transient(reason: String, tries: u32) -> Outcome {
         ))
     } else {
         Outcome::Resubmit(reason)
+    }
+}
+
+/// What becomes of a job after its line in a batch's results, a success aside (a successful line
+/// is settled like any paid answer): `tries` is how many times the job was resubmitted already.
+pub fn line_outcome(result: &BatchResult, tries: u32) -> Option<Outcome> {
+    Some(match result {
+        BatchResult::Succeeded { .. } => return None,
+        BatchResult::Errored { error } => errored(error.error.kind, &error.error.message, tries),
+        BatchResult::Expired => expired(tries),
+        BatchResult::Canceled => Outcome::Canceled,
+        BatchResult::Unreadable { reason } => Outcome::Fail(reason.clone()),
+        BatchResult::Unknown => {
+            Outcome::Fail("its batch result has a type this client does not know".into())
+        }
+    })
+}
+
+/// How a flush's create call ended, and what it means for the flush's jobs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Created {
+    /// The batch exists: the jobs are `submitted` in it.
+    Batch(String),
+    /// Refused for good (4xx). When the API named the request at fault (`requests.N…`), only
+    /// that job fails and the rest wait for the next flush at once; otherwise every job fails.
+    Refused {
+        culprit: Option<usize>,
+        failure: Failure,
+    },
+    /// Refused for now (429, 5xx): nothing was created; the jobs wait for a later flush.
+    NotNow(String),
+    /// No answer: the batch may or may not exist. Never sent again; recovery decides.
+    Unknown(String),
+}
+
+/// Reads the create call's result.
+pub fn after_create(result: Result<String, &CallOutcome>) -> Created {
+    match result {
+        Ok(id) => Created::Batch(id),
+        Err(CallOutcome::Http {
+            status, message, ..
+        }) if is_permanent(*status) => Created::Refused {
+            culprit: offending_index(message),
+            failure: Failure::new(format!("Anthropic API {status}: {message}")),
+        },
+        Err(e @ CallOutcome::Http { .. }) => Created::NotNow(describe(e)),
+        Err(e) => Created::Unknown(format!("outcome unknown: {}", describe(e))),
     }
 }
 
@@ -256,5 +305,52 @@ mod tests {
                 Recovery::Wait => prop_assert!(false, "the window is over"),
             }
         }
+    }
+
+    #[test]
+    fn a_create_refused_for_good_fails_the_request_at_fault_or_all() {
+        let http = |status: u16, message: &str| CallOutcome::Http {
+            status,
+            message: message.into(),
+            retry_after_s: None,
+        };
+        let named = http(400, "requests.3.params.max_tokens: too large");
+        assert!(matches!(
+            after_create(Err(&named)),
+            Created::Refused { culprit: Some(3), ref failure }
+                if failure.reason.starts_with("Anthropic API 400")
+        ));
+        assert!(matches!(
+            after_create(Err(&http(413, "too big"))),
+            Created::Refused { culprit: None, .. }
+        ));
+        assert!(matches!(
+            after_create(Err(&http(529, "overloaded"))),
+            Created::NotNow(_)
+        ));
+        assert!(matches!(
+            after_create(Err(&CallOutcome::Timeout)),
+            Created::Unknown(ref n) if n.starts_with("outcome unknown")
+        ));
+        assert_eq!(
+            after_create(Ok("msgbatch_1".into())),
+            Created::Batch("msgbatch_1".into())
+        );
+    }
+
+    #[test]
+    fn every_result_line_but_a_success_has_an_outcome() {
+        assert_eq!(
+            line_outcome(&BatchResult::Canceled, 0),
+            Some(Outcome::Canceled)
+        );
+        assert!(matches!(
+            line_outcome(&BatchResult::Unknown, 0),
+            Some(Outcome::Fail(_))
+        ));
+        assert!(matches!(
+            line_outcome(&BatchResult::Expired, MAX_BATCH_TRIES),
+            Some(Outcome::DeadLetter(_))
+        ));
     }
 }

@@ -355,3 +355,69 @@ pub struct KeyCreated {
 pub struct KeyList {
     pub items: Vec<KeyView>,
 }
+
+/// The webhook's message about a dead-lettered job (Slack-compatible: `text` is what a channel
+/// shows).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DeadLetterEvent {
+    /// Always `job.failed`.
+    pub event: String,
+    pub job_id: String,
+    pub user_id: String,
+    pub kind: Kind,
+    pub created_at: i64,
+    pub error: String,
+    pub text: String,
+}
+
+/// `GET /api/budget` (admins): what the BUDGET Durable Object holds, and the spend-limit alerts.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BudgetReport {
+    pub enforce: bool,
+    pub configured: crate::budget::Limits,
+    pub classes: Vec<crate::budget::ClassView>,
+    pub lanes: LanesInFlight,
+    /// Calls reserved and not yet settled.
+    pub reservations: u64,
+    pub granted: u64,
+    pub refused: u64,
+    pub rate_limited: u64,
+    pub alerts: BudgetAlerts,
+}
+
+/// Calls in flight per lane.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LanesInFlight {
+    pub high: crate::budget::LaneView,
+    pub bulk: crate::budget::LaneView,
+}
+
+/// Alerts the budget raised.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BudgetAlerts {
+    /// 429s without `retry-after`: a spend limit, not a rate limit.
+    pub spend_limit_429s: u64,
+}
+
+/// `POST /api/claude`'s answer when the call completed (on either path).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ClaudeAnswer {
+    /// `direct` or `queue`.
+    pub path: String,
+    /// The queue path's job; `null` on the direct path.
+    #[serde(rename = "jobId")]
+    pub job_id: Option<String>,
+    pub text: String,
+    pub model: String,
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    pub cost_micros: Option<u64>,
+}
+
+/// `POST /api/dlq/:id/discard`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Discarded {
+    pub id: String,
+    pub discarded_at: i64,
+}

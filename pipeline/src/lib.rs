@@ -4,7 +4,8 @@
 //! code runs inside the Worker (wasm32), the simulator and the SPA, and is tested on the host.
 //!
 //! # Layout
-//! - [`status`]: job statuses, kinds, lanes and modes, and the status state machine.
+//! - [`status`]: job statuses, kinds, lanes and modes, the status state machine and the
+//!   transitions whose guards the store's SQL is made of.
 //! - [`identity`]: auth modes, user ids and roles, and the identity decision the Worker's one
 //!   extractor carries out.
 //! - [`jobs`]: job ids, elapsed time and list cursors.
@@ -20,12 +21,15 @@
 //! - [`answer`]: what a paid answer means for its job (usable, or failed once, never retried).
 //! - [`pricing`]: cost in micro-dollars at the catalog's prices.
 //! - [`prompt`]: prompt jobs' input and the Idempotency-Key rules.
-//! - [`retry`]: what a consumer does after a call (ack, retry with backoff, fail).
+//! - [`retry`]: what a consumer does after a call (ack, retry with backoff, fail, dead-letter).
+//! - [`delivery`]: what a consumer does with a delivered job (run it, expire it, accumulate it)
+//!   and while it waits for the token budget.
 //! - [`rollout`]: which users' calls take the queue path.
 //! - [`timing`]: every delay of the product as configuration, the three timing profiles and backoff.
 //! - [`tokens`]: token estimation from text.
 //! - [`anthropic`]: Anthropic wire types (Messages API, error bodies, rate-limit headers).
-//! - [`clock`]: RFC 3339 timestamps for rate-limit reset headers.
+//! - [`clock`]: RFC 3339 timestamps and UTC calendar days (chrono).
+//! - [`money`]: micro-dollars written and read for people.
 //! - [`dto`]: the JSON shapes the Worker serves and the SPA reads.
 //! - [`error`]: the contract's error envelope.
 //! - [`feedback`]: the feedback flow's input, prompt and analysis (with JSON repair).
@@ -35,6 +39,7 @@ pub mod anthropic;
 pub mod batching;
 pub mod budget;
 pub mod clock;
+pub mod delivery;
 pub mod dto;
 pub mod error;
 pub mod feedback;

@@ -556,6 +556,39 @@ const fn retired(id: &'static str, aliases: &'static [&'static str], on: (i32, u
     }
 }
 
+/// `GET /api/models`: the ids a job may name today, each with its limits, what it accepts, the
+/// price in force and any retirement warning.
+#[derive(Debug, Clone, Serialize)]
+pub struct CatalogView {
+    pub default: &'static str,
+    pub models: Vec<CatalogEntry>,
+}
+
+/// One model of [`CatalogView`].
+#[derive(Debug, Clone, Serialize)]
+pub struct CatalogEntry {
+    #[serde(flatten)]
+    pub model: &'static Model,
+    pub price: Option<&'static Price>,
+    pub warning: Option<String>,
+}
+
+/// The catalog as it stands at `now_ms` (retired models left out).
+pub fn catalog_view(now_ms: i64) -> CatalogView {
+    CatalogView {
+        default: DEFAULT_MODEL,
+        models: CATALOG
+            .iter()
+            .filter(|m| !m.is_retired(now_ms))
+            .map(|m| CatalogEntry {
+                model: m,
+                price: m.price_at(now_ms),
+                warning: standing(m.id, now_ms),
+            })
+            .collect(),
+    }
+}
+
 /// Epoch ms of the start of a UTC day.
 fn day_ms((y, m, d): (i32, u32, u32)) -> i64 {
     date_ms(y, m, d).expect("the catalog's dates are real days")

@@ -67,37 +67,187 @@ impl Status {
         )
     }
 
-    /// Whether a job may move from `self` to `next`. Retries re-enter `running`; a batch job goes
-    /// `running → submitted → completed|failed|…`; the reconciler may put a stuck job back to
-    /// `queued`. Terminal statuses only move when a dead letter is replayed (`→ queued`).
+    /// Whether a job may move from `self` to `next`: exactly the moves some [`Transition`] makes
+    /// (a test proves the two agree). A terminal job never changes again — a replay is a new
+    /// job; the reconciler may put a stuck `queued` or `running` job back to `queued`.
     pub fn can_become(self, next: Status) -> bool {
         use Status::*;
-        match (self, next) {
-            (DeadLettered | Failed | EnqueueFailed, Queued) => true,
-            (from, _) if from.is_terminal() => false,
-            (Queued, Running | Submitted | EnqueueFailed) => true,
-            (Running, Queued | Running | Submitted) => true,
-            (Submitted, Queued | Running) => true,
-            (Queued | Running | Submitted, to) if to.is_terminal() => to != EnqueueFailed,
-            _ => false,
+        matches!(
+            (self, next),
+            (Queued, _)
+                | (
+                    Running,
+                    Queued | Completed | Failed | DeadLettered | Expired
+                )
+                | (
+                    Submitted,
+                    Queued | Completed | Failed | DeadLettered | Canceled
+                )
+        )
+    }
+
+    /// The status as a SQL literal, for the store's reads (`status = 'submitted'`).
+    pub fn sql(self) -> String {
+        format!("'{}'", self.as_str())
+    }
+
+    /// `status = '…'` for one status, `status IN (…)` for several: the store's reads and
+    /// guards (spelled as the partial indexes of the migrations are, so the planner uses them).
+    pub fn sql_in(statuses: &[Status]) -> String {
+        match statuses {
+            [one] => format!("status = {}", one.sql()),
+            _ => {
+                let list: Vec<String> = statuses.iter().map(|s| s.sql()).collect();
+                format!("status IN ({})", list.join(","))
+            }
         }
     }
 
-    /// The terminal statuses as a SQL list, for guarded updates: `status NOT IN (…)`.
+    /// The terminal statuses as a SQL list (`'enqueue_failed','completed',…`).
     pub fn terminal_sql_list() -> String {
-        Status::ALL
+        let list: Vec<String> = Status::ALL
             .into_iter()
             .filter(|s| s.is_terminal())
-            .map(|s| format!("'{}'", s.as_str()))
-            .collect::<Vec<_>>()
-            .join(",")
+            .map(Status::sql)
+            .collect();
+        list.join(",")
+    }
+
+    /// The statuses of work not finished yet.
+    pub const LIVE: [Status; 3] = [Status::Queued, Status::Running, Status::Submitted];
+}
+
+/// Every status change the product makes, each with the statuses it may start from. The store
+/// writes its guarded `UPDATE`s with [`Transition::guard`] and [`Transition::set`], so no status
+/// literal is written by hand and a repeated write changes nothing the second time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Transition {
+    /// The queue refused the job's message: it will never run.
+    EnqueueFail,
+    /// A consumer takes a job for a synchronous call (one more attempt).
+    Claim,
+    /// A flush's Message Batch was created: its jobs are inside it.
+    Submit,
+    /// A failed call worth another try: back to waiting for the retry.
+    Requeue,
+    /// The reconciler re-sends a job stuck in `queued` or `running` (its message was lost).
+    Reconcile,
+    /// A transient error (or expiry) in a batch's results: back to the accumulation.
+    Resubmit,
+    /// An answer completed the job.
+    Complete,
+    /// A permanent failure, or a paid answer with nothing to use.
+    Fail,
+    /// Retries exhausted.
+    DeadLetter,
+    /// A job whose `expires_at` passed before it ran (seen by a consumer).
+    Expire,
+    /// The cron expires queued jobs past their `expires_at`.
+    ExpireStale,
+    /// The user canceled a job (or its upload) that has not run.
+    Cancel,
+    /// A job whose Message Batch was canceled before its request ran.
+    CancelInBatch,
+}
+
+impl Transition {
+    pub const ALL: [Transition; 13] = [
+        Transition::EnqueueFail,
+        Transition::Claim,
+        Transition::Submit,
+        Transition::Requeue,
+        Transition::Reconcile,
+        Transition::Resubmit,
+        Transition::Complete,
+        Transition::Fail,
+        Transition::DeadLetter,
+        Transition::Expire,
+        Transition::ExpireStale,
+        Transition::Cancel,
+        Transition::CancelInBatch,
+    ];
+
+    /// The statuses this change may start from.
+    pub fn from(self) -> &'static [Status] {
+        use Status::*;
+        match self {
+            Transition::EnqueueFail | Transition::Claim | Transition::Submit => &[Queued],
+            Transition::ExpireStale => &[Queued],
+            // Guarded as "not terminal": a late answer of a call the reconciler gave up on
+            // still settles the job, so it is never called again.
+            Transition::Requeue
+            | Transition::Complete
+            | Transition::Fail
+            | Transition::DeadLetter => &Status::LIVE,
+            Transition::Reconcile | Transition::Expire => &[Queued, Running],
+            Transition::Resubmit | Transition::CancelInBatch => &[Submitted],
+            Transition::Cancel => &[Queued, Submitted],
+        }
+    }
+
+    /// The status this change leads to.
+    pub fn to(self) -> Status {
+        match self {
+            Transition::EnqueueFail => Status::EnqueueFailed,
+            Transition::Claim => Status::Running,
+            Transition::Submit => Status::Submitted,
+            Transition::Requeue | Transition::Reconcile | Transition::Resubmit => Status::Queued,
+            Transition::Complete => Status::Completed,
+            Transition::Fail => Status::Failed,
+            Transition::DeadLetter => Status::DeadLettered,
+            Transition::Expire | Transition::ExpireStale => Status::Expired,
+            Transition::Cancel | Transition::CancelInBatch => Status::Canceled,
+        }
+    }
+
+    /// The `WHERE` guard: `status IN (<from>)`.
+    pub fn guard(self) -> String {
+        Status::sql_in(self.from())
+    }
+
+    /// The `SET` of the change: `status = '<to>'`.
+    pub fn set(self) -> String {
+        format!("status = {}", self.to().sql())
     }
 }
 
-impl std::fmt::Display for Status {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
-    }
+/// `FromStr` and `Display` through the stored spelling, for each vocabulary: a value the
+/// vocabulary does not have is an error naming it, never a silent default.
+macro_rules! spelled {
+    ($t:ident, $what:literal) => {
+        impl std::fmt::Display for $t {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(self.as_str())
+            }
+        }
+
+        impl std::str::FromStr for $t {
+            type Err = UnknownValue;
+
+            fn from_str(s: &str) -> Result<$t, UnknownValue> {
+                $t::ALL
+                    .into_iter()
+                    .find(|v| v.as_str() == s)
+                    .ok_or_else(|| UnknownValue {
+                        what: $what,
+                        value: s.to_owned(),
+                    })
+            }
+        }
+    };
+}
+
+spelled!(Status, "status");
+spelled!(Kind, "kind");
+spelled!(Lane, "lane");
+spelled!(Mode, "mode");
+
+/// A stored or sent value outside its vocabulary.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown {what} {value:?}")]
+pub struct UnknownValue {
+    pub what: &'static str,
+    pub value: String,
 }
 
 /// What a job is: decides its prompt template and how its result is read.
@@ -131,6 +281,8 @@ pub enum Lane {
 }
 
 impl Lane {
+    pub const ALL: [Lane; 2] = [Lane::High, Lane::Bulk];
+
     pub fn as_str(self) -> &'static str {
         match self {
             Lane::High => "high",
@@ -148,6 +300,8 @@ pub enum Mode {
 }
 
 impl Mode {
+    pub const ALL: [Mode; 2] = [Mode::Sync, Mode::Batch];
+
     pub fn as_str(self) -> &'static str {
         match self {
             Mode::Sync => "sync",
@@ -177,6 +331,22 @@ mod tests {
             assert_eq!(json, format!("\"{}\"", s.as_str()));
         }
         assert_eq!(Status::parse("done"), None);
+    }
+
+    #[test]
+    fn every_vocabulary_parses_its_spellings_and_refuses_the_rest() {
+        for k in Kind::ALL {
+            assert_eq!(k.as_str().parse::<Kind>(), Ok(k));
+        }
+        for l in Lane::ALL {
+            assert_eq!(l.as_str().parse::<Lane>(), Ok(l));
+        }
+        for m in Mode::ALL {
+            assert_eq!(m.as_str().parse::<Mode>(), Ok(m));
+        }
+        let e = "urgent".parse::<Lane>().unwrap_err();
+        assert_eq!(e.to_string(), "unknown lane \"urgent\"");
+        assert!("Queued".parse::<Status>().is_err());
     }
 
     #[test]
@@ -217,9 +387,47 @@ mod tests {
     }
 
     #[test]
-    fn a_dead_letter_can_be_replayed_but_not_resurrected_as_running() {
-        assert!(Status::DeadLettered.can_become(Status::Queued));
-        assert!(!Status::DeadLettered.can_become(Status::Running));
+    fn a_dead_letter_never_changes_its_replay_is_a_new_job() {
+        for next in Status::ALL {
+            assert!(
+                !Status::DeadLettered.can_become(next),
+                "dead_lettered → {next}"
+            );
+        }
+    }
+
+    #[test]
+    fn the_transitions_make_exactly_the_moves_the_state_machine_allows() {
+        let mut made = std::collections::HashSet::new();
+        for t in Transition::ALL {
+            for from in t.from() {
+                assert!(from.can_become(t.to()), "{t:?}: {from} → {}", t.to());
+                made.insert((*from, t.to()));
+            }
+        }
+        for from in Status::ALL {
+            for to in Status::ALL {
+                assert_eq!(
+                    from.can_become(to),
+                    made.contains(&(from, to)),
+                    "{from} → {to}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn guards_are_sql_over_the_stored_spellings() {
+        assert_eq!(Transition::Claim.guard(), "status = 'queued'");
+        assert_eq!(Transition::Claim.set(), "status = 'running'");
+        assert_eq!(
+            Transition::Fail.guard(),
+            "status IN ('queued','running','submitted')"
+        );
+        assert_eq!(
+            Status::terminal_sql_list(),
+            "'enqueue_failed','completed','failed','dead_lettered','expired','canceled'"
+        );
     }
 
     #[test]

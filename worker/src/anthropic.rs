@@ -230,13 +230,15 @@ fn http_error(raw: &Raw) -> CallOutcome {
 }
 
 /// POSTs a JSON document to a URL (webhooks); any non-2xx answer is an error.
-pub async fn post_json(url: &str, payload: &serde_json::Value) -> worker::Result<()> {
+pub async fn post_json<T: Serialize>(url: &str, payload: &T) -> worker::Result<()> {
+    let body =
+        serde_json::to_string(payload).map_err(|e| worker::Error::RustError(e.to_string()))?;
     let headers = Headers::new();
     headers.set("content-type", "application/json")?;
     let mut init = RequestInit::new();
     init.with_method(Method::Post)
         .with_headers(headers)
-        .with_body(Some(JsValue::from_str(&payload.to_string())));
+        .with_body(Some(JsValue::from_str(&body)));
     let resp = Fetch::Request(Request::new_with_init(url, &init)?)
         .send()
         .await?;

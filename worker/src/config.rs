@@ -1,6 +1,10 @@
-//! Binding names, mirroring `wrangler.toml`, and the vars every entry point reads.
+//! Binding names, mirroring `wrangler.toml`, and every var and secret the Worker reads — parsed
+//! here, once per invocation, with one policy: a malformed value is an error that names it (the
+//! entry point logs it and refuses to run on a guess), an unset one takes its default.
 
+use pipeline::budget::{Limits, Settings};
 use pipeline::identity::AuthMode;
+use pipeline::lanes::LaneLimits;
 use pipeline::timing::Timing;
 use worker::Env;
 
@@ -22,6 +26,18 @@ pub const MODEL_FALLBACKS: &str = "MODEL_FALLBACKS";
 pub const NOTIFY_WEBHOOK_URL: &str = "NOTIFY_WEBHOOK_URL";
 pub const DLQ_ALERT_THRESHOLD: &str = "DLQ_ALERT_THRESHOLD";
 pub const DLQ_REPLAY_PER_S: &str = "DLQ_REPLAY_PER_S";
+/// Var (or secret, to change it without a redeploy) naming the share of users, 0–100, whose
+/// `POST /api/claude` calls take the queue path.
+pub const QUEUE_ROLLOUT_PERCENT: &str = "QUEUE_ROLLOUT_PERCENT";
+/// How long the queue path of `POST /api/claude` waits for its job before answering 202.
+pub const ROLLOUT_WAIT_MS: &str = "ROLLOUT_WAIT_MS";
+/// The token budget's limits and lane slots, and `off` to track without refusing.
+pub const BUDGET_RPM: &str = "BUDGET_RPM";
+pub const BUDGET_ITPM: &str = "BUDGET_ITPM";
+pub const BUDGET_OTPM: &str = "BUDGET_OTPM";
+pub const BUDGET_ENFORCE: &str = "BUDGET_ENFORCE";
+pub const LANE_HIGH_CONCURRENCY: &str = "LANE_HIGH_CONCURRENCY";
+pub const LANE_BULK_CONCURRENCY: &str = "LANE_BULK_CONCURRENCY";
 
 /// Configuration read from vars and secrets once per invocation.
 #[derive(Debug, Clone)]
@@ -43,6 +59,11 @@ pub struct Config {
     pub dlq_alert_threshold: u64,
     /// A bulk replay delivers at most this many jobs per second (`DLQ_REPLAY_PER_S`).
     pub replay_per_s: u32,
+    /// The share of users whose `POST /api/claude` takes the queue path. Deliberately lenient
+    /// (`rollout::parse_percent`): a typo is 0, so it never moves traffic.
+    pub rollout_percent: u32,
+    /// How long the queue path waits for its job (`ROLLOUT_WAIT_MS`, default 25 s).
+    pub rollout_wait_ms: u64,
 }
 
 impl Config {
@@ -76,13 +97,46 @@ impl Config {
             timing,
             model_chain,
             model_warnings,
-            notify_webhook_url: var(NOTIFY_WEBHOOK_URL)
-                .or_else(|| env.secret(NOTIFY_WEBHOOK_URL).ok().map(|s| s.to_string()))
+            notify_webhook_url: var_or_secret(env, NOTIFY_WEBHOOK_URL)
                 .filter(|u| !u.trim().is_empty()),
             dlq_alert_threshold: number(var(DLQ_ALERT_THRESHOLD), DLQ_ALERT_THRESHOLD, 10)?,
             replay_per_s: number(var(DLQ_REPLAY_PER_S), DLQ_REPLAY_PER_S, 5)?.max(1) as u32,
+            rollout_percent: pipeline::rollout::parse_percent(
+                var_or_secret(env, QUEUE_ROLLOUT_PERCENT).as_deref(),
+            ),
+            rollout_wait_ms: number(var(ROLLOUT_WAIT_MS), ROLLOUT_WAIT_MS, 25_000)?,
         })
     }
+}
+
+/// The token budget's settings (read by the `TokenBudget` object): a limit of 0 or unset is the
+/// default.
+pub fn budget_settings(env: &Env) -> Result<Settings, String> {
+    let var = |name: &str| env.var(name).ok().map(|v| v.to_string());
+    let read = |name: &str, default: u64| {
+        number(var(name), name, 0).map(|n| if n == 0 { default } else { n })
+    };
+    let l = Limits::default();
+    let d = LaneLimits::default();
+    Ok(Settings {
+        limits: Limits {
+            rpm: read(BUDGET_RPM, l.rpm)?,
+            itpm: read(BUDGET_ITPM, l.itpm)?,
+            otpm: read(BUDGET_OTPM, l.otpm)?,
+        },
+        lanes: LaneLimits {
+            high: read(LANE_HIGH_CONCURRENCY, d.high as u64)? as u32,
+            bulk: read(LANE_BULK_CONCURRENCY, d.bulk as u64)? as u32,
+        },
+        enforce: !var(BUDGET_ENFORCE).is_some_and(|v| v.trim().eq_ignore_ascii_case("off")),
+    })
+}
+
+fn var_or_secret(env: &Env, name: &str) -> Option<String> {
+    env.var(name)
+        .ok()
+        .map(|v| v.to_string())
+        .or_else(|| env.secret(name).ok().map(|s| s.to_string()))
 }
 
 /// A whole-number var, `default` when unset; anything else is an error naming it.

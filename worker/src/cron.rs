@@ -2,41 +2,39 @@
 //! and the tests locally): heartbeat, flush due bulk accumulations, resolve flushes of unknown
 //! outcome, poll open batches, reconcile stuck rows, write the metrics row and raise the DLQ alert.
 
-use worker::{Env, ScheduledEvent};
+use worker::ScheduledEvent;
 
-use crate::config::{now_ms, Config, DB};
-use crate::{db, jobs};
+use crate::config::now_ms;
+use crate::message_batches::{flush, poll};
+use crate::services::AppState;
 
-pub async fn run(event: &ScheduledEvent, env: &Env) {
-    let detail = format!("cron {}", event.cron());
-    let result = async { db::beat(&env.d1(DB)?, "cron", now_ms(), &detail).await }.await;
-    if let Err(e) = result {
-        worker::console_error!("cron heartbeat failed: {e}");
-    }
-    let config = match Config::from_env(env) {
-        Ok(c) => c,
+pub async fn run(event: &ScheduledEvent, state: Result<AppState, String>) {
+    let state = match state {
+        Ok(s) => s,
         Err(e) => {
             worker::console_error!("cron: configuration error: {e}");
             return;
         }
     };
-    if let Ok(db) = env.d1(DB) {
-        crate::flush::flush_due(env, &config, &db, false).await;
-        if let Err(e) = crate::flush::recover(&config, &db).await {
-            worker::console_error!("flush recovery failed: {e}");
-        }
+    let detail = format!("cron {}", event.cron());
+    if let Err(e) = state.store.beat("cron", now_ms(), &detail).await {
+        worker::console_error!("cron heartbeat failed: {e}");
     }
-    match crate::batches::poll(env, &config).await {
+    flush::flush_due(&state, false).await;
+    if let Err(e) = flush::recover(&state).await {
+        worker::console_error!("flush recovery failed: {e}");
+    }
+    match poll::poll(&state).await {
         Ok(report) if !report.errors.is_empty() => {
             worker::console_error!("batch poll: {:?}", report.errors)
         }
         Ok(_) => {}
         Err(e) => worker::console_error!("batch poll failed: {e}"),
     }
-    if let Err(e) = reconcile(env, &config).await {
+    if let Err(e) = reconcile(&state).await {
         worker::console_error!("reconcile failed: {e}");
     }
-    if let Err(e) = crate::ops::cron(env, &config).await {
+    if let Err(e) = crate::ops::cron(&state).await {
         worker::console_error!("metrics failed: {e}");
     }
 }
@@ -44,14 +42,13 @@ pub async fn run(event: &ScheduledEvent, env: &Env) {
 /// Expires stale queued jobs, and re-enqueues rows stuck in `queued` or `running` past
 /// `RECONCILE_AFTER_S` (their message was lost to a restart, or the Worker died mid-call): the
 /// guarded writes make a second delivery harmless.
-async fn reconcile(env: &Env, config: &Config) -> worker::Result<()> {
-    let db = env.d1(DB)?;
+async fn reconcile(state: &AppState) -> worker::Result<()> {
     let now = now_ms();
-    let expired = jobs::expire_stale(&db, now).await?;
-    let before = now - config.timing.reconcile_after_s as i64 * 1000;
-    let stuck = jobs::take_stuck(&db, before, now, 100).await?;
+    let expired = state.store.expire_stale(now).await?;
+    let before = now - state.config.timing.reconcile_after_s as i64 * 1000;
+    let stuck = state.store.take_stuck(before, now, 100).await?;
     for (id, lane) in &stuck {
-        if let Err(e) = crate::queues::send_job(env, config, *lane, id).await {
+        if let Err(e) = state.lanes.send(*lane, id).await {
             worker::console_error!("reconcile: re-enqueue of {id} failed: {e}");
         }
     }
@@ -61,7 +58,10 @@ async fn reconcile(env: &Env, config: &Config) -> worker::Result<()> {
             expired,
             stuck.len()
         );
-        db::beat(&db, "reconciled", now, &stuck.len().to_string()).await?;
+        state
+            .store
+            .beat("reconciled", now, &stuck.len().to_string())
+            .await?;
     }
     Ok(())
 }

@@ -5,12 +5,12 @@ use std::future::Future;
 use axum::extract::FromRequestParts;
 use axum::http::request::Parts;
 use pipeline::error::ApiError;
-use pipeline::identity::{decide, Identity, IdentityDecision, KeyHash, Role, UserId};
+use pipeline::identity::{decide, Identity, IdentityDecision, KeyHash, UserId};
 use worker::send::SendFuture;
 
-use crate::config::DB;
 use crate::error::AppError;
-use crate::routes::AppState;
+use crate::services::AppState;
+use crate::store::Store;
 
 /// The resolved caller of a request.
 #[derive(Debug, Clone)]
@@ -34,33 +34,27 @@ impl FromRequestParts<AppState> for Caller {
         let authorization = header("authorization");
         let x_user_id = header("x-user-id");
         let mode = state.config.auth_mode;
-        let env = state.env.clone();
+        let store = state.store.clone();
         // D1 futures are !Send; the Workers runtime is single-threaded, so this is sound.
         SendFuture::new(async move {
             match decide(mode, authorization.as_deref(), x_user_id.as_deref()) {
                 IdentityDecision::Resolved(id) => Ok(Caller(id)),
                 IdentityDecision::Reject(e) => Err(e.into()),
-                IdentityDecision::LookUpKey(hash) => look_up(&env, &hash).await.map(Caller),
+                IdentityDecision::LookUpKey(hash) => look_up(&store, &hash).await.map(Caller),
             }
         })
     }
 }
 
-async fn look_up(env: &worker::Env, hash: &KeyHash) -> Result<Identity, AppError> {
-    #[derive(serde::Deserialize)]
-    struct Row {
-        user_id: String,
-        role: String,
-    }
-    let row: Option<Row> = env
-        .d1(DB)?
-        .prepare("SELECT user_id, role FROM api_keys WHERE key_hash = ?1 AND revoked_at IS NULL")
-        .bind(&[hash.as_str().into()])?
-        .first(None)
-        .await?;
-    let row = row.ok_or_else(|| ApiError::unauthorized("unknown or revoked API key"))?;
-    let user_id = UserId::parse(&row.user_id)
+async fn look_up(store: &Store, hash: &KeyHash) -> Result<Identity, AppError> {
+    let owner = store
+        .key_owner(hash)
+        .await?
+        .ok_or_else(|| ApiError::unauthorized("unknown or revoked API key"))?;
+    let user_id = UserId::parse(&owner.user_id)
         .map_err(|e| ApiError::internal(format!("stored user id is invalid: {e}")))?;
-    let role = Role::parse(&row.role).unwrap_or(Role::User);
-    Ok(Identity { user_id, role })
+    Ok(Identity {
+        user_id,
+        role: owner.role,
+    })
 }

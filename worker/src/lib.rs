@@ -1,43 +1,44 @@
 //! The claude-pipeline Worker: HTTP API, queue consumers, cron and the token-budget Durable Object.
 //!
-//! Decisions live in `pipeline`; this crate resolves bindings and carries decisions out.
+//! Decisions live in `pipeline`; this crate resolves the bindings once per invocation into
+//! typed services ([`services::AppState`]) and carries the decisions out. This file holds only
+//! the entry points.
 //!
 //! # Layout
-//! - [`config`]: binding names (mirroring `wrangler.toml`) and vars read once per invocation.
-//! - [`routes`]: the axum router and its handlers.
-//! - [`identity`]: the one extractor that resolves who is calling.
-//! - [`error`]: `AppError`, the single error type at the HTTP boundary.
+//! - [`config`]: binding names (mirroring `wrangler.toml`) and every var, parsed once.
+//! - [`services`]: the bindings as typed services — the store, the blobs, the lanes, the
+//!   budget, the Anthropic client — in the `AppState` every entry point shares.
+//! - [`store`]: the one store layer; all SQL is there.
+//! - [`blobs`]: R2 (requests, uploads, answers); [`requests`]: the request each kind sends.
+//! - [`routes`]: the axum router and its handlers; [`identity`]: the one identity extractor;
+//!   [`error`]: `AppError`, the single error type at the HTTP boundary.
 //! - [`consumer`]: the queue consumers (high, bulk, dead letters).
+//! - [`message_batches`]: the batch mode — flushes into Message Batches, and the poller.
 //! - [`anthropic`]: the Anthropic API over fetch, with timeouts.
-//! - [`jobs`]: job rows in D1 (guarded writes); [`results`]: answers into R2 and D1.
-//! - [`queues`]: sending jobs to their lane; [`lanes`]: lane slots from the BUDGET object.
-//! - [`batches`]: the Message Batches poller.
-//! - [`cron`]: the scheduled handler.
-//! - [`budget`]: the `TokenBudget` Durable Object.
-//! - [`db`]: small D1 helpers.
+//! - [`budget_client`]: the consumers' side of the budget; [`budget_object`]: the `TokenBudget`
+//!   Durable Object itself.
+//! - [`cron`]: the scheduled handler; [`ops`]: metrics, alerts and the daily-budget check.
 
 mod anthropic;
-mod batches;
-mod budget;
+mod blobs;
+mod budget_client;
+mod budget_object;
 mod config;
 mod consumer;
 mod cron;
-mod db;
 mod error;
-mod flush;
 mod identity;
-mod jobs;
-mod lanes;
+mod message_batches;
 mod ops;
-mod queues;
-mod results;
+mod requests;
 mod routes;
-mod uploads;
+mod services;
+mod store;
 
 use tower_service::Service;
 use worker::{event, Context, Env, HttpRequest, MessageBatch, ScheduleContext, ScheduledEvent};
 
-pub use budget::TokenBudget;
+pub use budget_object::TokenBudget;
 
 #[event(start)]
 fn start() {
@@ -62,7 +63,7 @@ async fn fetch(
     let body = axum::body::Body::new(body);
     if parts.method == axum::http::Method::POST && parts.uri.path() == "/batches" {
         let req = axum::http::Request::from_parts(parts, body);
-        return Ok(routes::router(env).call(req).await?);
+        return Ok(routes::router(&env).call(req).await?);
     }
     let mut stream = body.into_data_stream();
     let mut buf = Vec::new();
@@ -88,7 +89,7 @@ async fn fetch(
         ));
     }
     let req = axum::http::Request::from_parts(parts, axum::body::Body::from(buf));
-    Ok(routes::router(env).call(req).await?)
+    Ok(routes::router(&env).call(req).await?)
 }
 
 #[event(queue)]
@@ -97,11 +98,11 @@ async fn queue(
     env: Env,
     _ctx: Context,
 ) -> worker::Result<()> {
-    consumer::handle_batch(batch, &env).await;
+    consumer::handle_batch(batch, services::AppState::from_env(&env)).await;
     Ok(())
 }
 
 #[event(scheduled)]
 async fn scheduled(event: ScheduledEvent, env: Env, _ctx: ScheduleContext) {
-    cron::run(&event, &env).await;
+    cron::run(&event, services::AppState::from_env(&env)).await;
 }

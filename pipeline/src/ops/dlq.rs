@@ -71,101 +71,13 @@ impl DlqFilter {
     }
 
     /// The statuses the filter covers.
-    pub fn statuses(&self) -> &'static [&'static str] {
+    pub fn statuses(&self) -> &'static [Status] {
         match self.status.as_deref() {
-            Some("failed") => &["failed"],
-            Some("all") => &["dead_lettered", "failed"],
-            _ => &["dead_lettered"],
+            Some("failed") => &[Status::Failed],
+            Some("all") => &[Status::DeadLettered, Status::Failed],
+            _ => &[Status::DeadLettered],
         }
     }
-
-    /// The WHERE clause and its parameters (`?N` numbered from `first`), for the list and the
-    /// bulk replay; served by `idx_jobs_status_completed` (or a user's `idx_jobs_user_status`).
-    pub fn where_sql(&self, first: usize) -> (String, Vec<SqlValue>) {
-        let list = self
-            .statuses()
-            .iter()
-            .map(|s| format!("'{s}'"))
-            .collect::<Vec<_>>()
-            .join(",");
-        let mut sql = format!("status IN ({list}) AND discarded_at IS NULL");
-        let mut params = Vec::new();
-        let mut add = |clause: &str, v: SqlValue, sql: &mut String| {
-            params.push(v);
-            sql.push_str(&clause.replace('?', &format!("?{}", first + params.len() - 1)));
-        };
-        if let Some(c) = &self.error_class {
-            add(" AND error_class = ?", SqlValue::Text(c.clone()), &mut sql);
-        }
-        if let Some(u) = &self.user {
-            add(" AND user_id = ?", SqlValue::Text(u.clone()), &mut sql);
-        }
-        if let Some(m) = &self.model {
-            add(" AND model = ?", SqlValue::Text(m.clone()), &mut sql);
-        }
-        if let Some(f) = self.from {
-            add(" AND completed_at >= ?", SqlValue::Int(f), &mut sql);
-        }
-        if let Some(t) = self.to {
-            add(" AND completed_at < ?", SqlValue::Int(t), &mut sql);
-        }
-        (sql, params)
-    }
-}
-
-impl DlqFilter {
-    /// The triage list's query: `columns` of the matching jobs ended before the cursor, newest
-    /// first, one more than `limit` (so the caller knows whether a next page exists).
-    pub fn list_sql(
-        &self,
-        columns: &str,
-        cursor: Option<&Cursor>,
-        limit: u32,
-    ) -> (String, Vec<SqlValue>) {
-        let (clause, mut params) = self.where_sql(1);
-        let n = params.len();
-        let (at, id) = match cursor {
-            Some(c) => (c.created_at, c.id.clone()),
-            None => (1 << 52, String::new()),
-        };
-        params.extend([
-            SqlValue::Int(at),
-            SqlValue::Text(id),
-            SqlValue::Int(limit as i64 + 1),
-        ]);
-        (
-            format!(
-                "SELECT {columns} FROM jobs WHERE {clause} \
-                 AND (completed_at < ?{a} OR (completed_at = ?{a} AND id < ?{b})) \
-                 ORDER BY completed_at DESC, id DESC LIMIT ?{c}",
-                a = n + 1,
-                b = n + 2,
-                c = n + 3
-            ),
-            params,
-        )
-    }
-
-    /// The bulk replay's query: up to `limit` + 1 matching jobs not yet replayed, oldest first.
-    pub fn replay_sql(&self, columns: &str, limit: u32) -> (String, Vec<SqlValue>) {
-        let (clause, mut params) = self.where_sql(1);
-        params.push(SqlValue::Int(limit as i64 + 1));
-        (
-            format!(
-                "SELECT {columns} FROM jobs WHERE {clause} AND replayed_to IS NULL \
-                 ORDER BY completed_at, id LIMIT ?{}",
-                params.len()
-            ),
-            params,
-        )
-    }
-}
-
-/// A bound SQL parameter.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum SqlValue {
-    Text(String),
-    Int(i64),
 }
 
 /// One dead-lettered (or failed) job on the triage page.
@@ -420,13 +332,7 @@ mod tests {
             ..DlqFilter::default()
         };
         f.validate().unwrap();
-        let (sql, params) = f.where_sql(1);
-        assert_eq!(
-            sql,
-            "status IN ('dead_lettered','failed') AND discarded_at IS NULL AND error_class = ?1 \
-             AND user_id = ?2 AND completed_at >= ?3"
-        );
-        assert_eq!(params.len(), 3);
+        assert_eq!(f.statuses(), [Status::DeadLettered, Status::Failed]);
         for bad in [
             DlqFilter {
                 status: Some("completed".into()),

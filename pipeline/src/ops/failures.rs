@@ -2,6 +2,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::retry::{describe, CallOutcome};
+
 /// What kind of failure ended a job, from its stored error (the DLQ page filters on it).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -80,6 +82,54 @@ impl ErrorClass {
             ErrorClass::InvalidRequest
         } else {
             ErrorClass::Other
+        }
+    }
+}
+
+impl ErrorClass {
+    /// The class of a call's outcome, taken when it happens (the text of [`ErrorClass::of`] is
+    /// for rows stored before classes were recorded).
+    pub fn of_outcome(outcome: &CallOutcome) -> ErrorClass {
+        match outcome {
+            CallOutcome::Http { status: 429, .. } => ErrorClass::RateLimited,
+            CallOutcome::Http { status: 529, .. } => ErrorClass::Overloaded,
+            CallOutcome::Http { status, .. } if *status >= 500 => ErrorClass::ServerError,
+            CallOutcome::Http { status, .. } if (400..500).contains(status) => {
+                ErrorClass::InvalidRequest
+            }
+            CallOutcome::Http { message, .. } => ErrorClass::of(message),
+            CallOutcome::Timeout => ErrorClass::Timeout,
+            CallOutcome::Network(_) => ErrorClass::Network,
+            CallOutcome::Undecodable { reason, .. } => ErrorClass::of(reason),
+            CallOutcome::Success => ErrorClass::Other,
+        }
+    }
+}
+
+/// Why a job failed, and the class of it: decided together, when the failure happens, and
+/// stored together.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Failure {
+    pub reason: String,
+    pub class: ErrorClass,
+}
+
+impl Failure {
+    /// The failure a call's outcome is.
+    pub fn of_outcome(outcome: &CallOutcome) -> Failure {
+        Failure {
+            reason: describe(outcome),
+            class: ErrorClass::of_outcome(outcome),
+        }
+    }
+
+    /// A failure known by its reason only (an unusable answer, a batch line, a request that
+    /// cannot be built): classified once, as it happens.
+    pub fn new(reason: impl Into<String>) -> Failure {
+        let reason = reason.into();
+        Failure {
+            class: ErrorClass::of(&reason),
+            reason,
         }
     }
 }

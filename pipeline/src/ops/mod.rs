@@ -1,5 +1,5 @@
-//! The operator's side, as pure decisions, one concern per module. The Worker runs the queries
-//! (their text is in [`sql`], so a test can check each one's plan) and hands the rows here.
+//! The operator's side, as pure decisions, one concern per module. The Worker's store runs the
+//! queries and hands the rows here.
 //!
 //! # Layout
 //! - [`failures`]: what kind of failure ended a job.
@@ -7,11 +7,9 @@
 //! - [`usage`]: per-user usage reports and their CSV.
 //! - [`budgets`]: per-user daily caps and soft thresholds.
 //! - [`dlq`]: DLQ triage — filters, replay rules and edits.
-//! - [`sql`]: the queries.
 
 pub mod budgets;
 pub mod dlq;
 pub mod failures;
 pub mod metrics;
-pub mod sql;
 pub mod usage;

@@ -7,6 +7,8 @@ use axum::extract::State;
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 
+use pipeline::dto::{BudgetAlerts, BudgetReport, LanesInFlight};
+
 use crate::error::AppError;
 use crate::identity::Caller;
 use crate::routes::AppState;
@@ -17,23 +19,21 @@ pub async fn get(
     Caller(caller): Caller,
 ) -> Result<Response, AppError> {
     caller.require_admin("see the budget")?;
-    let budget = crate::lanes::state(&state.env).await?;
-    let db = state.env.d1(crate::config::DB)?;
-    let spend_limit = crate::db::last_beat(&db, "alert_spend_limit")
-        .await?
-        .and_then(|b| b.detail)
-        .and_then(|d| d.parse::<u64>().ok())
-        .unwrap_or(0);
-    Ok(Json(serde_json::json!({
-        "enforce": budget.enforce,
-        "configured": budget.configured,
-        "classes": budget.classes,
-        "lanes": { "high": budget.high, "bulk": budget.bulk },
-        "reservations": budget.reservations,
-        "granted": budget.granted,
-        "refused": budget.refused,
-        "rate_limited": budget.rate_limited,
-        "alerts": { "spend_limit_429s": spend_limit },
-    }))
+    let budget = state.budget.state().await?;
+    let spend_limit_429s = state.store.counter("alert_spend_limit").await?;
+    Ok(Json(BudgetReport {
+        enforce: budget.enforce,
+        configured: budget.configured,
+        lanes: LanesInFlight {
+            high: budget.high,
+            bulk: budget.bulk,
+        },
+        classes: budget.classes,
+        reservations: budget.reservations,
+        granted: budget.granted,
+        refused: budget.refused,
+        rate_limited: budget.rate_limited,
+        alerts: BudgetAlerts { spend_limit_429s },
+    })
     .into_response())
 }

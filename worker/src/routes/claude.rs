@@ -1,7 +1,7 @@
 //! `POST /api/claude {prompt}`: the rollout path. Users inside `QUEUE_ROLLOUT_PERCENT` go through
 //! the queue (a high-priority prompt job) and wait a bounded time for the result, else get a 202
 //! with the poll URL; everyone else is called directly. The percent is read on every request
-//! (a var, or a secret that can change without a redeploy).
+//! (`Config::rollout_percent`: a var, or a secret that can change without a redeploy).
 
 use std::time::Duration;
 
@@ -12,28 +12,20 @@ use axum::response::{IntoResponse, Response};
 use axum::Json;
 use pipeline::answer::{judge, Verdict};
 use pipeline::budget::{Need, Reserve, Settle};
-use pipeline::dto::JobAck;
+use pipeline::dto::{ClaudeAnswer, JobAck};
 use pipeline::error::ApiError;
 use pipeline::pricing::{cost_micros, Tier};
 use pipeline::retry::CallOutcome;
 use pipeline::status::{Kind, Lane, Mode, Status};
-use pipeline::{jobs as ids, prompt, rollout};
-use serde_json::json;
+use pipeline::{prompt, rollout};
 use worker::Delay;
 
-use crate::anthropic::Anthropic;
-use crate::config::{now_ms, DB};
+use crate::config::now_ms;
 use crate::error::AppError;
 use crate::identity::Caller;
-use crate::jobs::get_for_user;
-use crate::routes::jobs::{create_prompt_job, result_text};
+use crate::routes::jobs::create_prompt_job;
 use crate::routes::{require_json, AppState};
-use crate::{lanes, queues};
-
-/// Var (or secret) naming the share of users, 0–100, whose calls take the queue path.
-const QUEUE_ROLLOUT_PERCENT: &str = "QUEUE_ROLLOUT_PERCENT";
-/// How long the queue path waits for its job before answering 202 (var `ROLLOUT_WAIT_MS`).
-const DEFAULT_WAIT_MS: u64 = 25_000;
+use crate::services::new_id;
 
 #[worker::send]
 pub async fn call(
@@ -47,43 +39,42 @@ pub async fn call(
     // The interactive path: always the high lane, always a synchronous call.
     input.priority = Lane::High;
     input.mode = Mode::Sync;
-    let env = &state.env;
-    let text_of = |name: &str| {
-        env.var(name)
-            .ok()
-            .map(|v| v.to_string())
-            .or_else(|| env.secret(name).ok().map(|s| s.to_string()))
-    };
-    let percent = rollout::parse_percent(text_of(QUEUE_ROLLOUT_PERCENT).as_deref());
     let user = caller.user_id.as_str();
-    crate::ops::admit(&state.env, &state.config, user).await?;
-    if !rollout::in_rollout(user, percent) {
+    crate::ops::admit(&state, user).await?;
+    if !rollout::in_rollout(user, state.config.rollout_percent) {
         return direct(&state, &input).await;
     }
     let id = create_prompt_job(&state, user, &input, None).await?;
-    let wait_ms = text_of("ROLLOUT_WAIT_MS")
-        .and_then(|v| v.trim().parse::<u64>().ok())
-        .unwrap_or(DEFAULT_WAIT_MS);
-    let deadline = now_ms() + wait_ms as i64;
-    let db = env.d1(DB)?;
+    let deadline = now_ms() + state.config.rollout_wait_ms as i64;
     while now_ms() < deadline {
         Delay::from(Duration::from_millis(250)).await;
-        let Some(row) = get_for_user(&db, &id, user, Some(Kind::Prompt)).await? else {
+        let Some(row) = state
+            .store
+            .job_for_user(&id, user, Some(Kind::Prompt))
+            .await?
+        else {
             break;
         };
-        match row.status() {
+        match row.status {
             Status::Completed => {
-                let text = result_text(&state, &id).await?;
+                let text = state
+                    .blobs
+                    .get(&crate::blobs::result_key(&id))
+                    .await?
+                    .map(|b| String::from_utf8_lossy(&b).into_owned())
+                    .ok_or_else(|| {
+                        ApiError::internal("the result of this completed job is missing")
+                    })?;
                 let view = row.job_view(now_ms());
-                return Ok(Json(json!({
-                    "path": "queue",
-                    "jobId": id,
-                    "text": text,
-                    "model": view.model,
-                    "input_tokens": view.input_tokens,
-                    "output_tokens": view.output_tokens,
-                    "cost_micros": view.cost_micros,
-                }))
+                return Ok(Json(ClaudeAnswer {
+                    path: "queue".into(),
+                    job_id: Some(id),
+                    text,
+                    model: view.model,
+                    input_tokens: view.input_tokens,
+                    output_tokens: view.output_tokens,
+                    cost_micros: Some(view.cost_micros),
+                })
                 .into_response());
             }
             s if s.is_terminal() => {
@@ -103,9 +94,8 @@ pub async fn call(
 
 /// Outside the rollout: one Messages call, no job, no queue.
 async fn direct(state: &AppState, input: &prompt::PromptInput) -> Result<Response, AppError> {
-    let api = Anthropic::new(&state.config);
     // An id for the call, so the simulator's billing can count it like any other.
-    let call_id = format!("direct-{}", ids::new_id(queues::random_bytes()?));
+    let call_id = format!("direct-{}", new_id()?);
     let request = input.request();
     // The direct path spends the same provider limits: it reserves like a consumer, and a
     // refusal is a 429 the caller can retry, not a call that would draw one.
@@ -119,7 +109,7 @@ async fn direct(state: &AppState, input: &prompt::PromptInput) -> Result<Respons
         },
         ttl_ms: state.config.timing.call_timeout_ms as i64 + 30_000,
     };
-    let grant = lanes::reserve(&state.env, &reservation).await?;
+    let grant = state.budget.reserve(&reservation).await?;
     if !grant.granted {
         return Err(ApiError::new(
             429,
@@ -133,14 +123,14 @@ async fn direct(state: &AppState, input: &prompt::PromptInput) -> Result<Respons
         )
         .into());
     }
-    let answered = api.messages(&request, &call_id).await;
+    let answered = state.anthropic.messages(&request, &call_id).await;
     let settlement = Settle::after_call(
         &call_id,
         &request.model,
         &answered.result,
         answered.reported,
     );
-    lanes::settle(&state.env, &settlement).await;
+    state.budget.settle(&settlement).await;
     match answered.result {
         Ok(message) => match judge(&message) {
             // A paid answer with nothing to use (a refusal, thinking only): the queue path
@@ -148,15 +138,15 @@ async fn direct(state: &AppState, input: &prompt::PromptInput) -> Result<Respons
             Verdict::Unusable(reason) => {
                 Err(ApiError::new(502, "unusable_answer", reason, None).into())
             }
-            Verdict::Usable => Ok(Json(json!({
-                "path": "direct",
-                "jobId": null,
-                "text": message.text(),
-                "model": message.model,
-                "input_tokens": message.usage.input_tokens,
-                "output_tokens": message.usage.output_tokens,
-                "cost_micros": cost_micros(&message.model, &message.usage, Tier::Standard, now_ms()),
-            }))
+            Verdict::Usable => Ok(Json(ClaudeAnswer {
+                path: "direct".into(),
+                job_id: None,
+                text: message.text(),
+                cost_micros: cost_micros(&message.model, &message.usage, Tier::Standard, now_ms()),
+                input_tokens: message.usage.input_tokens.into(),
+                output_tokens: message.usage.output_tokens.into(),
+                model: message.model,
+            })
             .into_response()),
         },
         Err(CallOutcome::Http {

@@ -10,23 +10,24 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use futures_util::future::join_all;
-use pipeline::dto::AttemptView;
+use pipeline::dto::Discarded;
 use pipeline::error::ApiError;
-use pipeline::jobs::{self, page_limit, Cursor};
 use pipeline::ops::dlq::{
-    check_replayable, dlq_cursor, preview, replay_delay_s, AuditEntry, DlqFilter, DlqItem, DlqList,
-    ReplayAck, ReplayEdit, Replayed, MAX_BULK_REPLAY,
+    check_replayable, dlq_cursor, preview, replay_delay_s, DlqFilter, DlqItem, DlqList, ReplayAck,
+    ReplayEdit, Replayed, MAX_BULK_REPLAY,
 };
 use pipeline::status::{Kind, Status};
 use serde::Deserialize;
-use wasm_bindgen::JsValue;
-use worker::D1Database;
 
-use crate::config::{now_ms, DB, RESULTS};
+use crate::blobs::prompt_key;
+use crate::config::now_ms;
 use crate::error::AppError;
 use crate::identity::Caller;
-use crate::jobs::{load_many, mark_enqueue_failed, next_page, num, JobRow, COLUMNS};
-use crate::routes::{json_body, AppState};
+use crate::requests::request_of;
+use crate::routes::{enqueue_failed, json_body, next_page, page, AppState};
+use crate::services::new_id;
+use crate::store::ops::Replay;
+use crate::store::JobRow;
 
 #[derive(Deserialize)]
 pub struct ListParams {
@@ -78,27 +79,20 @@ pub async fn list(
         to: epoch(p.to.as_deref(), "to")?,
     };
     filter.validate()?;
-    let limit = page_limit(p.limit.as_deref())?;
-    let cursor = p
-        .cursor
-        .as_deref()
-        .filter(|c| !c.is_empty())
-        .map(Cursor::decode)
-        .transpose()?;
-    let db = state.env.d1(DB)?;
-    crate::ops::classify(&db).await?;
-    let (query, values) = filter.list_sql(COLUMNS, cursor.as_ref(), limit);
-    let mut rows: Vec<JobRow> = db
-        .prepare(query)
-        .bind(&crate::ops::bind_values(&values))?
-        .all()
-        .await?
-        .results()?;
+    let (limit, cursor) = page(
+        p.cursor.as_deref().filter(|c| !c.is_empty()),
+        p.limit.as_deref(),
+    )?;
+    state.store.classify_legacy().await?;
+    let mut rows = state
+        .store
+        .dlq_page(&filter, cursor.as_ref(), limit)
+        .await?;
     let next_cursor = next_page(&mut rows, limit, |r| {
         dlq_cursor(r.completed_at.unwrap_or(0), &r.id)
     });
-    let items = items(&state, &db, rows).await?;
-    let dead = crate::ops::count(&db, pipeline::ops::sql::DEAD_NOW).await?;
+    let items = items(&state, rows).await?;
+    let dead = state.store.dead_now().await?;
     Ok(Json(DlqList {
         items,
         next_cursor,
@@ -108,60 +102,21 @@ pub async fn list(
 }
 
 /// The page's items: each row with its attempt log, audit entries and a preview of its input.
-async fn items(
-    state: &AppState,
-    db: &D1Database,
-    rows: Vec<JobRow>,
-) -> Result<Vec<DlqItem>, AppError> {
+async fn items(state: &AppState, rows: Vec<JobRow>) -> Result<Vec<DlqItem>, AppError> {
     if rows.is_empty() {
         return Ok(Vec::new());
     }
-    let marks: Vec<String> = (1..=rows.len()).map(|i| format!("?{i}")).collect();
-    let ids: Vec<JsValue> = rows.iter().map(|r| JsValue::from_str(&r.id)).collect();
-    #[derive(Deserialize)]
-    struct AttemptRow {
-        job_id: String,
-        n: f64,
-        model: Option<String>,
-        started_at: f64,
-        ended_at: f64,
-        outcome: String,
-        error: Option<String>,
-    }
-    #[derive(Deserialize)]
-    struct AuditRow {
-        job_id: String,
-        at: f64,
-        actor: String,
-        action: String,
-        detail: Option<String>,
-    }
-    let attempts: Vec<AttemptRow> = db
-        .prepare(format!(
-            "SELECT job_id, n, model, started_at, ended_at, outcome, error FROM job_attempts \
-             WHERE job_id IN ({}) ORDER BY job_id, n",
-            marks.join(",")
-        ))
-        .bind(&ids)?
-        .all()
-        .await?
-        .results()?;
-    let audit: Vec<AuditRow> = db
-        .prepare(format!(
-            "SELECT job_id, at, actor, action, detail FROM job_audit WHERE job_id IN ({}) \
-             ORDER BY job_id, at",
-            marks.join(",")
-        ))
-        .bind(&ids)?
-        .all()
-        .await?
-        .results()?;
+    let ids: Vec<String> = rows.iter().map(|r| r.id.clone()).collect();
+    let attempts = state.store.attempts(&ids).await?;
+    let audit = state.store.audit(&ids).await?;
     let previews = join_all(rows.iter().map(|r| input_preview(state, r))).await;
     let replays: Vec<String> = rows.iter().filter_map(|r| r.replayed_to.clone()).collect();
-    let replay_statuses: Vec<(String, Status)> = load_many(db, &replays)
+    let replay_statuses: Vec<(String, Status)> = state
+        .store
+        .jobs(&replays)
         .await?
         .into_iter()
-        .map(|r| (r.id.clone(), r.status()))
+        .map(|r| (r.id, r.status))
         .collect();
     Ok(rows
         .into_iter()
@@ -169,33 +124,21 @@ async fn items(
         .map(|(r, preview)| DlqItem {
             attempt_log: attempts
                 .iter()
-                .filter(|a| a.job_id == r.id)
-                .map(|a| AttemptView {
-                    n: a.n as u32,
-                    model: a.model.clone(),
-                    started_at: a.started_at as i64,
-                    ended_at: a.ended_at as i64,
-                    outcome: a.outcome.clone(),
-                    error: a.error.clone(),
-                })
+                .filter(|(job, _)| *job == r.id)
+                .map(|(_, a)| a.clone())
                 .collect(),
             audit: audit
                 .iter()
-                .filter(|a| a.job_id == r.id)
-                .map(|a| AuditEntry {
-                    at: a.at as i64,
-                    actor: a.actor.clone(),
-                    action: a.action.clone(),
-                    detail: a.detail.clone(),
-                })
+                .filter(|(job, _)| *job == r.id)
+                .map(|(_, a)| a.clone())
                 .collect(),
             preview,
             id: r.id.clone(),
             user_id: r.user_id.clone(),
-            kind: r.kind(),
-            status: r.status(),
-            priority: r.lane(),
-            mode: r.mode(),
+            kind: r.kind,
+            status: r.status,
+            priority: r.lane,
+            mode: r.mode,
             model: r.model.clone(),
             attempts: r.attempts.max(0) as u32,
             error: r.error.clone(),
@@ -215,10 +158,10 @@ async fn items(
 /// The first 200 characters of a job's input: the feedback text, the prompt's last user message
 /// (from R2), or the PDF's name.
 async fn input_preview(state: &AppState, r: &JobRow) -> String {
-    match r.kind() {
+    match r.kind {
         Kind::Feedback => preview(r.input_text.as_deref().unwrap_or_default(), 200),
         Kind::Pdf => preview(r.file_name.as_deref().unwrap_or("(a PDF)"), 200),
-        Kind::Prompt => match crate::results::request_of(&state.env, r).await {
+        Kind::Prompt => match request_of(&state.blobs, r).await {
             Ok(req) => {
                 let text = req
                     .messages
@@ -241,40 +184,42 @@ async fn replay_one(
     edit: &ReplayEdit,
     delay_s: Option<u32>,
 ) -> Result<Replayed, AppError> {
-    check_replayable(original.status(), original.replayed_to.as_deref())?;
-    let kind = original.kind();
+    check_replayable(original.status, original.replayed_to.as_deref())?;
+    let kind = original.kind;
     edit.check_kind(kind)?;
-    let db = state.env.d1(DB)?;
-    let bucket = state.env.bucket(RESULTS)?;
     let now = now_ms();
-    let id = jobs::new_id(crate::queues::random_bytes()?);
+    let id = new_id()?;
     // Prompt jobs: the request is copied (with the edits) to the new job's own claim-check.
-    let (model, prompt_key) = if kind == Kind::Prompt {
-        let mut req = crate::results::request_of(&state.env, original).await?;
-        if let Some(m) = &edit.model {
-            // What the new model refuses is dropped or converted, as for a fallback.
-            req = pipeline::shape::conform(req, m);
+    let own_key = (kind == Kind::Prompt).then(|| prompt_key(&id));
+    let (model, key) = match &own_key {
+        Some(key) => {
+            let mut req = request_of(&state.blobs, original).await?;
+            if let Some(m) = &edit.model {
+                // What the new model refuses is dropped or converted, as for a fallback.
+                req = pipeline::shape::conform(req, m);
+            }
+            if let Some(n) = edit.max_tokens {
+                req.max_tokens = n;
+            }
+            let model = pipeline::models::parse_model(Some(&req.model.clone().into()), now)?;
+            pipeline::shape::check(&req, model).map_err(|r| {
+                ApiError::bad_request("unsupported_by_model", r.message, Some(r.field))
+            })?;
+            let body = serde_json::to_vec(&req)
+                .map_err(|e| ApiError::internal(format!("cannot encode the request: {e}")))?;
+            state.blobs.put(key, body).await?;
+            (model.id.to_owned(), Some(key.clone()))
         }
-        if let Some(n) = edit.max_tokens {
-            req.max_tokens = n;
+        None => {
+            let model = edit
+                .model
+                .clone()
+                .or_else(|| original.model.clone())
+                .unwrap_or_else(|| pipeline::models::DEFAULT_MODEL.to_owned());
+            // A model retired since the job ran is refused: replay it with a model edit.
+            pipeline::models::parse_model(Some(&model.clone().into()), now)?;
+            (model, original.prompt_key.clone())
         }
-        let model = pipeline::models::parse_model(Some(&req.model.clone().into()), now)?;
-        pipeline::shape::check(&req, model)
-            .map_err(|r| ApiError::bad_request("unsupported_by_model", r.message, Some(r.field)))?;
-        let body = serde_json::to_vec(&req)
-            .map_err(|e| ApiError::internal(format!("cannot encode the request: {e}")))?;
-        let key = format!("prompts/{id}");
-        bucket.put(&key, body).execute().await?;
-        (model.id.to_owned(), Some(key))
-    } else {
-        let model = edit
-            .model
-            .clone()
-            .or_else(|| original.model.clone())
-            .unwrap_or_else(|| pipeline::models::DEFAULT_MODEL.to_owned());
-        // A model retired since the job ran is refused: replay it with a model edit.
-        pipeline::models::parse_model(Some(&model.clone().into()), now)?;
-        (model, original.prompt_key.clone())
     };
     let detail = if edit.is_empty() {
         format!("replayed as {id}")
@@ -284,96 +229,39 @@ async fn replay_one(
             serde_json::to_string(edit).unwrap_or_default()
         )
     };
-    let statements = vec![
-        db.prepare(
-            "UPDATE jobs SET replayed_to = ?2, updated_at = ?3 WHERE id = ?1 \
-             AND replayed_to IS NULL AND status IN ('dead_lettered','failed','expired','canceled')",
-        )
-        .bind(&[original.id.as_str().into(), id.as_str().into(), num(now)])?,
-        db.prepare(
-            "INSERT INTO jobs (id, user_id, kind, status, lane, mode, model, source, file_name, \
-             file_size, input_text, prompt_key, template, replay_of, created_at, updated_at) \
-             SELECT ?2, user_id, kind, 'queued', lane, mode, ?3, source, file_name, file_size, \
-             input_text, ?4, template, id, ?5, ?5 FROM jobs WHERE id = ?1 AND replayed_to = ?2",
-        )
-        .bind(&[
-            original.id.as_str().into(),
-            id.as_str().into(),
-            model.as_str().into(),
-            prompt_key
-                .as_deref()
-                .map(JsValue::from_str)
-                .unwrap_or(JsValue::NULL),
-            num(now),
-        ])?,
-        db.prepare(
-            "INSERT INTO job_audit (job_id, at, actor, action, detail) \
-             SELECT ?1, ?3, ?4, 'replay', ?5 FROM jobs WHERE id = ?1 AND replayed_to = ?2",
-        )
-        .bind(&[
-            original.id.as_str().into(),
-            id.as_str().into(),
-            num(now),
-            actor.into(),
-            detail.as_str().into(),
-        ])?,
-        db.prepare(
-            "INSERT INTO job_audit (job_id, at, actor, action, detail) \
-             SELECT ?2, ?3, ?4, 'created', 'a replay of ' || ?1 FROM jobs \
-             WHERE id = ?1 AND replayed_to = ?2",
-        )
-        .bind(&[
-            original.id.as_str().into(),
-            id.as_str().into(),
-            num(now),
-            actor.into(),
-        ])?,
-    ];
-    let own_key = kind == Kind::Prompt;
-    let results = match db.batch(statements).await {
-        Ok(r) => r,
+    let won = state
+        .store
+        .replay(&Replay {
+            original: &original.id,
+            id: &id,
+            model: &model,
+            prompt_key: key.as_deref(),
+            actor,
+            detail: &detail,
+            now,
+        })
+        .await;
+    let won = match won {
+        Ok(won) => won,
         Err(e) => {
-            if own_key {
-                let _ = bucket.delete(format!("prompts/{id}")).await;
+            if let Some(k) = &own_key {
+                state.blobs.delete(k).await;
             }
             return Err(e.into());
         }
     };
-    let claimed = results
-        .first()
-        .and_then(|r| r.meta().ok().flatten())
-        .and_then(|m| m.changes)
-        .unwrap_or(0)
-        > 0;
-    if !claimed {
+    if !won {
         // Someone replayed (or it changed) meanwhile: answer what it is now.
-        if own_key {
-            let _ = bucket.delete(format!("prompts/{id}")).await;
+        if let Some(k) = &own_key {
+            state.blobs.delete(k).await;
         }
-        let now_row = load_many(&db, std::slice::from_ref(&original.id)).await?;
-        let row = now_row.first().unwrap_or(original);
-        check_replayable(row.status(), row.replayed_to.as_deref())?;
+        let now_row = state.store.job(&original.id).await?;
+        let row = now_row.as_ref().unwrap_or(original);
+        check_replayable(row.status, row.replayed_to.as_deref())?;
         return Err(ApiError::new(409, "conflict", "the job changed; try again", None).into());
     }
-    let lane = original.lane();
-    if let Err(e) =
-        crate::queues::send_job_after(&state.env, &state.config, lane, &id, delay_s).await
-    {
-        worker::console_error!("replay {id}: enqueue failed: {e}");
-        mark_enqueue_failed(
-            &db,
-            &id,
-            &format!("the replay could not be queued: {e}"),
-            now_ms(),
-        )
-        .await?;
-        return Err(ApiError::new(
-            503,
-            "enqueue_failed",
-            format!("the replay {id} was stored but could not be queued; it will not run"),
-            None,
-        )
-        .into());
+    if let Err(e) = state.lanes.send_after(original.lane, &id, delay_s).await {
+        return Err(enqueue_failed(state, &id, "replay", e).await);
     }
     Ok(Replayed {
         original: original.id.clone(),
@@ -382,18 +270,13 @@ async fn replay_one(
     })
 }
 
-async fn load(db: &D1Database, id: &str) -> Result<JobRow, AppError> {
+async fn load(state: &AppState, id: &str) -> Result<JobRow, AppError> {
     let missing = || ApiError::not_found(format!("no job {id}"));
-    if !jobs::is_id(id) {
+    if !pipeline::jobs::is_id(id) {
         return Err(missing().into());
     }
-    Ok(load_many(db, &[id.to_owned()])
-        .await?
-        .into_iter()
-        .next()
-        .ok_or_else(missing)?)
+    Ok(state.store.job(id).await?.ok_or_else(missing)?)
 }
-
 fn optional_json(headers: &HeaderMap, body: &[u8]) -> Result<(), AppError> {
     if body.iter().all(u8::is_ascii_whitespace) {
         return Ok(());
@@ -412,8 +295,7 @@ pub async fn replay(
     caller.0.require_admin("triage dead letters")?;
     optional_json(&headers, &body)?;
     let edit = ReplayEdit::parse(&body, now_ms())?;
-    let db = state.env.d1(DB)?;
-    let original = load(&db, &id).await?;
+    let original = load(&state, &id).await?;
     let replayed = replay_one(&state, caller.0.user_id.as_str(), &original, &edit, None).await?;
     Ok((
         StatusCode::ACCEPTED,
@@ -448,15 +330,8 @@ pub async fn replay_all(
         })?
     };
     filter.validate()?;
-    let db = state.env.d1(DB)?;
-    crate::ops::classify(&db).await?;
-    let (query, values) = filter.replay_sql(COLUMNS, MAX_BULK_REPLAY);
-    let rows: Vec<JobRow> = db
-        .prepare(query)
-        .bind(&crate::ops::bind_values(&values))?
-        .all()
-        .await?
-        .results()?;
+    state.store.classify_legacy().await?;
+    let rows = state.store.dlq_to_replay(&filter, MAX_BULK_REPLAY).await?;
     let more = rows.len() > MAX_BULK_REPLAY as usize;
     let actor = caller.0.user_id.as_str();
     let mut replayed = Vec::new();
@@ -479,9 +354,8 @@ pub async fn discard(
     Path(id): Path<String>,
 ) -> Result<Response, AppError> {
     caller.0.require_admin("triage dead letters")?;
-    let db = state.env.d1(DB)?;
-    let row = load(&db, &id).await?;
-    if !matches!(row.status.as_str(), "dead_lettered" | "failed") {
+    let row = load(&state, &id).await?;
+    if !matches!(row.status, Status::DeadLettered | Status::Failed) {
         return Err(ApiError::new(
             409,
             "not_dead",
@@ -494,16 +368,13 @@ pub async fn discard(
         .into());
     }
     let now = now_ms();
-    db.batch(vec![
-        db.prepare(
-            "UPDATE jobs SET discarded_at = COALESCE(discarded_at, ?2), updated_at = ?2 WHERE id = ?1",
-        )
-        .bind(&[id.as_str().into(), num(now)])?,
-        db.prepare(
-            "INSERT INTO job_audit (job_id, at, actor, action, detail) VALUES (?1, ?2, ?3, 'discard', NULL)",
-        )
-        .bind(&[id.as_str().into(), num(now), caller.0.user_id.as_str().into()])?,
-    ])
-    .await?;
-    Ok(Json(serde_json::json!({ "id": id, "discarded_at": now })).into_response())
+    state
+        .store
+        .discard(&id, caller.0.user_id.as_str(), now)
+        .await?;
+    Ok(Json(Discarded {
+        id,
+        discarded_at: now,
+    })
+    .into_response())
 }

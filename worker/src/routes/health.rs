@@ -4,10 +4,9 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::Json;
-use pipeline::dto::{AnthropicTarget, Check, HealthReport, QueueMessage};
+use pipeline::dto::{AnthropicTarget, Check, HealthReport};
 
-use crate::config::{now_ms, BUDGET, DB, QUEUE_HIGH, RESULTS};
-use crate::db;
+use crate::config::now_ms;
 use crate::error::AppError;
 use crate::identity::Caller;
 use crate::routes::AppState;
@@ -20,7 +19,6 @@ pub async fn get(
     State(state): State<AppState>,
     Caller(caller): Caller,
 ) -> Result<Response, AppError> {
-    let env = &state.env;
     let mut checks = Vec::with_capacity(4);
     let mut cron_last_run_at = None;
     let mut queue_last_consumed_at = None;
@@ -28,36 +26,30 @@ pub async fn get(
 
     let t = now_ms();
     let d1 = async {
-        let db = env.d1(DB)?;
-        let n: Option<f64> = db
-            .prepare("SELECT COUNT(*) AS n FROM jobs")
-            .first(Some("n"))
-            .await?;
-        cron_last_run_at = db::last_beat(&db, "cron").await?.map(|b| b.at as i64);
-        if let Some(b) = db::last_beat(&db, "queue_high").await? {
+        let n = state.store.job_count().await?;
+        cron_last_run_at = state.store.last_beat("cron").await?.map(|b| b.at as i64);
+        if let Some(b) = state.store.last_beat("queue_high").await? {
             queue_last_consumed_at = Some(b.at as i64);
             queue_last_ping_sent_at = b.detail.and_then(|d| d.parse().ok());
         }
-        Ok::<_, worker::Error>(format!("{} jobs stored", n.unwrap_or(0.0) as i64))
+        Ok::<_, worker::Error>(format!("{n} jobs stored"))
     }
     .await;
     checks.push(check("d1", t, d1));
 
     let t = now_ms();
     let r2 = async {
-        let bucket = env.bucket(RESULTS)?;
         let written = format!("probe at {t}");
-        bucket
+        state
+            .blobs
             .put(PROBE_KEY, written.clone().into_bytes())
-            .execute()
             .await?;
-        let read = match bucket.get(PROBE_KEY).execute().await? {
-            Some(obj) => match obj.body() {
-                Some(body) => body.text().await?,
-                None => String::new(),
-            },
-            None => String::new(),
-        };
+        let read = state
+            .blobs
+            .get(PROBE_KEY)
+            .await?
+            .map(|b| String::from_utf8_lossy(&b).into_owned())
+            .unwrap_or_default();
         if read != written {
             return Err(worker::Error::RustError(
                 "read back a different object".into(),
@@ -70,9 +62,7 @@ pub async fn get(
 
     let t = now_ms();
     let budget = async {
-        let stub = env.durable_object(BUDGET)?.get_by_name("global")?;
-        let mut resp = stub.fetch_with_str("https://budget/ping").await?;
-        let v: serde_json::Value = resp.json().await?;
+        let v = state.budget.ping().await?;
         Ok(format!("TokenBudget answered: {v}"))
     }
     .await;
@@ -80,9 +70,7 @@ pub async fn get(
 
     let t = now_ms();
     let queue = async {
-        env.queue(QUEUE_HIGH)?
-            .send(QueueMessage::Ping { sent_at: t })
-            .await?;
+        state.lanes.ping(t).await?;
         Ok("sent a ping to the high lane".to_string())
     }
     .await;

@@ -6,38 +6,16 @@ use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
-use pipeline::dto::{KeyCreated, KeyList, KeyView};
+use pipeline::dto::{KeyCreated, KeyList};
 use pipeline::error::ApiError;
-use pipeline::identity::{new_key, parse_key_input, KeyHash, Role};
-use serde::Deserialize;
-use wasm_bindgen::JsValue;
+use pipeline::identity::{new_key, parse_key_input, KeyHash};
 
-use crate::config::{now_ms, DB};
+use crate::config::now_ms;
 use crate::error::AppError;
 use crate::identity::Caller;
-use crate::queues::random_bytes;
 use crate::routes::{json_body, AppState};
-
-#[derive(Deserialize)]
-struct Row {
-    id: String,
-    user_id: String,
-    role: String,
-    created_at: i64,
-    revoked_at: Option<i64>,
-}
-
-impl Row {
-    fn view(self) -> KeyView {
-        KeyView {
-            id: self.id,
-            user_id: self.user_id,
-            role: Role::parse(&self.role).unwrap_or(Role::User),
-            created_at: self.created_at,
-            revoked_at: self.revoked_at,
-        }
-    }
-}
+use crate::services::random_bytes;
+use crate::store::keys::NewKey;
 
 #[worker::send]
 pub async fn create(
@@ -53,23 +31,17 @@ pub async fn create(
     random[..16].copy_from_slice(&random_bytes()?);
     random[16..].copy_from_slice(&random_bytes()?);
     let key = new_key(&random);
-    let id = format!("key_{}", pipeline::jobs::new_id(random_bytes()?));
+    let id = format!("key_{}", crate::services::new_id()?);
     let now = now_ms();
     state
-        .env
-        .d1(DB)?
-        .prepare(
-            "INSERT INTO api_keys (id, key_hash, user_id, role, created_at) \
-             VALUES (?1, ?2, ?3, ?4, ?5)",
-        )
-        .bind(&[
-            id.as_str().into(),
-            KeyHash::of(&key).as_str().into(),
-            user.as_str().into(),
-            role.as_str().into(),
-            JsValue::from_f64(now as f64),
-        ])?
-        .run()
+        .store
+        .insert_key(&NewKey {
+            id: &id,
+            hash: &KeyHash::of(&key),
+            user_id: user.as_str(),
+            role,
+            now,
+        })
         .await?;
     let created = KeyCreated {
         id,
@@ -84,18 +56,8 @@ pub async fn create(
 #[worker::send]
 pub async fn list(State(state): State<AppState>, caller: Caller) -> Result<Response, AppError> {
     caller.0.require_admin("manage API keys")?;
-    let rows: Vec<Row> = state
-        .env
-        .d1(DB)?
-        .prepare(
-            "SELECT id, user_id, role, created_at, revoked_at FROM api_keys \
-             ORDER BY created_at DESC LIMIT 500",
-        )
-        .all()
-        .await?
-        .results()?;
     Ok(Json(KeyList {
-        items: rows.into_iter().map(Row::view).collect(),
+        items: state.store.list_keys().await?,
     })
     .into_response())
 }
@@ -107,16 +69,10 @@ pub async fn revoke(
     Path(id): Path<String>,
 ) -> Result<Response, AppError> {
     caller.0.require_admin("manage API keys")?;
-    let db = state.env.d1(DB)?;
-    db.prepare("UPDATE api_keys SET revoked_at = ?2 WHERE id = ?1 AND revoked_at IS NULL")
-        .bind(&[id.as_str().into(), JsValue::from_f64(now_ms() as f64)])?
-        .run()
-        .await?;
-    let row: Option<Row> = db
-        .prepare("SELECT id, user_id, role, created_at, revoked_at FROM api_keys WHERE id = ?1")
-        .bind(&[id.as_str().into()])?
-        .first(None)
-        .await?;
-    let row = row.ok_or_else(|| ApiError::not_found(format!("no API key {id}")))?;
-    Ok(Json(row.view()).into_response())
+    let key = state
+        .store
+        .revoke_key(&id, now_ms())
+        .await?
+        .ok_or_else(|| ApiError::not_found(format!("no API key {id}")))?;
+    Ok(Json(key).into_response())
 }

@@ -6,13 +6,11 @@ use axum::response::{IntoResponse, Response};
 use axum::Json;
 use pipeline::error::ApiError;
 use pipeline::ops::metrics::{Metrics, MetricsReport};
-use pipeline::ops::sql;
 use serde::Deserialize;
 
-use crate::config::{now_ms, DB};
+use crate::config::now_ms;
 use crate::error::AppError;
 use crate::identity::Caller;
-use crate::jobs::num;
 use crate::routes::AppState;
 
 #[derive(Deserialize)]
@@ -41,22 +39,10 @@ pub async fn get(
                 )
             })?,
     };
-    #[derive(Deserialize)]
-    struct Row {
-        body: String,
-    }
-    let rows: Vec<Row> = state
-        .env
-        .d1(DB)?
-        .prepare(sql::METRICS_SERIES)
-        .bind(&[num(now_ms() - minutes * 60_000), num(1440)])?
-        .all()
-        .await?
-        .results()?;
-    let mut series: Vec<Metrics> = rows
-        .iter()
-        .filter_map(|r| serde_json::from_str(&r.body).ok())
-        .collect();
+    let mut series = state
+        .store
+        .metrics_since(now_ms() - minutes * 60_000, 1440)
+        .await?;
     series.reverse();
     let latest = series.last().cloned();
     let mut warnings = latest.as_ref().map(Metrics::warnings).unwrap_or_default();

@@ -1,6 +1,5 @@
 //! The axum router: every Worker path of the contract, JSON 404/405 for the rest.
 
-mod batches;
 mod budget;
 mod claude;
 mod dlq;
@@ -11,9 +10,8 @@ mod keys;
 mod metrics;
 mod models;
 mod poll;
+mod uploads;
 mod usage;
-
-use std::sync::Arc;
 
 use axum::extract::DefaultBodyLimit;
 use axum::http::HeaderMap;
@@ -21,21 +19,18 @@ use axum::response::IntoResponse;
 use axum::routing::{get, post};
 use axum::Router;
 use pipeline::error::ApiError;
+use pipeline::jobs::Cursor;
+use pipeline::status::Kind;
 use worker::Env;
 
-use crate::config::Config;
 use crate::error::AppError;
+use crate::identity::Caller;
+pub use crate::services::AppState;
+use crate::store::JobRow;
 
-/// What every handler shares: the bindings (resolved per use) and the configuration.
-#[derive(Clone)]
-pub struct AppState {
-    pub env: Env,
-    pub config: Arc<Config>,
-}
-
-pub fn router(env: Env) -> Router {
-    let config = match Config::from_env(&env) {
-        Ok(c) => c,
+pub fn router(env: &Env) -> Router {
+    let state = match AppState::from_env(env) {
+        Ok(s) => s,
         Err(msg) => {
             worker::console_error!("configuration error: {msg}");
             let err = ApiError::internal(format!("configuration error: {msg}"));
@@ -44,10 +39,6 @@ pub fn router(env: Env) -> Router {
                 async move { AppError(err).into_response() }
             });
         }
-    };
-    let state = AppState {
-        env,
-        config: Arc::new(config),
     };
     Router::new()
         .route("/api/health", get(health::get))
@@ -71,12 +62,12 @@ pub fn router(env: Env) -> Router {
         .route("/api/dlq/{id}/discard", post(dlq::discard))
         .route(
             "/batches",
-            post(batches::submit)
-                .get(batches::list)
+            post(uploads::submit)
+                .get(uploads::list)
                 .layer(DefaultBodyLimit::disable()),
         )
-        .route("/batches/{id}", get(batches::get))
-        .route("/batches/{id}/cancel", post(batches::cancel))
+        .route("/batches/{id}", get(uploads::get))
+        .route("/batches/{id}/cancel", post(uploads::cancel))
         .route("/jobs", post(jobs::submit).get(jobs::list))
         .route("/jobs/{id}", get(jobs::get))
         .route("/jobs/{id}/result", get(jobs::result))
@@ -109,7 +100,7 @@ pub fn idempotency_key(headers: &HeaderMap) -> Result<Option<String>, AppError> 
 /// Looks the key up for this user: a live record with the same body hash replays its job, one
 /// with another body is a 422, none (or an expired one) lets the job be created.
 pub async fn idempotency(
-    db: &worker::D1Database,
+    state: &AppState,
     user: &str,
     key: Option<String>,
     hash: String,
@@ -119,10 +110,10 @@ pub async fn idempotency(
     let Some(key) = key else {
         return Ok(Idem::Fresh(None));
     };
-    let stored = crate::jobs::idempotency_record(db, user, &key).await?;
+    let stored = state.store.idempotency_record(user, &key).await?;
     let stored = stored
         .as_ref()
-        .map(|(h, j, at)| (h.as_str(), j.as_str(), *at));
+        .map(|r| (r.body_hash.as_str(), r.job_id.as_str(), r.created_at));
     match pipeline::prompt::idempotency(stored, &hash, now) {
         Idempotency::Replay { job_id } => Ok(Idem::Replay(job_id)),
         Idempotency::Conflict => Err(ApiError::new(
@@ -169,6 +160,85 @@ pub fn require_json(headers: &HeaderMap) -> Result<(), AppError> {
         )
         .into())
     }
+}
+
+/// One of the caller's jobs (of this kind, if given): someone else's, an unknown id or one that
+/// is not even an id is a 404 — the same answer, so ids cannot be probed.
+pub async fn own_job(
+    state: &AppState,
+    caller: &Caller,
+    id: &str,
+    kind: Option<Kind>,
+) -> Result<JobRow, AppError> {
+    let what = match kind {
+        Some(Kind::Feedback) => "feedback job",
+        _ => "job",
+    };
+    let missing = || ApiError::not_found(format!("no {what} {id}"));
+    if !pipeline::jobs::is_id(id) {
+        return Err(missing().into());
+    }
+    Ok(state
+        .store
+        .job_for_user(id, caller.0.user_id.as_str(), kind)
+        .await?
+        .ok_or_else(missing)?)
+}
+
+/// A job was stored but its queue send failed: the row says `enqueue_failed` (it will never
+/// run) and the caller hears a 503 naming it, to submit again.
+pub async fn enqueue_failed(state: &AppState, id: &str, what: &str, e: worker::Error) -> AppError {
+    worker::console_error!("enqueue of {what} {id} failed: {e}");
+    let reason = format!("the {what} could not be queued: {e}");
+    if let Err(e) = state
+        .store
+        .mark_enqueue_failed(id, &reason, crate::config::now_ms())
+        .await
+    {
+        return e.into();
+    }
+    ApiError::new(
+        503,
+        "enqueue_failed",
+        format!("the {what} {id} was stored but could not be queued; it will not run — please submit again"),
+        None,
+    )
+    .into()
+}
+
+/// A list page's `cursor` and `limit` as the client sent them, checked (400 naming the field
+/// when malformed).
+pub fn page(cursor: Option<&str>, limit: Option<&str>) -> Result<(u32, Option<Cursor>), AppError> {
+    let limit = pipeline::jobs::page_limit(limit)?;
+    let cursor = cursor.map(Cursor::decode).transpose()?;
+    Ok((limit, cursor))
+}
+
+/// The query of a list without filters (`GET /api/feedback`, `GET /batches`).
+#[derive(Debug, serde::Deserialize)]
+pub struct PageQuery {
+    cursor: Option<String>,
+    limit: Option<String>,
+}
+
+impl PageQuery {
+    pub fn parse(&self) -> Result<(u32, Option<Cursor>), AppError> {
+        page(self.cursor.as_deref(), self.limit.as_deref())
+    }
+}
+
+/// Cuts a list read with one row more than `limit` back to `limit` rows, and answers the cursor
+/// of the next page (`cursor_of` its last row) when there is one.
+pub fn next_page<T>(
+    rows: &mut Vec<T>,
+    limit: u32,
+    cursor_of: impl Fn(&T) -> Cursor,
+) -> Option<String> {
+    if rows.len() <= limit as usize {
+        return None;
+    }
+    rows.truncate(limit as usize);
+    rows.last().map(|r| cursor_of(r).encode())
 }
 
 async fn not_found() -> AppError {

@@ -7,8 +7,12 @@ use axum::response::{IntoResponse, Response};
 use axum::Json;
 use pipeline::error::ApiError;
 
+use serde::Serialize;
+
 use crate::error::AppError;
 use crate::identity::Caller;
+use crate::message_batches::flush::{self, FlushReport, RecoveryReport};
+use crate::message_batches::poll::{self, PollReport};
 use crate::routes::AppState;
 
 #[worker::send]
@@ -37,14 +41,21 @@ async fn batch_machinery(
     if !caller.is_admin() {
         return Err(ApiError::forbidden("only admins may run the batch machinery").into());
     }
-    let db = state.env.d1(crate::config::DB)?;
-    let flushed = crate::flush::flush_due(&state.env, &state.config, &db, force).await;
-    let recovered = crate::flush::recover(&state.config, &db).await?;
-    let report = crate::batches::poll(&state.env, &state.config).await?;
-    Ok(Json(serde_json::json!({
-        "flush": flushed,
-        "recovery": recovered,
-        "poll": report,
-    }))
+    let flushed = flush::flush_due(state, force).await;
+    let recovered = flush::recover(state).await?;
+    let report = poll::poll(state).await?;
+    Ok(Json(BatchMachinery {
+        flush: flushed,
+        recovery: recovered,
+        poll: report,
+    })
     .into_response())
+}
+
+/// What one run of the batch machinery did.
+#[derive(Serialize)]
+struct BatchMachinery {
+    flush: FlushReport,
+    recovery: RecoveryReport,
+    poll: PollReport,
 }

@@ -7,16 +7,14 @@ use axum::extract::{Query, State};
 use axum::http::{header, HeaderMap};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
+use pipeline::clock::DAY_MS;
 use pipeline::ops::budgets::BudgetSetting;
-use pipeline::ops::sql;
-use pipeline::ops::usage::{UsageGroup, UsageQuery, UsageReport};
+use pipeline::ops::usage::{UsageQuery, UsageReport};
 use serde::Deserialize;
-use wasm_bindgen::JsValue;
 
-use crate::config::{now_ms, DB};
+use crate::config::now_ms;
 use crate::error::AppError;
 use crate::identity::Caller;
-use crate::jobs::num;
 use crate::routes::{json_body, AppState};
 
 #[derive(Deserialize)]
@@ -40,14 +38,9 @@ async fn report(
         caller.0.is_admin(),
         now,
     )?;
-    let db = state.env.d1(DB)?;
-    let groups: Vec<UsageGroup> = db
-        .prepare(sql::USAGE)
-        .bind(&[q.user_id.as_str().into(), num(q.from_ms), num(q.to_ms)])?
-        .all()
-        .await?
-        .results()?;
-    let budget = crate::ops::daily_budget(&db, &q.user_id, now).await?;
+    let groups = state.store.usage(&q.user_id, q.from_ms, q.to_ms).await?;
+    let today = now.div_euclid(DAY_MS) * DAY_MS;
+    let budget = state.store.daily_budget(&q.user_id, today).await?;
     Ok(UsageReport::build(&q, &groups, budget))
 }
 
@@ -92,28 +85,6 @@ pub async fn set_budget(
     caller.require_admin("set budgets")?;
     json_body(&headers, &body, 4 * 1024)?;
     let s = BudgetSetting::parse(&body)?;
-    let amount = |v: Option<u64>| v.map(|n| num(n as i64)).unwrap_or(JsValue::NULL);
-    let db = state.env.d1(DB)?;
-    if s.daily_cap_micros.is_none() && s.soft_micros.is_none() {
-        db.prepare("DELETE FROM user_budgets WHERE user_id = ?1")
-            .bind(&[s.user_id.as_str().into()])?
-            .run()
-            .await?;
-    } else {
-        db.prepare(
-            "INSERT INTO user_budgets (user_id, daily_cap_micros, soft_micros, updated_at) \
-             VALUES (?1, ?2, ?3, ?4) ON CONFLICT(user_id) DO UPDATE SET \
-             daily_cap_micros = excluded.daily_cap_micros, soft_micros = excluded.soft_micros, \
-             updated_at = excluded.updated_at",
-        )
-        .bind(&[
-            s.user_id.as_str().into(),
-            amount(s.daily_cap_micros),
-            amount(s.soft_micros),
-            num(now_ms()),
-        ])?
-        .run()
-        .await?;
-    }
+    state.store.set_budget(&s, now_ms()).await?;
     Ok(Json(s).into_response())
 }

@@ -1,6 +1,6 @@
-//! Multi-PDF uploads: `POST /batches` (multipart), `GET /batches`, `GET /batches/:id`,
-//! `POST /batches/:id/cancel`. Each file is a `pdf` job on the bulk lane; results are served by
-//! `GET /jobs/:id/result`.
+//! Multi-PDF uploads, at the contract's public paths: `POST /batches` (multipart), `GET
+//! /batches`, `GET /batches/:id`, `POST /batches/:id/cancel`. Each file is a `pdf` job on the
+//! bulk lane; results are served by `GET /jobs/:id/result`.
 
 use axum::extract::{Path, Query, Request, State};
 use axum::http::StatusCode;
@@ -9,28 +9,24 @@ use axum::Json;
 use futures_util::StreamExt;
 use pipeline::dto::{BatchAck, BatchList};
 use pipeline::error::ApiError;
-use pipeline::jobs::{self, Cursor};
+use pipeline::jobs::Cursor;
 use pipeline::multipart;
 use pipeline::pdf::{self, Template};
 use pipeline::status::Mode;
-use serde::Deserialize;
-use worker::Bucket;
 
-use crate::anthropic::Anthropic;
-use crate::config::{now_ms, DB, RESULTS};
+use crate::blobs::Blobs;
+use crate::config::now_ms;
 use crate::error::AppError;
 use crate::identity::Caller;
-use crate::jobs::{live_in_batch, mark_enqueue_failed, next_page};
-use crate::queues;
-use crate::routes::AppState;
-use crate::uploads::{self, NewFile};
+use crate::routes::jobs::cancel_batch_if_empty;
+use crate::routes::{next_page, AppState, PageQuery};
+use crate::services::new_id;
+use crate::store::uploads::{NewFile, NewUpload, UploadRow};
 
 /// Deletes the objects written for a refused upload (best effort: each is logged on failure).
-async fn clean_up(bucket: &Bucket, keys: &[String]) {
+async fn clean_up(blobs: &Blobs, keys: &[String]) {
     for key in keys {
-        if let Err(e) = bucket.delete(key).await {
-            worker::console_error!("cleaning up {key} failed: {e}");
-        }
+        blobs.delete(key).await;
     }
 }
 
@@ -55,8 +51,8 @@ enum Current {
 async fn read_files(
     stream: &mut axum::body::BodyDataStream,
     boundary: &str,
-    bucket: &Bucket,
-    batch_id: &str,
+    blobs: &Blobs,
+    upload_id: &str,
     files: &mut Vec<NewFile>,
     form: &mut Form,
 ) -> Result<(), ApiError> {
@@ -114,10 +110,10 @@ async fn read_files(
                 multipart::Event::End => match std::mem::replace(&mut current, Current::Other) {
                     Current::File { name, bytes } => {
                         pdf::check_file(&name, &bytes)?;
-                        let job_id = jobs::new_id(queues::random_bytes().map_err(internal)?);
-                        let key = format!("uploads/{batch_id}/{job_id}.pdf");
+                        let job_id = new_id().map_err(internal)?;
+                        let key = format!("uploads/{upload_id}/{job_id}.pdf");
                         let size = bytes.len() as u64;
-                        bucket.put(&key, bytes).execute().await.map_err(internal)?;
+                        blobs.put(&key, bytes).await.map_err(internal)?;
                         files.push(NewFile {
                             job_id,
                             index: files.len() as u32,
@@ -217,11 +213,9 @@ pub async fn submit(
     // Every refusal before the body is read still reads what the client sends (without keeping
     // it), so that the client hears the answer.
     let admitted = match admit(caller, req.headers()) {
-        Ok((caller, boundary)) => {
-            crate::ops::admit(&state.env, &state.config, caller.user_id.as_str())
-                .await
-                .map(|()| (caller, boundary))
-        }
+        Ok((caller, boundary)) => crate::ops::admit(&state, caller.user_id.as_str())
+            .await
+            .map(|()| (caller, boundary)),
         Err(e) => Err(e),
     };
     let (caller, boundary) = match admitted {
@@ -231,16 +225,15 @@ pub async fn submit(
             return Err(e);
         }
     };
-    let batch_id = jobs::new_id(queues::random_bytes()?);
-    let bucket = state.env.bucket(RESULTS)?;
+    let upload_id = new_id()?;
     let mut files = Vec::new();
     let mut form = Form::default();
     let mut stream = req.into_body().into_data_stream();
     let read = read_files(
         &mut stream,
         &boundary,
-        &bucket,
-        &batch_id,
+        &state.blobs,
+        &upload_id,
         &mut files,
         &mut form,
     )
@@ -271,42 +264,43 @@ pub async fn submit(
     let (mode, template, model) = match checked {
         Ok(v) => v,
         Err(e) => {
-            clean_up(&bucket, &keys).await;
+            clean_up(&state.blobs, &keys).await;
             drain(stream).await;
             return Err(e.into());
         }
     };
-    let db = state.env.d1(DB)?;
     let now = now_ms();
     let written = async {
-        let stmts = uploads::insert_stmts(
-            &db,
-            &batch_id,
-            caller.user_id.as_str(),
+        let stmts = state.store.insert_upload(&NewUpload {
+            id: &upload_id,
+            user_id: caller.user_id.as_str(),
             mode,
             template,
             model,
-            &files,
+            files: &files,
             now,
-        )?;
-        db.batch(stmts).await
+        })?;
+        state.store.batch(stmts).await
     }
     .await;
     if let Err(e) = written {
-        clean_up(&bucket, &keys).await;
+        clean_up(&state.blobs, &keys).await;
         return Err(e.into());
     }
     let ids: Vec<String> = files.iter().map(|f| f.job_id.clone()).collect();
-    let unsent = queues::send_bulk_jobs(&state.env, &state.config, &ids).await;
+    let unsent = state.lanes.send_bulk(&ids).await;
     for id in &unsent {
-        mark_enqueue_failed(&db, id, "the job could not be queued", now_ms()).await?;
+        state
+            .store
+            .mark_enqueue_failed(id, "the job could not be queued", now_ms())
+            .await?;
     }
     if unsent.len() == ids.len() {
         return Err(ApiError::new(
             503,
             "enqueue_failed",
             format!(
-                "the upload {batch_id} was stored but could not be queued; please upload again"
+                "the upload {upload_id} was stored but could not be queued; please upload again"
             ),
             None,
         )
@@ -314,8 +308,8 @@ pub async fn submit(
     }
     let ack = BatchAck {
         total: files.len() as u32,
-        poll_url: format!("/batches/{batch_id}"),
-        batch_id,
+        poll_url: format!("/batches/{upload_id}"),
+        batch_id: upload_id,
     };
     Ok((StatusCode::ACCEPTED, Json(ack)).into_response())
 }
@@ -328,24 +322,21 @@ pub async fn get(
     Caller(caller): Caller,
     Path(id): Path<String>,
 ) -> Result<Response, AppError> {
-    let db = state.env.d1(DB)?;
-    let b = own(&db, &id, caller.user_id.as_str()).await?;
-    let rows = uploads::files(&db, &b.id).await?;
-    Ok(Json(uploads::view(&b, &rows, now_ms())).into_response())
+    let upload = own(&state, &id, caller.user_id.as_str()).await?;
+    let rows = state.store.upload_files(&upload.id).await?;
+    Ok(Json(upload.view(&rows, now_ms())).into_response())
 }
 
-async fn own(db: &worker::D1Database, id: &str, user: &str) -> Result<uploads::BatchRow, AppError> {
+async fn own(state: &AppState, id: &str, user: &str) -> Result<UploadRow, AppError> {
     let missing = || ApiError::not_found(format!("no upload {id}"));
-    if !jobs::is_id(id) {
+    if !pipeline::jobs::is_id(id) {
         return Err(missing().into());
     }
-    Ok(uploads::get(db, id, user).await?.ok_or_else(missing)?)
-}
-
-#[derive(Debug, Deserialize)]
-pub struct ListQuery {
-    cursor: Option<String>,
-    limit: Option<String>,
+    Ok(state
+        .store
+        .upload_for_user(id, user)
+        .await?
+        .ok_or_else(missing)?)
 }
 
 /// `GET /batches`: the caller's uploads, newest first, a page at a time.
@@ -353,15 +344,19 @@ pub struct ListQuery {
 pub async fn list(
     State(state): State<AppState>,
     Caller(caller): Caller,
-    Query(q): Query<ListQuery>,
+    Query(q): Query<PageQuery>,
 ) -> Result<Response, AppError> {
-    let limit = jobs::page_limit(q.limit.as_deref())?;
-    let cursor = q.cursor.as_deref().map(Cursor::decode).transpose()?;
-    let db = state.env.d1(DB)?;
-    let mut rows = uploads::list(&db, caller.user_id.as_str(), cursor.as_ref(), limit).await?;
-    let next_cursor = next_page(&mut rows, limit, |(_, c)| c.clone());
+    let (limit, cursor) = q.parse()?;
+    let mut rows = state
+        .store
+        .list_uploads(caller.user_id.as_str(), cursor.as_ref(), limit)
+        .await?;
+    let next_cursor = next_page(&mut rows, limit, |s| Cursor {
+        created_at: s.created_at,
+        id: s.id.clone(),
+    });
     Ok(Json(BatchList {
-        items: rows.into_iter().map(|(s, _)| s).collect(),
+        items: rows,
         next_cursor,
     })
     .into_response())
@@ -375,20 +370,11 @@ pub async fn cancel(
     Caller(caller): Caller,
     Path(id): Path<String>,
 ) -> Result<Response, AppError> {
-    let db = state.env.d1(DB)?;
-    let b = own(&db, &id, caller.user_id.as_str()).await?;
-    let api = Anthropic::new(&state.config);
-    for batch in uploads::cancel(&db, &b.id, now_ms()).await? {
-        if live_in_batch(&db, &batch).await? == 0 {
-            if let Err(e) = api.cancel_batch(&batch).await {
-                worker::console_error!(
-                    "canceling batch {batch}: {}",
-                    pipeline::retry::describe(&e)
-                );
-            }
-        }
+    let upload = own(&state, &id, caller.user_id.as_str()).await?;
+    for batch in state.store.cancel_upload(&upload.id, now_ms()).await? {
+        cancel_batch_if_empty(&state, &batch).await?;
     }
-    let b = own(&db, &id, caller.user_id.as_str()).await?;
-    let rows = uploads::files(&db, &b.id).await?;
-    Ok(Json(uploads::view(&b, &rows, now_ms())).into_response())
+    let upload = own(&state, &id, caller.user_id.as_str()).await?;
+    let rows = state.store.upload_files(&upload.id).await?;
+    Ok(Json(upload.view(&rows, now_ms())).into_response())
 }

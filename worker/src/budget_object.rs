@@ -5,18 +5,17 @@
 
 use std::cell::RefCell;
 
-use pipeline::budget::{Budget, Limits, Reserve, Settings, Settle};
-use pipeline::lanes::LaneLimits;
+use pipeline::budget::{Budget, Reserve, Settle};
 use worker::{durable_object, DurableObject, Env, Method, Request, Response, Result, State};
 
-/// Vars that configure the budget.
-pub const BUDGET_RPM: &str = "BUDGET_RPM";
-pub const BUDGET_ITPM: &str = "BUDGET_ITPM";
-pub const BUDGET_OTPM: &str = "BUDGET_OTPM";
-/// `off` switches enforcement off (tokens tracked, never refused) to compare with and without.
-pub const BUDGET_ENFORCE: &str = "BUDGET_ENFORCE";
-
 const KEY: &str = "budget";
+
+/// The object's answer to a ping (with how many it has kept count of) or a settlement.
+#[derive(serde::Serialize)]
+struct Pong {
+    ok: bool,
+    pings: u64,
+}
 
 #[durable_object(fetch)]
 pub struct TokenBudget {
@@ -26,35 +25,6 @@ pub struct TokenBudget {
 }
 
 impl TokenBudget {
-    fn settings(&self) -> Settings {
-        let read = |name: &str, default: u64| {
-            self.env
-                .var(name)
-                .ok()
-                .and_then(|v| v.to_string().trim().parse::<u64>().ok())
-                .filter(|n| *n > 0)
-                .unwrap_or(default)
-        };
-        let l = Limits::default();
-        let d = LaneLimits::default();
-        Settings {
-            limits: Limits {
-                rpm: read(BUDGET_RPM, l.rpm),
-                itpm: read(BUDGET_ITPM, l.itpm),
-                otpm: read(BUDGET_OTPM, l.otpm),
-            },
-            lanes: LaneLimits {
-                high: read("LANE_HIGH_CONCURRENCY", d.high as u64) as u32,
-                bulk: read("LANE_BULK_CONCURRENCY", d.bulk as u64) as u32,
-            },
-            enforce: !self
-                .env
-                .var(BUDGET_ENFORCE)
-                .map(|v| v.to_string().trim().eq_ignore_ascii_case("off"))
-                .unwrap_or(false),
-        }
-    }
-
     /// The budget, loaded from storage on first use.
     async fn load(&self) -> Result<()> {
         if self.budget.borrow().is_none() {
@@ -88,14 +58,20 @@ impl DurableObject for TokenBudget {
     }
 
     async fn fetch(&self, mut req: Request) -> Result<Response> {
-        let now = worker::Date::now().as_millis() as i64;
-        let settings = self.settings();
+        let now = crate::config::now_ms();
+        let settings = match crate::config::budget_settings(&self.env) {
+            Ok(s) => s,
+            Err(e) => {
+                worker::console_error!("budget: configuration error: {e}");
+                return Response::error(format!("configuration error: {e}"), 500);
+            }
+        };
         match (req.method(), req.path().as_str()) {
             (Method::Get, "/ping") => {
                 let storage = self.state.storage();
                 let pings: u64 = storage.get("pings").await?.unwrap_or(0) + 1;
                 storage.put("pings", pings).await?;
-                Response::from_json(&serde_json::json!({ "ok": true, "pings": pings }))
+                Response::from_json(&Pong { ok: true, pings })
             }
             (Method::Post, "/reserve") => {
                 let r: Reserve = req.json().await?;
@@ -109,7 +85,7 @@ impl DurableObject for TokenBudget {
                 self.load().await?;
                 self.with(|b| b.settle(&s, &settings, now));
                 self.save().await?;
-                Response::from_json(&serde_json::json!({ "ok": true }))
+                Response::from_json(&Pong { ok: true, pings: 0 })
             }
             (Method::Get, "/state") => {
                 self.load().await?;

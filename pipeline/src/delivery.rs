@@ -1,0 +1,200 @@
+//! What a lane consumer does with a delivered job, before and around its call: run it or not,
+//! wait for the token budget in place or put the job back on its lane, and what a failed
+//! `count_tokens` means. The consumer only carries these decisions out.
+
+use crate::budget::Grant;
+use crate::ops::failures::Failure;
+use crate::retry::{decide, CallOutcome, Decision};
+use crate::status::{Lane, Mode, Status};
+use crate::timing::Timing;
+
+/// What becomes of a delivered job.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Delivery {
+    /// Already done, canceled, or inside a Message Batch: ack the message, never pay twice.
+    Skip,
+    /// Its `expires_at` passed before it ran: expire it, ack.
+    Expire,
+    /// A synchronous call now.
+    Call,
+    /// A batch-mode job: it joins the accumulation in D1 for the next flush.
+    Accumulate,
+}
+
+/// Decides what a delivery of a job in `status` (with `expires_at`, in `mode`) does at `now`.
+pub fn on_delivery(status: Status, expires_at: Option<i64>, mode: Mode, now: i64) -> Delivery {
+    if status.is_terminal() || status == Status::Submitted {
+        return Delivery::Skip;
+    }
+    if expires_at.is_some_and(|at| at < now) {
+        return Delivery::Expire;
+    }
+    match mode {
+        Mode::Sync => Delivery::Call,
+        Mode::Batch => Delivery::Accumulate,
+    }
+}
+
+/// A reservation that fits within this long is waited for in place (cheaper and closer to the
+/// limit than a re-sent message, whose delay has whole-second granularity)…
+pub const SHORT_WAIT_MS: u64 = 5_000;
+/// …up to this much waiting per job in one delivery; beyond, the job is deferred.
+pub const MAX_INLINE_WAIT_MS: u64 = 30_000;
+/// When the budget object does not answer, the job is put back this much later.
+pub const BUDGET_SILENT_DEFER_MS: u64 = 1_000;
+/// When `count_tokens` fails transiently, the job is put back this much later.
+pub const COUNT_TOKENS_DEFER_MS: u64 = 5_000;
+
+/// The next step after the budget answered a reservation, `waited_ms` into this delivery.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BudgetStep {
+    /// Granted: call now.
+    Go,
+    /// Refused for a short while: wait this long in place, then ask again.
+    Wait { ms: u64 },
+    /// Refused for longer: put the job back on its lane after this long, without spending a
+    /// retry.
+    Defer { ms: u64 },
+}
+
+/// Decides whether to call, wait in place, or defer after `grant`.
+pub fn after_grant(grant: &Grant, waited_ms: u64) -> BudgetStep {
+    if grant.granted {
+        BudgetStep::Go
+    } else if grant.retry_after_ms <= SHORT_WAIT_MS
+        && waited_ms + grant.retry_after_ms <= MAX_INLINE_WAIT_MS
+    {
+        BudgetStep::Wait {
+            ms: grant.retry_after_ms,
+        }
+    } else {
+        BudgetStep::Defer {
+            ms: grant.retry_after_ms,
+        }
+    }
+}
+
+/// The delivery delay of a deferral: whole seconds, at least one, at most a minute.
+pub fn defer_delay_s(after_ms: u64) -> u32 {
+    after_ms.div_ceil(1000).clamp(1, 60) as u32
+}
+
+/// What a failed `count_tokens` (asked before the reservation) does to the job.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CountFailed {
+    /// The API refuses this request for good (an unreadable or encrypted PDF): the call would
+    /// be refused the same way, so the job fails now, unpaid.
+    Fail(Failure),
+    /// Anything else: put the job back on its lane after this long.
+    Defer { ms: u64 },
+}
+
+/// Decides what a failed `count_tokens` means for a job on `lane`.
+pub fn after_count_failed(outcome: &CallOutcome, lane: Lane, timing: &Timing) -> CountFailed {
+    match decide(outcome, 1, lane, timing) {
+        Decision::Fail(f) => CountFailed::Fail(f),
+        _ => CountFailed::Defer {
+            ms: COUNT_TOKENS_DEFER_MS,
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn grant(granted: bool, retry_after_ms: u64) -> Grant {
+        Grant {
+            granted,
+            retry_after_ms,
+            limited_by: None,
+        }
+    }
+
+    #[test]
+    fn a_finished_canceled_or_batched_job_is_never_run_again() {
+        for s in Status::ALL {
+            let d = on_delivery(s, None, Mode::Sync, 0);
+            let skip = s.is_terminal() || s == Status::Submitted;
+            assert_eq!(d == Delivery::Skip, skip, "{s}");
+        }
+    }
+
+    #[test]
+    fn an_expired_job_is_expired_without_a_call_and_a_live_one_runs_by_its_mode() {
+        assert_eq!(
+            on_delivery(Status::Queued, Some(99), Mode::Sync, 100),
+            Delivery::Expire
+        );
+        assert_eq!(
+            on_delivery(Status::Queued, Some(100), Mode::Sync, 100),
+            Delivery::Call
+        );
+        assert_eq!(
+            on_delivery(Status::Running, None, Mode::Batch, 100),
+            Delivery::Accumulate
+        );
+        // Done is done, even past its expiry.
+        assert_eq!(
+            on_delivery(Status::Completed, Some(1), Mode::Sync, 100),
+            Delivery::Skip
+        );
+    }
+
+    #[test]
+    fn a_short_refusal_is_waited_for_in_place_and_a_long_one_deferred() {
+        assert_eq!(after_grant(&grant(true, 0), 0), BudgetStep::Go);
+        assert_eq!(
+            after_grant(&grant(false, 2_000), 0),
+            BudgetStep::Wait { ms: 2_000 }
+        );
+        assert_eq!(
+            after_grant(&grant(false, 6_000), 0),
+            BudgetStep::Defer { ms: 6_000 }
+        );
+        // Waited long enough in this delivery already.
+        assert_eq!(
+            after_grant(&grant(false, 2_000), 29_000),
+            BudgetStep::Defer { ms: 2_000 }
+        );
+    }
+
+    #[test]
+    fn a_deferral_waits_whole_seconds_between_one_and_sixty() {
+        assert_eq!(defer_delay_s(0), 1);
+        assert_eq!(defer_delay_s(1_001), 2);
+        assert_eq!(defer_delay_s(3_600_000), 60);
+    }
+
+    #[test]
+    fn a_refused_count_fails_the_job_and_anything_else_defers_it() {
+        let t = Timing::production();
+        let refused = CallOutcome::Http {
+            status: 400,
+            message: "the PDF cannot be read".into(),
+            retry_after_s: None,
+        };
+        assert!(matches!(
+            after_count_failed(&refused, Lane::Bulk, &t),
+            CountFailed::Fail(_)
+        ));
+        assert_eq!(
+            after_count_failed(&CallOutcome::Timeout, Lane::Bulk, &t),
+            CountFailed::Defer { ms: 5_000 }
+        );
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn waiting_in_place_never_exceeds_the_cap(steps in proptest::collection::vec(0u64..10_000, 1..40)) {
+            let mut waited = 0;
+            for ms in steps {
+                match after_grant(&grant(false, ms), waited) {
+                    BudgetStep::Wait { ms } => waited += ms,
+                    _ => break,
+                }
+                proptest::prop_assert!(waited <= MAX_INLINE_WAIT_MS);
+            }
+        }
+    }
+}

@@ -1,0 +1,194 @@
+//! R2, the claim-check store: prompt jobs' requests (`prompts/<id>`), uploaded PDFs
+//! (`uploads/<upload>/<id>.pdf`) and paid answers (`results/<id>`). A paid answer is written
+//! create-if-absent, *before* the D1 update that points at it, so a retry never overwrites what
+//! an earlier attempt stored and a crash between the two settles from R2 without a second call.
+
+use std::collections::HashMap;
+
+use pipeline::answer::{judge, Verdict};
+use pipeline::anthropic::{Message, OutputBlock, Role, StopReason, Usage};
+use worker::{Bucket, Conditional};
+
+/// The R2 bucket `RESULTS`.
+#[derive(Clone)]
+pub struct Blobs {
+    bucket: Bucket,
+}
+
+// SAFETY: the Workers runtime runs one isolate on one thread; the bucket handle never crosses
+// threads (workers-rs makes the same promise for `Env`, `D1Database` and `Queue`).
+unsafe impl Send for Blobs {}
+unsafe impl Sync for Blobs {}
+
+/// Where a job's answer lives.
+pub fn result_key(id: &str) -> String {
+    format!("results/{id}")
+}
+
+/// Where a prompt job's request lives.
+pub fn prompt_key(id: &str) -> String {
+    format!("prompts/{id}")
+}
+
+/// A stored answer, read back for `GET /jobs/:id/result`.
+pub struct StoredResult {
+    /// `application/json` for a failed job's kept Message JSON, text otherwise.
+    pub content_type: &'static str,
+    pub body: worker::Body,
+}
+
+impl Blobs {
+    pub fn new(bucket: Bucket) -> Blobs {
+        Blobs { bucket }
+    }
+
+    /// Writes an object (a prompt job's request, an uploaded PDF, a health probe).
+    pub async fn put(&self, key: &str, bytes: Vec<u8>) -> worker::Result<()> {
+        self.bucket.put(key, bytes).execute().await?;
+        Ok(())
+    }
+
+    /// Deletes an object (what a refused request wrote); best effort, logged.
+    pub async fn delete(&self, key: &str) {
+        if let Err(e) = self.bucket.delete(key).await {
+            worker::console_error!("deleting {key} failed: {e}");
+        }
+    }
+
+    /// The bytes at `key`; `None` when there is no such object.
+    pub async fn get(&self, key: &str) -> worker::Result<Option<Vec<u8>>> {
+        let Some(object) = self.bucket.get(key).execute().await? else {
+            return Ok(None);
+        };
+        match object.body() {
+            Some(b) => Ok(Some(b.bytes().await?)),
+            None => Ok(None),
+        }
+    }
+
+    /// The bytes a job's row points at (its request or its upload); missing is an error.
+    pub async fn claim_check(&self, key: &str) -> worker::Result<Vec<u8>> {
+        self.get(key)
+            .await?
+            .ok_or_else(|| worker::Error::RustError(format!("{key} is missing from R2")))
+    }
+
+    /// Stores a paid answer at `results/<id>` — with its model, usage and stop reason as
+    /// metadata — unless it is already there. A usable answer is stored as its text; an
+    /// unusable one as the whole Message JSON (`format: message`), so what was paid for can be
+    /// read back.
+    pub async fn store_answer(&self, id: &str, message: &Message) -> worker::Result<()> {
+        let mut metadata: HashMap<String, String> =
+            message.usage.to_metadata().into_iter().collect();
+        metadata.insert("model".into(), message.model.clone());
+        if let Some(reason) = &message.stop_reason {
+            metadata.insert("stop_reason".into(), reason.as_str().to_owned());
+        }
+        let body = match judge(message) {
+            Verdict::Usable => message.text(),
+            Verdict::Unusable(_) => {
+                metadata.insert("format".into(), "message".into());
+                serde_json::to_string(message)
+                    .map_err(|e| worker::Error::RustError(e.to_string()))?
+            }
+        };
+        self.put_if_absent(id, body.into_bytes(), metadata).await
+    }
+
+    /// Stores an answer that could not be decoded, as it came (`format: raw`), with the model
+    /// it was asked of.
+    pub async fn store_undecodable(&self, id: &str, raw: &str, model: &str) -> worker::Result<()> {
+        let metadata = HashMap::from([
+            ("format".to_owned(), "raw".to_owned()),
+            ("model".to_owned(), model.to_owned()),
+        ]);
+        self.put_if_absent(id, raw.as_bytes().to_vec(), metadata)
+            .await
+    }
+
+    async fn put_if_absent(
+        &self,
+        id: &str,
+        body: Vec<u8>,
+        metadata: HashMap<String, String>,
+    ) -> worker::Result<()> {
+        self.bucket
+            .put(result_key(id), body)
+            .custom_metadata(metadata)
+            .only_if(Conditional {
+                etag_does_not_match: Some("*".into()),
+                ..Default::default()
+            })
+            .execute()
+            .await?;
+        Ok(())
+    }
+
+    /// An answer already stored for this job (a Worker that died between the R2 write and the
+    /// D1 update): rebuilt from the object, so the job settles without a second call.
+    pub async fn stored_answer(&self, id: &str) -> worker::Result<Option<Message>> {
+        let Some(object) = self.bucket.get(result_key(id)).execute().await? else {
+            return Ok(None);
+        };
+        let metadata = object.custom_metadata()?;
+        let text = match object.body() {
+            Some(b) => b.text().await?,
+            None => return Ok(None),
+        };
+        let model = metadata.get("model").cloned().unwrap_or_default();
+        let message = |content, stop_reason, usage| Message {
+            id: format!("stored-{id}"),
+            kind: "message".into(),
+            role: Role::Assistant,
+            content,
+            model: model.clone(),
+            stop_reason,
+            stop_sequence: None,
+            usage,
+        };
+        match metadata.get("format").map(String::as_str) {
+            Some("message") => Ok(serde_json::from_str(&text).ok()),
+            // Paid for but unreadable: settled as an answer with nothing to use, never called
+            // again.
+            Some("raw") => Ok(Some(message(
+                Vec::new(),
+                Some(StopReason::Other("undecodable_answer".into())),
+                Usage::from_raw_answer(&text).unwrap_or_default(),
+            ))),
+            _ => Ok(
+                Usage::from_metadata(|k| metadata.get(k).cloned()).map(|usage| {
+                    message(
+                        vec![OutputBlock::text(text)],
+                        metadata.get("stop_reason").cloned().map(StopReason::from),
+                        usage,
+                    )
+                }),
+            ),
+        }
+    }
+
+    /// A job's stored answer as a stream (never buffered), with its content type.
+    pub async fn result(&self, id: &str) -> worker::Result<Option<StoredResult>> {
+        let Some(object) = self.bucket.get(result_key(id)).execute().await? else {
+            return Ok(None);
+        };
+        let content_type = match object.custom_metadata()?.get("format").map(String::as_str) {
+            Some("message") => "application/json",
+            _ => "text/plain; charset=utf-8",
+        };
+        let Some(body) = object.body() else {
+            return Ok(None);
+        };
+        match body.response_body()? {
+            // The R2 object's own ReadableStream, handed on without buffering it.
+            worker::ResponseBody::Stream(s) => Ok(Some(StoredResult {
+                content_type,
+                body: worker::Body::new(s),
+            })),
+            _ => Err(worker::Error::RustError(format!(
+                "{} is not a stream",
+                result_key(id)
+            ))),
+        }
+    }
+}

@@ -1,0 +1,263 @@
+//! One synchronous call, and what follows from it: the request (shaped for the model it goes
+//! to), the budget's reservation (wait in place or defer), the claim, the call, and the
+//! settlement — each step as `pipeline` decides it.
+
+use pipeline::answer::{settle_answer, settle_undecodable, End};
+use pipeline::anthropic::CountTokensRequest;
+use pipeline::budget::{Need, Reserve, Settle};
+use pipeline::delivery::{
+    after_count_failed, after_grant, defer_delay_s, BudgetStep, CountFailed, BUDGET_SILENT_DEFER_MS,
+};
+use pipeline::pricing::Tier;
+use pipeline::retry::{
+    decide, describe, is_overload, is_spend_limit, model_for, CallOutcome, Decision,
+};
+use pipeline::status::Lane;
+use serde_json::Value;
+use worker::{Delay, Message, MessageExt};
+
+use super::{dead_letters::announce_dead_letter, retry_after};
+use crate::config::now_ms;
+use crate::requests::request_of;
+use crate::services::AppState;
+use crate::store::jobs::{Attempt, Scope};
+use crate::store::JobRow;
+
+/// Runs one delivered sync job to its end (or puts it back on its lane).
+pub async fn run(state: &AppState, msg: Message<Value>, row: JobRow) {
+    let id = row.id.clone();
+    let lane = row.lane;
+    let timing = &state.config.timing;
+    let mut request = match request_of(&state.blobs, &row).await {
+        Ok(r) => r,
+        Err(e) => {
+            worker::console_error!("job {id}: cannot build its request ({e}); retrying");
+            retry_after(&msg, timing.backoff_s(1, None));
+            return;
+        }
+    };
+    // Two overload answers in a row move the job down the fallback chain.
+    let model = model_for(
+        &request.model,
+        row.overloads.max(0) as u32,
+        &state.config.model_chain,
+    )
+    .to_owned();
+    // Shaped for the model it goes to (a fallback may refuse what the first model took).
+    request = pipeline::shape::conform(request, &model);
+    let input = match pipeline::tokens::estimate_request(&request) {
+        Some(n) => n,
+        None => match state
+            .anthropic
+            .count_tokens(&CountTokensRequest::from(&request))
+            .await
+        {
+            Ok(n) => n,
+            Err(e) => {
+                match after_count_failed(&e, lane, timing) {
+                    CountFailed::Fail(f) => {
+                        let failed = async {
+                            state
+                                .store
+                                .fail(&id, &f, None, now_ms(), Scope::Sync)?
+                                .run()
+                                .await
+                        }
+                        .await;
+                        match failed {
+                            Ok(_) => msg.ack(),
+                            Err(err) => {
+                                worker::console_error!("job {id}: {err}; retrying");
+                                retry_after(&msg, timing.backoff_s(1, None));
+                            }
+                        }
+                    }
+                    CountFailed::Defer { ms } => {
+                        worker::console_error!(
+                            "job {id}: count_tokens failed ({}); deferring",
+                            describe(&e)
+                        );
+                        defer(state, &msg, lane, &id, ms).await;
+                    }
+                }
+                return;
+            }
+        },
+    };
+    // A reservation first: tokens per minute and a slot of the lane.
+    let reservation = Reserve {
+        job_id: id.clone(),
+        lane,
+        model: model.clone(),
+        need: Need {
+            input,
+            output: request.max_tokens as u64,
+        },
+        ttl_ms: timing.call_timeout_ms as i64 + 30_000,
+    };
+    let mut waited = 0;
+    loop {
+        match state.budget.reserve(&reservation).await {
+            Ok(grant) => match after_grant(&grant, waited) {
+                BudgetStep::Go => break,
+                BudgetStep::Wait { ms } => {
+                    waited += ms;
+                    Delay::from(std::time::Duration::from_millis(ms)).await;
+                }
+                BudgetStep::Defer { ms } => {
+                    defer(state, &msg, lane, &id, ms).await;
+                    return;
+                }
+            },
+            Err(e) => {
+                worker::console_error!("job {id}: no answer from the budget ({e}); deferring");
+                defer(state, &msg, lane, &id, BUDGET_SILENT_DEFER_MS).await;
+                return;
+            }
+        }
+    }
+    let mut settlement = Settle::unused(&id, &model);
+    let result: worker::Result<()> = async {
+        if !state.store.claim(&id, now_ms()).await? {
+            msg.ack();
+            return Ok(());
+        }
+        let attempt = (row.attempts + 1).max(1) as u32;
+        if let Some(message) = state.blobs.stored_answer(&id).await? {
+            // Answered before a crash; settle from what was stored, never call twice.
+            let settled = settle_answer(row.kind, &message, Tier::Standard, now_ms());
+            state
+                .store
+                .settle(&id, &settled, now_ms(), Scope::Sync)?
+                .run()
+                .await?;
+            msg.ack();
+            return Ok(());
+        }
+        let started_at = now_ms();
+        let answered = state.anthropic.messages(&request, &id).await;
+        settlement = Settle::after_call(&id, &model, &answered.result, answered.reported);
+        let (label, error) = match &answered.result {
+            Ok(message) => {
+                state.blobs.store_answer(&id, message).await?;
+                let settled = settle_answer(row.kind, message, Tier::Standard, now_ms());
+                state
+                    .store
+                    .settle(&id, &settled, now_ms(), Scope::Sync)?
+                    .run()
+                    .await?;
+                msg.ack();
+                match settled.end {
+                    End::Complete { .. } => ("completed", None),
+                    End::Fail(f) => ("failed", Some(f.reason)),
+                }
+            }
+            Err(CallOutcome::Undecodable { reason, raw }) => {
+                // Paid for but unreadable: kept in R2, its usage recorded as far as it can be
+                // read, failed once.
+                state.blobs.store_undecodable(&id, raw, &model).await?;
+                let settled = settle_undecodable(&model, reason, raw, now_ms());
+                state
+                    .store
+                    .settle(&id, &settled, now_ms(), Scope::Sync)?
+                    .run()
+                    .await?;
+                msg.ack();
+                ("failed", Some(reason.clone()))
+            }
+            Err(failure) => (
+                apply(state, &msg, &id, lane, failure, attempt).await?,
+                Some(describe(failure)),
+            ),
+        };
+        let record = Attempt {
+            job_id: &id,
+            n: attempt,
+            model: Some(&model),
+            started_at,
+            ended_at: now_ms(),
+            outcome: label,
+            error: error.as_deref(),
+        };
+        if let Err(e) = state.store.record_attempt(&record).await {
+            // The attempt log is for people; the job itself is already settled.
+            worker::console_error!("job {id}: attempt {attempt} not logged: {e}");
+        }
+        Ok(())
+    }
+    .await;
+    state.budget.settle(&settlement).await;
+    if let Err(e) = result {
+        // Storage failed around the call: retry; the guarded writes make the rerun safe.
+        worker::console_error!("job {id}: {e}; retrying");
+        retry_after(&msg, timing.backoff_s(1, None));
+    }
+}
+
+/// Puts a job back on its lane after `after_ms` without counting a retry: a fresh message is
+/// sent with a delivery delay, then this one is acked (or retried if the send fails).
+async fn defer(state: &AppState, msg: &Message<Value>, lane: Lane, id: &str, after_ms: u64) {
+    let delay_s = defer_delay_s(after_ms);
+    match state.lanes.send_after(lane, id, Some(delay_s)).await {
+        Ok(()) => msg.ack(),
+        Err(e) => {
+            worker::console_error!("job {id}: deferral failed ({e}); retrying instead");
+            retry_after(msg, delay_s);
+        }
+    }
+}
+
+/// Carries out `pipeline::retry::decide` for a failed call; answers what became of the job,
+/// for the attempt log.
+async fn apply(
+    state: &AppState,
+    msg: &Message<Value>,
+    id: &str,
+    lane: Lane,
+    failure: &CallOutcome,
+    attempt: u32,
+) -> worker::Result<&'static str> {
+    if is_spend_limit(failure) {
+        worker::console_error!(
+            "ALERT job {id}: 429 without retry-after — a spend limit, not a rate limit"
+        );
+        state.store.count("alert_spend_limit", now_ms()).await?;
+    }
+    Ok(match decide(failure, attempt, lane, &state.config.timing) {
+        Decision::Ack => {
+            msg.ack();
+            "completed"
+        }
+        Decision::Fail(f) => {
+            state
+                .store
+                .fail(id, &f, None, now_ms(), Scope::Sync)?
+                .run()
+                .await?;
+            msg.ack();
+            "failed"
+        }
+        Decision::Retry { delay_s, reason } => {
+            state
+                .store
+                .requeue(id, &reason, is_overload(failure), now_ms())
+                .await?;
+            if delay_s == 0 {
+                msg.retry();
+            } else {
+                retry_after(msg, delay_s);
+            }
+            "retry"
+        }
+        Decision::DeadLetter(f) => {
+            state
+                .store
+                .dead_letter(id, &f, now_ms(), Scope::Sync)?
+                .run()
+                .await?;
+            announce_dead_letter(state, id).await;
+            msg.ack();
+            "dead_lettered"
+        }
+    })
+}

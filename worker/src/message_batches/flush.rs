@@ -1,0 +1,249 @@
+//! Batch-mode jobs join an accumulation in D1 (their queue message is acked: a Message Batch may
+//! wait an hour for company, a queue message may not). A flush — when `BATCH_FLUSH_SIZE` jobs
+//! wait or the oldest has waited `BATCH_FLUSH_AGE_S` — claims waiting jobs in D1 *before* its
+//! create call, sends one Message Batch, and marks them `submitted`; the poller settles them.
+//!
+//! Paying twice is what the order prevents. The create call has three endings
+//! (`pipeline::batching::after_create`):
+//! - an answer: the jobs are marked `submitted` with the batch id;
+//! - an error answer: nothing was created; the claim is released (or the job the API named as
+//!   invalid fails);
+//! - no answer (timeout, network, or the Worker died): the batch may or may not exist. The flush
+//!   stays `claimed`, its jobs are never sent again, and [`recover`] later looks for the batch
+//!   among the account's batches (`pipeline::batching::recover`): adopted if found, released if
+//!   the create certainly never reached the API.
+
+use pipeline::anthropic::{BatchRequest, CreateBatch};
+use pipeline::batching::{self, Created, Recovery, Unknown};
+use pipeline::clock::parse_rfc3339;
+use pipeline::ops::failures::Failure;
+use pipeline::retry::describe;
+use serde::Serialize;
+
+use crate::config::now_ms;
+use crate::requests::request_of;
+use crate::services::{new_id, AppState};
+use crate::store::jobs::Scope;
+
+/// At most this many flushes per run (each one create call), so one invocation stays bounded.
+const MAX_FLUSHES_PER_RUN: usize = 10;
+
+/// What a run of [`flush_due`] did.
+#[derive(Debug, Default, Serialize)]
+pub struct FlushReport {
+    pub batches_created: u32,
+    pub jobs_submitted: u32,
+    pub jobs_failed: u32,
+    /// Flushes left `claimed` because the create call's outcome is unknown.
+    pub outcomes_unknown: u32,
+    pub errors: Vec<String>,
+}
+
+/// Flushes while a flush is due (by size or age) — or, with `force`, while any job waits.
+pub async fn flush_due(state: &AppState, force: bool) -> FlushReport {
+    let mut report = FlushReport::default();
+    for _ in 0..MAX_FLUSHES_PER_RUN {
+        let due = match state.store.waiting().await {
+            Ok((n, oldest)) => {
+                (force && n > 0) || batching::flush_due(n, oldest, now_ms(), &state.config.timing)
+            }
+            Err(e) => {
+                report.errors.push(format!("counting waiting jobs: {e}"));
+                break;
+            }
+        };
+        if !due {
+            break;
+        }
+        match flush_once(state, &mut report).await {
+            Ok(true) => {}
+            Ok(false) => break,
+            Err(e) => {
+                report.errors.push(format!("flush: {e}"));
+                break;
+            }
+        }
+    }
+    if !report.errors.is_empty() {
+        worker::console_error!("flush: {:?}", report.errors);
+    }
+    report
+}
+
+/// One flush: claim, build, create, mark. Answers whether another flush may follow at once.
+async fn flush_once(state: &AppState, report: &mut FlushReport) -> worker::Result<bool> {
+    let store = &state.store;
+    let now = now_ms();
+    let flush = format!("flush_{}", new_id()?);
+    let size = batching::flush_size(&state.config.timing);
+    let rows = store.claim_flush(&flush, size, now).await?;
+    if rows.is_empty() {
+        // Another flush took them first.
+        return Ok(false);
+    }
+    // Requests are built one by one and stop at the byte limit, so that a flush of large PDFs
+    // never holds more than one create call's worth in memory.
+    let mut requests = Vec::new();
+    let mut bytes = 0;
+    let mut rest: Vec<&str> = Vec::new();
+    let mut statements = Vec::new();
+    for row in &rows {
+        if !rest.is_empty() {
+            rest.push(&row.id);
+            continue;
+        }
+        match request_of(&state.blobs, row).await {
+            Ok(params) => {
+                let r = BatchRequest {
+                    custom_id: row.id.clone(),
+                    params,
+                };
+                let size = serde_json::to_string(&r).map(|s| s.len()).unwrap_or(0);
+                if batching::fits(requests.len(), bytes, size, batching::MAX_FLUSH_BYTES) {
+                    bytes += size;
+                    requests.push(r);
+                } else {
+                    rest.push(&row.id);
+                }
+            }
+            Err(e) => {
+                report.jobs_failed += 1;
+                let failure = Failure::new(format!("its request cannot be built: {e}"));
+                statements.push(store.fail(&row.id, &failure, None, now, Scope::Sync)?);
+            }
+        }
+    }
+    let n = requests.len();
+    for id in rest {
+        // Did not fit this create call: back to waiting, first in line for the next.
+        statements.push(store.unclaim(id, &flush)?);
+    }
+    statements.push(store.size_flush(&flush, n, now_ms())?);
+    store.batch(statements).await?;
+    if requests.is_empty() {
+        store
+            .release_flush(&flush, "no request could be built", now_ms())
+            .await?;
+        return Ok(true);
+    }
+    let ids: Vec<String> = requests.iter().map(|r| r.custom_id.clone()).collect();
+    let created = state
+        .anthropic
+        .create_batch(&CreateBatch { requests })
+        .await;
+    match batching::after_create(created.as_ref().map(|b| b.id.clone())) {
+        Created::Batch(batch) => {
+            let marked = store.mark_created(&flush, &batch, now_ms()).await;
+            report.batches_created += 1;
+            report.jobs_submitted += ids.len() as u32;
+            if let Err(e) = marked {
+                // The batch exists; the flush stays claimed and recovery adopts it by its size
+                // and time. Nothing is sent again meanwhile.
+                report.errors.push(format!(
+                    "batch {batch} created but not recorded ({e}); recovery will adopt it"
+                ));
+            }
+            Ok(true)
+        }
+        Created::Refused { culprit, failure } => {
+            // The request the API named fails alone and the rest wait again; without a name
+            // the whole batch is refused for good.
+            let culprit = culprit.and_then(|i| ids.get(i));
+            let mut statements = Vec::new();
+            for id in ids.iter().filter(|id| culprit.is_none_or(|c| c == *id)) {
+                statements.push(store.fail(id, &failure, None, now_ms(), Scope::Sync)?);
+                report.jobs_failed += 1;
+            }
+            store.batch(statements).await?;
+            store
+                .release_flush(&flush, &failure.reason, now_ms())
+                .await?;
+            Ok(culprit.is_some())
+        }
+        Created::NotNow(reason) => {
+            store.release_flush(&flush, &reason, now_ms()).await?;
+            report
+                .errors
+                .push(format!("batch create refused: {reason}"));
+            Ok(false)
+        }
+        Created::Unknown(note) => {
+            store.note_flush(&flush, &note, now_ms()).await?;
+            report.outcomes_unknown += 1;
+            report.errors.push(format!("{flush}: {note}"));
+            Ok(false)
+        }
+    }
+}
+
+/// What a recovery run did.
+#[derive(Debug, Default, Serialize)]
+pub struct RecoveryReport {
+    pub adopted: u32,
+    pub released: u32,
+    pub waiting: u32,
+}
+
+/// Resolves flushes left `claimed` once their create call can no longer be in flight: the
+/// account's recent batches that no flush knows are matched by size and time (see
+/// `pipeline::batching::recover`).
+pub async fn recover(state: &AppState) -> worker::Result<RecoveryReport> {
+    let mut report = RecoveryReport::default();
+    let now = now_ms();
+    let timeout = state.config.timing.call_timeout_ms as i64;
+    let stranded = state
+        .store
+        .stranded_flushes(now - timeout - batching::margin_ms(timeout))
+        .await?;
+    let Some(oldest) = stranded.iter().map(|s| s.claimed_at).min() else {
+        return Ok(report);
+    };
+    let mut unknown = Vec::new();
+    let mut after: Option<String> = None;
+    for _ in 0..10 {
+        let page = state
+            .anthropic
+            .list_batches(after.as_deref())
+            .await
+            .map_err(|e| worker::Error::RustError(describe(&e)))?;
+        let mut older = false;
+        for b in &page.data {
+            let created = b.created_at.as_deref().and_then(parse_rfc3339).unwrap_or(0);
+            older |= created < oldest - batching::margin_ms(timeout);
+            let c = &b.request_counts;
+            unknown.push(Unknown {
+                id: b.id.clone(),
+                created_at: created,
+                requests: c.processing + c.succeeded + c.errored + c.canceled + c.expired,
+            });
+        }
+        if older || !page.has_more {
+            break;
+        }
+        after = page.last_id.clone();
+    }
+    // Keep only the batches no flush (and no job) knows.
+    let ids: Vec<String> = unknown.iter().map(|u| u.id.clone()).collect();
+    let known = state.store.known_batches(&ids).await?;
+    unknown.retain(|u| !known.contains(&u.id));
+    for s in stranded {
+        match batching::recover(s.claimed_at, s.jobs.max(0) as u64, &unknown, now, timeout) {
+            Recovery::Adopt(batch) => {
+                worker::console_log!("recovery: flush {} adopts batch {batch}", s.id);
+                state.store.mark_created(&s.id, &batch, now_ms()).await?;
+                unknown.retain(|u| u.id != batch);
+                report.adopted += 1;
+            }
+            Recovery::Release => {
+                worker::console_log!("recovery: flush {} never reached the API", s.id);
+                state
+                    .store
+                    .release_flush(&s.id, "the create call never reached the API", now_ms())
+                    .await?;
+                report.released += 1;
+            }
+            Recovery::Wait => report.waiting += 1,
+        }
+    }
+    Ok(report)
+}

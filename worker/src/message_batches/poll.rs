@@ -1,0 +1,141 @@
+//! The batch mode's poller (run by the cron, and on demand): for every Anthropic batch that
+//! still has submitted jobs, retrieve it; once ended, read its JSONL results and settle every
+//! affected row in one transaction. Guarded updates make it safe to run twice or concurrently.
+
+use pipeline::answer::{settle_answer, End};
+use pipeline::anthropic::{parse_results, BatchResult};
+use pipeline::batching::{line_outcome, Outcome};
+use pipeline::ops::failures::Failure;
+use pipeline::pricing::Tier;
+use pipeline::retry::describe;
+use serde::Serialize;
+
+use crate::config::now_ms;
+use crate::services::AppState;
+use crate::store::jobs::Scope;
+
+/// What one poll did.
+#[derive(Debug, Default, Serialize)]
+pub struct PollReport {
+    pub batches_checked: u32,
+    pub batches_ended: u32,
+    pub jobs_completed: u32,
+    pub jobs_failed: u32,
+    /// Transient errors and expiries, back in the accumulation for a later batch.
+    pub jobs_resubmitted: u32,
+    pub jobs_dead_lettered: u32,
+    pub jobs_canceled: u32,
+    pub errors: Vec<String>,
+}
+
+pub async fn poll(state: &AppState) -> worker::Result<PollReport> {
+    let mut report = PollReport::default();
+    for batch_id in state.store.open_batches().await? {
+        report.batches_checked += 1;
+        let batch = match state.anthropic.retrieve_batch(&batch_id).await {
+            Ok(b) => b,
+            Err(e) => {
+                report.errors.push(format!("{batch_id}: {}", describe(&e)));
+                continue;
+            }
+        };
+        if !batch.ended() {
+            continue;
+        }
+        let Some(url) = batch.results_url.as_deref() else {
+            report
+                .errors
+                .push(format!("{batch_id}: ended without a results_url"));
+            continue;
+        };
+        let jsonl = match state.anthropic.batch_results(url).await {
+            Ok(t) => t,
+            Err(e) => {
+                report
+                    .errors
+                    .push(format!("{batch_id} results: {}", describe(&e)));
+                continue;
+            }
+        };
+        report.batches_ended += 1;
+        settle_batch(state, &batch_id, &jsonl, &mut report).await?;
+    }
+    Ok(report)
+}
+
+/// Settles the submitted jobs of one ended batch from its results, in one transaction.
+async fn settle_batch(
+    state: &AppState,
+    batch_id: &str,
+    jsonl: &str,
+    report: &mut PollReport,
+) -> worker::Result<()> {
+    let store = &state.store;
+    let rows = store.in_batch(batch_id).await?;
+    let now = now_ms();
+    let scope = Scope::InBatch(batch_id);
+    let mut statements = Vec::with_capacity(rows.len());
+    let mut seen = std::collections::HashSet::new();
+    let mut dead = Vec::new();
+    for line in parse_results(jsonl) {
+        let line = match line {
+            Ok(l) => l,
+            Err(e) => {
+                report.errors.push(format!("{batch_id}: {e}"));
+                continue;
+            }
+        };
+        let Some(row) = rows.iter().find(|r| r.id == line.custom_id) else {
+            continue; // settled already, or not ours
+        };
+        seen.insert(row.id.clone());
+        if let BatchResult::Succeeded { message } = &line.result {
+            state.blobs.store_answer(&row.id, message).await?;
+            let settled = settle_answer(row.kind, message, Tier::Batch, now);
+            statements.push(store.settle(&row.id, &settled, now, scope)?);
+            match settled.end {
+                End::Complete { .. } => report.jobs_completed += 1,
+                End::Fail(_) => report.jobs_failed += 1,
+            }
+            continue;
+        }
+        let tries = row.batch_tries.max(0) as u32;
+        match line_outcome(&line.result, tries) {
+            None => {}
+            Some(Outcome::Fail(reason)) => {
+                statements.push(store.fail(&row.id, &Failure::new(reason), None, now, scope)?);
+                report.jobs_failed += 1;
+            }
+            Some(Outcome::Resubmit(reason)) => {
+                statements.push(store.resubmit(&row.id, batch_id, &reason, now)?);
+                report.jobs_resubmitted += 1;
+            }
+            Some(Outcome::DeadLetter(reason)) => {
+                statements.push(store.dead_letter(&row.id, &Failure::new(reason), now, scope)?);
+                dead.push(row.id.clone());
+                report.jobs_dead_lettered += 1;
+            }
+            Some(Outcome::Canceled) => {
+                statements.push(store.cancel_in_batch(
+                    &row.id,
+                    batch_id,
+                    "the batch was canceled before this request ran",
+                    now,
+                )?);
+                report.jobs_canceled += 1;
+            }
+        }
+    }
+    for row in rows.iter().filter(|r| !seen.contains(&r.id)) {
+        let missing = Failure::new("the job is missing from its batch's results");
+        statements.push(store.fail(&row.id, &missing, None, now, scope)?);
+        report.jobs_failed += 1;
+    }
+    if !statements.is_empty() {
+        store.batch(statements).await?;
+    }
+    for id in dead {
+        crate::consumer::announce_dead_letter(state, &id).await;
+    }
+    Ok(())
+}

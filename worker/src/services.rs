@@ -1,0 +1,124 @@
+//! The bindings, resolved once per invocation into typed services, and the state every handler,
+//! consumer and cron step shares: the configuration, the store (D1), the blobs (R2), the lanes
+//! (Queues), the budget (the Durable Object) and the Anthropic client.
+
+use std::sync::Arc;
+
+use pipeline::dto::QueueMessage;
+use pipeline::status::Lane;
+use worker::{Env, MessageBuilder, Queue};
+
+use crate::anthropic::Anthropic;
+use crate::config::{Config, BUDGET, DB, QUEUE_BULK, QUEUE_HIGH, RESULTS};
+use crate::store::Store;
+
+/// What every entry point works with.
+#[derive(Clone)]
+pub struct AppState {
+    pub config: Arc<Config>,
+    pub store: Store,
+    pub blobs: crate::blobs::Blobs,
+    pub lanes: Lanes,
+    pub budget: crate::budget_client::BudgetClient,
+    pub anthropic: Arc<Anthropic>,
+}
+
+impl AppState {
+    /// Reads the configuration and resolves every binding; a missing binding or a malformed
+    /// var is an error that names it.
+    pub fn from_env(env: &Env) -> Result<AppState, String> {
+        let config = Config::from_env(env)?;
+        let bind = |what: &str, e: worker::Error| format!("binding {what}: {e}");
+        Ok(AppState {
+            store: Store::new(env.d1(DB).map_err(|e| bind(DB, e))?),
+            blobs: crate::blobs::Blobs::new(env.bucket(RESULTS).map_err(|e| bind(RESULTS, e))?),
+            lanes: Lanes {
+                high: env.queue(QUEUE_HIGH).map_err(|e| bind(QUEUE_HIGH, e))?,
+                bulk: env.queue(QUEUE_BULK).map_err(|e| bind(QUEUE_BULK, e))?,
+                bulk_delay_s: config.timing.bulk_delay_s,
+            },
+            budget: crate::budget_client::BudgetClient::new(
+                env.durable_object(BUDGET).map_err(|e| bind(BUDGET, e))?,
+            ),
+            anthropic: Arc::new(Anthropic::new(&config)),
+            config: Arc::new(config),
+        })
+    }
+}
+
+/// The two queue lanes: `high` delivers at once, `bulk` after `BULK_DELAY_S`.
+#[derive(Clone)]
+pub struct Lanes {
+    high: Queue,
+    bulk: Queue,
+    bulk_delay_s: u32,
+}
+
+impl Lanes {
+    fn queue(&self, lane: Lane) -> &Queue {
+        match lane {
+            Lane::High => &self.high,
+            Lane::Bulk => &self.bulk,
+        }
+    }
+
+    /// Sends a job to its lane, after the lane's own delay.
+    pub async fn send(&self, lane: Lane, id: &str) -> worker::Result<()> {
+        self.send_after(lane, id, None).await
+    }
+
+    /// Sends a job to its lane after `delay_s` (deferrals, paced replays), or the lane's delay.
+    pub async fn send_after(
+        &self,
+        lane: Lane,
+        id: &str,
+        delay_s: Option<u32>,
+    ) -> worker::Result<()> {
+        let default = match lane {
+            Lane::High => 0,
+            Lane::Bulk => self.bulk_delay_s,
+        };
+        let delay = delay_s.unwrap_or(default);
+        let mut builder = MessageBuilder::new(QueueMessage::Job { id: id.to_owned() });
+        if delay > 0 {
+            builder = builder.delay_seconds(delay);
+        }
+        self.queue(lane).send(builder.build()).await
+    }
+
+    /// Sends many jobs to the bulk lane with `sendBatch`, 100 messages per call (the queue's
+    /// limit; id-only messages stay far below its 256 KB). Answers the ids whose chunk could not
+    /// be sent.
+    pub async fn send_bulk(&self, ids: &[String]) -> Vec<String> {
+        let mut unsent = Vec::new();
+        for chunk in ids.chunks(100) {
+            let mut batch = worker::BatchMessageBuilder::new()
+                .messages(chunk.iter().map(|id| QueueMessage::Job { id: id.clone() }));
+            if self.bulk_delay_s > 0 {
+                batch = batch.delay_seconds(self.bulk_delay_s);
+            }
+            if let Err(e) = self.bulk.send_batch(batch.build()).await {
+                worker::console_error!("sending {} jobs to the bulk lane failed: {e}", chunk.len());
+                unsent.extend(chunk.iter().cloned());
+            }
+        }
+        unsent
+    }
+
+    /// A health ping through the high lane.
+    pub async fn ping(&self, sent_at: i64) -> worker::Result<()> {
+        self.high.send(QueueMessage::Ping { sent_at }).await
+    }
+}
+
+/// 16 bytes from the platform's CSPRNG (`crypto.getRandomValues`).
+pub fn random_bytes() -> worker::Result<[u8; 16]> {
+    let mut b = [0u8; 16];
+    getrandom::fill(&mut b).map_err(|e| worker::Error::RustError(format!("no randomness: {e}")))?;
+    Ok(b)
+}
+
+/// A fresh job (or upload, or flush) id.
+pub fn new_id() -> worker::Result<String> {
+    Ok(pipeline::jobs::new_id(random_bytes()?))
+}

@@ -1,0 +1,110 @@
+//! The one store layer: every SQL statement of the Worker is here, and nothing outside calls
+//! `prepare`. Route handlers, consumers and the cron call typed functions; status changes are
+//! written with the guards of `pipeline::status::Transition`, so a write that a retry repeats
+//! changes nothing the second time.
+//!
+//! # Layout
+//! - [`row`]: `JobRow`, a job as stored (enums that fail loudly), and its API views.
+//! - [`jobs`]: job rows — insert, claim, settle, fail, requeue, dead-letter, expire, cancel,
+//!   lists — and their attempt log and idempotency records.
+//! - [`uploads`]: PDF uploads and their files.
+//! - [`flushes`]: the bulk lane's accumulation and the flushes into Message Batches.
+//! - [`keys`]: API keys.
+//! - [`ops`]: heartbeats and counters, metrics rows, alerts, budgets, usage, DLQ triage.
+//! - [`sql`]: the query text the plan test checks.
+
+pub mod flushes;
+pub mod jobs;
+pub mod keys;
+pub mod ops;
+pub mod row;
+pub mod sql;
+#[cfg(test)]
+mod sql_tests;
+pub mod uploads;
+
+use std::sync::Arc;
+
+use serde::de::DeserializeOwned;
+use wasm_bindgen::JsValue;
+use worker::{D1Database, D1PreparedStatement, D1Result};
+
+pub use row::JobRow;
+
+/// The D1 database, resolved once per invocation.
+#[derive(Clone)]
+pub struct Store {
+    db: Arc<D1Database>,
+}
+
+impl Store {
+    pub fn new(db: D1Database) -> Store {
+        Store { db: Arc::new(db) }
+    }
+
+    /// A statement with its parameters bound.
+    fn stmt(&self, sql: &str, args: &[JsValue]) -> worker::Result<D1PreparedStatement> {
+        self.db.prepare(sql).bind(args)
+    }
+
+    /// Runs one write; answers how many rows it changed.
+    async fn run(&self, sql: &str, args: &[JsValue]) -> worker::Result<usize> {
+        changes(&self.stmt(sql, args)?.run().await?)
+    }
+
+    async fn all<T: DeserializeOwned>(
+        &self,
+        sql: &str,
+        args: &[JsValue],
+    ) -> worker::Result<Vec<T>> {
+        self.stmt(sql, args)?.all().await?.results()
+    }
+
+    async fn first<T: DeserializeOwned>(
+        &self,
+        sql: &str,
+        args: &[JsValue],
+    ) -> worker::Result<Option<T>> {
+        self.stmt(sql, args)?.first(None).await
+    }
+
+    /// Runs statements in one transaction (`db.batch()`): all or nothing.
+    pub async fn batch(&self, statements: Vec<Statement>) -> worker::Result<Vec<D1Result>> {
+        self.db
+            .batch(statements.into_iter().map(|s| s.0).collect())
+            .await
+    }
+}
+
+/// A prepared write, to be run in one [`Store::batch`] with others.
+pub struct Statement(D1PreparedStatement);
+
+impl Statement {
+    /// Runs it alone.
+    pub async fn run(self) -> worker::Result<usize> {
+        changes(&self.0.run().await?)
+    }
+}
+
+/// Rows a write changed.
+pub fn changes(r: &D1Result) -> worker::Result<usize> {
+    Ok(r.meta()?.and_then(|m| m.changes).unwrap_or(0))
+}
+
+/// A number bound into a statement.
+fn num(v: i64) -> JsValue {
+    JsValue::from_f64(v as f64)
+}
+
+/// Optional text bound into a statement (NULL when absent).
+fn opt(v: Option<&str>) -> JsValue {
+    v.map(JsValue::from_str).unwrap_or(JsValue::NULL)
+}
+
+/// `?1, ?2, …, ?n`.
+fn marks(n: usize) -> String {
+    (1..=n)
+        .map(|i| format!("?{i}"))
+        .collect::<Vec<_>>()
+        .join(",")
+}

@@ -1,0 +1,395 @@
+//! The operator's tables: heartbeats and counters, metrics rows, alerts, per-user budgets and
+//! usage, and the DLQ's triage (failure classes, audit entries, replays, discards).
+
+use pipeline::ops::budgets::{BudgetSetting, DailyBudget};
+use pipeline::ops::dlq::{AuditEntry, DlqFilter};
+use pipeline::ops::failures::ErrorClass;
+use pipeline::ops::metrics::{EndedJob, Metrics, PendingGroup};
+use pipeline::ops::usage::UsageGroup;
+use pipeline::status::Status;
+use serde::Deserialize;
+use wasm_bindgen::JsValue;
+
+use super::row::COLUMNS;
+use super::sql::{self, SqlValue};
+use super::{marks, num, opt, JobRow, Statement, Store};
+
+/// A background path's last heartbeat: when it ran and what it noted.
+#[derive(Debug, Deserialize)]
+pub struct Beat {
+    pub at: f64,
+    pub detail: Option<String>,
+}
+
+/// What a replay writes: the new job from the original, guarded so that only one replay wins.
+pub struct Replay<'a> {
+    pub original: &'a str,
+    pub id: &'a str,
+    pub model: &'a str,
+    pub prompt_key: Option<&'a str>,
+    pub actor: &'a str,
+    pub detail: &'a str,
+    pub now: i64,
+}
+
+fn bind(values: &[SqlValue]) -> Vec<JsValue> {
+    values
+        .iter()
+        .map(|v| match v {
+            SqlValue::Text(s) => JsValue::from_str(s),
+            SqlValue::Int(n) => num(*n),
+        })
+        .collect()
+}
+
+impl Store {
+    /// Records that a background path (`cron`, `queue_high`, …) ran at `at`.
+    pub async fn beat(&self, name: &str, at: i64, detail: &str) -> worker::Result<()> {
+        self.run(
+            "INSERT INTO heartbeats (name, at, detail) VALUES (?1, ?2, ?3) \
+             ON CONFLICT(name) DO UPDATE SET at = excluded.at, detail = excluded.detail",
+            &[name.into(), num(at), detail.into()],
+        )
+        .await?;
+        Ok(())
+    }
+
+    /// When a background path last ran, if ever.
+    pub async fn last_beat(&self, name: &str) -> worker::Result<Option<Beat>> {
+        self.first(
+            "SELECT at, detail FROM heartbeats WHERE name = ?1",
+            &[name.into()],
+        )
+        .await
+    }
+
+    /// Adds one to a named counter (stored as a heartbeat whose detail is the count).
+    pub async fn count(&self, name: &str, at: i64) -> worker::Result<()> {
+        self.run(
+            "INSERT INTO heartbeats (name, at, detail) VALUES (?1, ?2, '1') \
+             ON CONFLICT(name) DO UPDATE SET at = excluded.at, \
+             detail = CAST(CAST(detail AS INTEGER) + 1 AS TEXT)",
+            &[name.into(), num(at)],
+        )
+        .await?;
+        Ok(())
+    }
+
+    /// A named counter's value.
+    pub async fn counter(&self, name: &str) -> worker::Result<u64> {
+        Ok(self
+            .last_beat(name)
+            .await?
+            .and_then(|b| b.detail)
+            .and_then(|d| d.parse().ok())
+            .unwrap_or(0))
+    }
+
+    /// How many jobs are stored (the health check's D1 probe).
+    pub async fn job_count(&self) -> worker::Result<u64> {
+        self.n("SELECT COUNT(*) AS n FROM jobs", &[]).await
+    }
+
+    /// Dead letters now (neither replayed nor discarded).
+    pub async fn dead_now(&self) -> worker::Result<u64> {
+        self.n(&sql::dead_now(), &[]).await
+    }
+
+    async fn n(&self, query: &str, args: &[JsValue]) -> worker::Result<u64> {
+        #[derive(Deserialize)]
+        struct N {
+            n: f64,
+        }
+        let n: Option<N> = self.first(query, args).await?;
+        Ok(n.map(|n| n.n as u64).unwrap_or(0))
+    }
+
+    /// Fills `error_class` of failed and dead-lettered jobs stored without one (before classes
+    /// were recorded when the failure happens); answers how many.
+    pub async fn classify_legacy(&self) -> worker::Result<usize> {
+        #[derive(Deserialize)]
+        struct Row {
+            id: String,
+            error: Option<String>,
+        }
+        let rows: Vec<Row> = self.all(&sql::unclassified(), &[]).await?;
+        if rows.is_empty() {
+            return Ok(0);
+        }
+        let statements = rows
+            .iter()
+            .map(|r| {
+                let class = ErrorClass::of(r.error.as_deref().unwrap_or_default());
+                Ok(Statement(self.stmt(
+                    "UPDATE jobs SET error_class = ?2 WHERE id = ?1",
+                    &[r.id.as_str().into(), class.as_str().into()],
+                )?))
+            })
+            .collect::<worker::Result<Vec<_>>>()?;
+        self.batch(statements).await?;
+        Ok(rows.len())
+    }
+
+    /// The latest metrics row, if any.
+    pub async fn latest_metrics(&self) -> worker::Result<Option<Metrics>> {
+        Ok(self.metrics_since(0, 1).await?.into_iter().next())
+    }
+
+    /// Metrics rows since `from`, at most `limit`, newest first.
+    pub async fn metrics_since(&self, from: i64, limit: i64) -> worker::Result<Vec<Metrics>> {
+        #[derive(Deserialize)]
+        struct Row {
+            body: String,
+        }
+        let rows: Vec<Row> = self
+            .all(sql::METRICS_SERIES, &[num(from), num(limit)])
+            .await?;
+        Ok(rows
+            .iter()
+            .filter_map(|r| serde_json::from_str(&r.body).ok())
+            .collect())
+    }
+
+    /// Jobs that ended in `[from, to)`, at most `limit`.
+    pub async fn ended(&self, from: i64, to: i64, limit: i64) -> worker::Result<Vec<EndedJob>> {
+        self.all(sql::ENDED, &[num(from), num(to), num(limit)])
+            .await
+    }
+
+    /// Pending and in-flight work per lane and status.
+    pub async fn pending(&self) -> worker::Result<Vec<PendingGroup>> {
+        self.all(&sql::pending(), &[]).await
+    }
+
+    /// Writes a metrics row and drops rows older than `keep_from`.
+    pub async fn store_metrics(&self, m: &Metrics, keep_from: i64) -> worker::Result<()> {
+        let body = serde_json::to_string(m).map_err(|e| worker::Error::RustError(e.to_string()))?;
+        self.batch(vec![
+            Statement(self.stmt(
+                "INSERT OR REPLACE INTO metrics (at, body) VALUES (?1, ?2)",
+                &[num(m.at), body.into()],
+            )?),
+            Statement(self.stmt("DELETE FROM metrics WHERE at < ?1", &[num(keep_from)])?),
+        ])
+        .await?;
+        Ok(())
+    }
+
+    /// Records an alert under `key`, once: answers whether it is new.
+    pub async fn record_alert(
+        &self,
+        key: &str,
+        at: i64,
+        kind: &str,
+        detail: &str,
+    ) -> worker::Result<bool> {
+        let n = self
+            .run(
+                "INSERT INTO alerts (key, at, kind, detail) VALUES (?1, ?2, ?3, ?4) \
+                 ON CONFLICT(key) DO NOTHING",
+                &[key.into(), num(at), kind.into(), detail.into()],
+            )
+            .await?;
+        Ok(n > 0)
+    }
+
+    /// A user's daily cap, soft threshold and what they spent since `day_start`.
+    pub async fn daily_budget(&self, user: &str, day_start: i64) -> worker::Result<DailyBudget> {
+        #[derive(Deserialize)]
+        struct Caps {
+            daily_cap_micros: Option<f64>,
+            soft_micros: Option<f64>,
+        }
+        #[derive(Deserialize)]
+        struct Spent {
+            spent: f64,
+        }
+        let caps: Option<Caps> = self
+            .first(
+                "SELECT daily_cap_micros, soft_micros FROM user_budgets WHERE user_id = ?1",
+                &[user.into()],
+            )
+            .await?;
+        let spent: Option<Spent> = self
+            .first(sql::SPENT, &[user.into(), num(day_start)])
+            .await?;
+        Ok(DailyBudget {
+            daily_cap_micros: caps
+                .as_ref()
+                .and_then(|c| c.daily_cap_micros)
+                .map(|v| v as u64),
+            soft_micros: caps.as_ref().and_then(|c| c.soft_micros).map(|v| v as u64),
+            spent_today_micros: spent.map(|s| s.spent as u64).unwrap_or(0),
+        })
+    }
+
+    /// Sets a user's cap and soft threshold; both `None` removes the budget.
+    pub async fn set_budget(&self, s: &BudgetSetting, now: i64) -> worker::Result<()> {
+        if s.daily_cap_micros.is_none() && s.soft_micros.is_none() {
+            self.run(
+                "DELETE FROM user_budgets WHERE user_id = ?1",
+                &[s.user_id.as_str().into()],
+            )
+            .await?;
+            return Ok(());
+        }
+        let amount = |v: Option<u64>| v.map(|n| num(n as i64)).unwrap_or(JsValue::NULL);
+        self.run(
+            "INSERT INTO user_budgets (user_id, daily_cap_micros, soft_micros, updated_at) \
+             VALUES (?1, ?2, ?3, ?4) ON CONFLICT(user_id) DO UPDATE SET \
+             daily_cap_micros = excluded.daily_cap_micros, soft_micros = excluded.soft_micros, \
+             updated_at = excluded.updated_at",
+            &[
+                s.user_id.as_str().into(),
+                amount(s.daily_cap_micros),
+                amount(s.soft_micros),
+                num(now),
+            ],
+        )
+        .await?;
+        Ok(())
+    }
+
+    /// A user's usage by day, model and mode in `[from, to)`.
+    pub async fn usage(&self, user: &str, from: i64, to: i64) -> worker::Result<Vec<UsageGroup>> {
+        self.all(sql::USAGE, &[user.into(), num(from), num(to)])
+            .await
+    }
+
+    /// A page of the DLQ list (one row more than `limit`).
+    pub async fn dlq_page(
+        &self,
+        f: &DlqFilter,
+        cursor: Option<&pipeline::jobs::Cursor>,
+        limit: u32,
+    ) -> worker::Result<Vec<JobRow>> {
+        let (query, values) = sql::dlq_list(f, COLUMNS, cursor, limit);
+        self.all(&query, &bind(&values)).await
+    }
+
+    /// The jobs a bulk replay takes (one row more than `limit`), oldest first.
+    pub async fn dlq_to_replay(&self, f: &DlqFilter, limit: u32) -> worker::Result<Vec<JobRow>> {
+        let (query, values) = sql::dlq_replay(f, COLUMNS, limit);
+        self.all(&query, &bind(&values)).await
+    }
+
+    /// The audit entries of these jobs, by job and oldest first.
+    pub async fn audit(&self, job_ids: &[String]) -> worker::Result<Vec<(String, AuditEntry)>> {
+        #[derive(Deserialize)]
+        struct Row {
+            job_id: String,
+            at: f64,
+            actor: String,
+            action: String,
+            detail: Option<String>,
+        }
+        if job_ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let args: Vec<JsValue> = job_ids.iter().map(|i| JsValue::from_str(i)).collect();
+        let rows: Vec<Row> = self
+            .all(
+                &format!(
+                    "SELECT job_id, at, actor, action, detail FROM job_audit \
+                     WHERE job_id IN ({}) ORDER BY job_id, at",
+                    marks(job_ids.len())
+                ),
+                &args,
+            )
+            .await?;
+        Ok(rows
+            .into_iter()
+            .map(|r| {
+                (
+                    r.job_id,
+                    AuditEntry {
+                        at: r.at as i64,
+                        actor: r.actor,
+                        action: r.action,
+                        detail: r.detail,
+                    },
+                )
+            })
+            .collect())
+    }
+
+    /// A replay, all or nothing: the original's guarded `replayed_to`, the new job copied from
+    /// it, and both audit entries. Answers whether this replay won (the original was still
+    /// replayable and not replayed meanwhile).
+    pub async fn replay(&self, r: &Replay<'_>) -> worker::Result<bool> {
+        let replayable = Status::sql_in(&[
+            Status::DeadLettered,
+            Status::Failed,
+            Status::Expired,
+            Status::Canceled,
+        ]);
+        let results = self
+            .batch(vec![
+                Statement(self.stmt(
+                    &format!(
+                        "UPDATE jobs SET replayed_to = ?2, updated_at = ?3 WHERE id = ?1 \
+                         AND replayed_to IS NULL AND {replayable}"
+                    ),
+                    &[r.original.into(), r.id.into(), num(r.now)],
+                )?),
+                Statement(self.stmt(
+                    &format!(
+                        "INSERT INTO jobs (id, user_id, kind, status, lane, mode, model, source, \
+                         file_name, file_size, input_text, prompt_key, template, replay_of, \
+                         created_at, updated_at) \
+                         SELECT ?2, user_id, kind, {}, lane, mode, ?3, source, file_name, \
+                         file_size, input_text, ?4, template, id, ?5, ?5 FROM jobs \
+                         WHERE id = ?1 AND replayed_to = ?2",
+                        Status::Queued.sql()
+                    ),
+                    &[
+                        r.original.into(),
+                        r.id.into(),
+                        r.model.into(),
+                        opt(r.prompt_key),
+                        num(r.now),
+                    ],
+                )?),
+                Statement(self.stmt(
+                    "INSERT INTO job_audit (job_id, at, actor, action, detail) \
+                     SELECT ?1, ?3, ?4, 'replay', ?5 FROM jobs WHERE id = ?1 AND replayed_to = ?2",
+                    &[
+                        r.original.into(),
+                        r.id.into(),
+                        num(r.now),
+                        r.actor.into(),
+                        r.detail.into(),
+                    ],
+                )?),
+                Statement(self.stmt(
+                    "INSERT INTO job_audit (job_id, at, actor, action, detail) \
+                     SELECT ?2, ?3, ?4, 'created', 'a replay of ' || ?1 FROM jobs \
+                     WHERE id = ?1 AND replayed_to = ?2",
+                    &[r.original.into(), r.id.into(), num(r.now), r.actor.into()],
+                )?),
+            ])
+            .await?;
+        Ok(match results.first() {
+            Some(first) => super::changes(first)? > 0,
+            None => false,
+        })
+    }
+
+    /// Takes a dead letter off the triage list, with an audit entry.
+    pub async fn discard(&self, id: &str, actor: &str, now: i64) -> worker::Result<()> {
+        self.batch(vec![
+            Statement(self.stmt(
+                "UPDATE jobs SET discarded_at = COALESCE(discarded_at, ?2), updated_at = ?2 \
+                 WHERE id = ?1",
+                &[id.into(), num(now)],
+            )?),
+            Statement(self.stmt(
+                "INSERT INTO job_audit (job_id, at, actor, action, detail) \
+                 VALUES (?1, ?2, ?3, 'discard', NULL)",
+                &[id.into(), num(now), actor.into()],
+            )?),
+        ])
+        .await?;
+        Ok(())
+    }
+}

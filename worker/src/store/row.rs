@@ -1,0 +1,221 @@
+//! A job as stored, and the API's views of it.
+
+use pipeline::dto::{BatchFile, FeedbackView, JobView};
+use pipeline::feedback::Analysis;
+use pipeline::jobs::{elapsed_ms, Cursor};
+use pipeline::status::{Kind, Lane, Mode, Status};
+use serde::Deserialize;
+
+/// A job row as stored. The vocabularies (status, kind, lane, mode) are read into their enums:
+/// a value outside them is a decode error, never a silent default.
+#[derive(Debug, Clone, Deserialize)]
+pub struct JobRow {
+    pub id: String,
+    pub kind: Kind,
+    pub status: Status,
+    pub lane: Lane,
+    pub mode: Mode,
+    pub model: Option<String>,
+    pub source: Option<String>,
+    pub input_text: Option<String>,
+    pub raw_text: Option<String>,
+    pub analysis: Option<String>,
+    pub anthropic_batch_id: Option<String>,
+    pub attempts: i64,
+    pub input_tokens: i64,
+    pub output_tokens: i64,
+    pub cache_write_tokens: i64,
+    pub cache_read_tokens: i64,
+    pub cost_micros: i64,
+    pub error: Option<String>,
+    pub created_at: i64,
+    pub started_at: Option<i64>,
+    pub completed_at: Option<i64>,
+    pub expires_at: Option<i64>,
+    pub prompt_key: Option<String>,
+    pub overloads: i64,
+    pub user_id: String,
+    #[serde(default)]
+    pub cost_unknown: i64,
+    #[serde(default)]
+    pub batch_tries: i64,
+    pub batch_index: Option<i64>,
+    pub file_name: Option<String>,
+    pub file_size: Option<i64>,
+    pub template: Option<String>,
+    #[serde(default)]
+    pub error_class: Option<String>,
+    #[serde(default)]
+    pub replay_of: Option<String>,
+    #[serde(default)]
+    pub replayed_to: Option<String>,
+    /// Where the answer lives in R2: set on completion, and on a failure that was paid for
+    /// (the raw answer is kept).
+    #[serde(default)]
+    pub result_key: Option<String>,
+}
+
+pub const COLUMNS: &str =
+    "id, user_id, kind, status, lane, mode, model, source, input_text, raw_text, \
+    analysis, anthropic_batch_id, attempts, input_tokens, output_tokens, cache_write_tokens, \
+    cache_read_tokens, cost_micros, error, created_at, started_at, completed_at, expires_at, prompt_key, overloads, user_id, \
+    cost_unknown, batch_tries, batch_index, file_name, file_size, template, error_class, replay_of, \
+    replayed_to, result_key";
+
+impl JobRow {
+    /// Whether `GET /jobs/:id/result` has something to serve: a completed job's result, or the
+    /// raw answer of a job that failed after a paid call.
+    pub fn has_result(&self) -> bool {
+        match self.status {
+            Status::Completed => true,
+            Status::Failed => self.result_key.is_some(),
+            _ => false,
+        }
+    }
+
+    fn result_url(&self) -> Option<String> {
+        self.has_result()
+            .then(|| format!("/jobs/{}/result", self.id))
+    }
+
+    /// The jobs API's view of any job.
+    pub fn job_view(&self, now: i64) -> JobView {
+        let status = self.status;
+        JobView {
+            id: self.id.clone(),
+            kind: self.kind,
+            status,
+            priority: self.lane,
+            mode: self.mode,
+            model: self.model.clone().unwrap_or_default(),
+            attempts: self.attempts.max(0) as u32,
+            input_tokens: self.input_tokens.max(0) as u64,
+            output_tokens: self.output_tokens.max(0) as u64,
+            cache_write_tokens: self.cache_write_tokens.max(0) as u64,
+            cache_read_tokens: self.cache_read_tokens.max(0) as u64,
+            cost_micros: self.cost_micros.max(0) as u64,
+            cost_unknown: self.cost_unknown != 0,
+            error: self.error.clone(),
+            anthropic_batch_id: self.anthropic_batch_id.clone(),
+            created_at: self.created_at,
+            started_at: self.started_at,
+            completed_at: self.completed_at,
+            expires_at: self.expires_at,
+            elapsed_ms: elapsed_ms(status, self.created_at, self.completed_at, now),
+            result_url: self.result_url(),
+            attempt_log: Vec::new(),
+        }
+    }
+
+    /// The PDF template of a `pdf` job.
+    pub fn template(&self) -> pipeline::pdf::Template {
+        pipeline::pdf::Template::parse(self.template.as_deref())
+            .unwrap_or(pipeline::pdf::Template::Summary)
+    }
+
+    /// A `pdf` job as a file of its upload.
+    pub fn batch_file(&self) -> BatchFile {
+        let status = self.status;
+        BatchFile {
+            index: self.batch_index.unwrap_or(0).max(0) as u32,
+            job_id: self.id.clone(),
+            file_name: self.file_name.clone().unwrap_or_default(),
+            file_size: self.file_size.unwrap_or(0).max(0) as u64,
+            status,
+            error: self.error.clone(),
+            input_tokens: self.input_tokens.max(0) as u64,
+            output_tokens: self.output_tokens.max(0) as u64,
+            cache_write_tokens: self.cache_write_tokens.max(0) as u64,
+            cache_read_tokens: self.cache_read_tokens.max(0) as u64,
+            cost_micros: self.cost_micros.max(0) as u64,
+            cost_unknown: self.cost_unknown != 0,
+            extraction: self
+                .analysis
+                .as_deref()
+                .and_then(|a| serde_json::from_str(a).ok()),
+            result_url: self.result_url(),
+            completed_at: self.completed_at,
+        }
+    }
+
+    pub fn feedback_view(&self, now: i64) -> FeedbackView {
+        let status = self.status;
+        FeedbackView {
+            id: self.id.clone(),
+            kind: Kind::Feedback,
+            status,
+            mode: self.mode,
+            lane: self.lane,
+            source: self.source.clone().unwrap_or_default(),
+            text: self.input_text.clone().unwrap_or_default(),
+            model: self.model.clone().unwrap_or_default(),
+            analysis: self
+                .analysis
+                .as_deref()
+                .and_then(|a| serde_json::from_str::<Analysis>(a).ok()),
+            raw_text: self.raw_text.clone(),
+            attempts: self.attempts.max(0) as u32,
+            anthropic_batch_id: self.anthropic_batch_id.clone(),
+            input_tokens: self.input_tokens.max(0) as u64,
+            output_tokens: self.output_tokens.max(0) as u64,
+            cache_write_tokens: self.cache_write_tokens.max(0) as u64,
+            cache_read_tokens: self.cache_read_tokens.max(0) as u64,
+            cost_micros: self.cost_micros.max(0) as u64,
+            cost_unknown: self.cost_unknown != 0,
+            error: self.error.clone(),
+            created_at: self.created_at,
+            started_at: self.started_at,
+            completed_at: self.completed_at,
+            elapsed_ms: elapsed_ms(status, self.created_at, self.completed_at, now),
+        }
+    }
+}
+
+/// The list cursor of a job row.
+pub fn job_cursor(r: &JobRow) -> Cursor {
+    Cursor {
+        created_at: r.created_at,
+        id: r.id.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(status: &str) -> serde_json::Value {
+        serde_json::json!({
+            "id": "abababab-abab-4bab-abab-abababababab", "kind": "prompt", "status": status,
+            "lane": "high", "mode": "sync", "model": null, "source": null, "input_text": null,
+            "raw_text": null, "analysis": null, "anthropic_batch_id": null, "attempts": 1,
+            "input_tokens": 0, "output_tokens": 0, "cache_write_tokens": 0,
+            "cache_read_tokens": 0, "cost_micros": 0, "error": null, "created_at": 1,
+            "started_at": null, "completed_at": null, "expires_at": null, "prompt_key": null,
+            "overloads": 0, "user_id": "ann", "batch_index": null, "file_name": null,
+            "file_size": null, "template": null
+        })
+    }
+
+    #[test]
+    fn a_stored_row_reads_into_its_enums() {
+        let r: JobRow = serde_json::from_value(row("submitted")).unwrap();
+        assert_eq!(
+            (r.status, r.kind, r.lane, r.mode),
+            (Status::Submitted, Kind::Prompt, Lane::High, Mode::Sync)
+        );
+    }
+
+    #[test]
+    fn a_status_outside_the_vocabulary_is_an_error_not_a_failed_job() {
+        assert!(serde_json::from_value::<JobRow>(row("done")).is_err());
+    }
+
+    #[test]
+    fn a_failed_job_serves_its_kept_answer_only_when_it_was_paid_for() {
+        let mut r: JobRow = serde_json::from_value(row("failed")).unwrap();
+        assert!(!r.has_result());
+        r.result_key = Some("results/x".into());
+        assert!(r.has_result());
+        assert!(r.job_view(5).result_url.is_some());
+    }
+}
