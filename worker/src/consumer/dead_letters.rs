@@ -6,7 +6,7 @@ use pipeline::retry::dead_letter_reason;
 
 use crate::config::now_ms;
 use crate::services::AppState;
-use crate::store::jobs::Scope;
+use crate::store::lifecycle::Scope;
 
 /// Marks a dead-lettered job (its last retry's reason restated as the end) and announces it.
 pub async fn dead_letter(state: &AppState, id: &str) {

@@ -20,7 +20,7 @@ use super::{dead_letters::announce_dead_letter, retry_after};
 use crate::config::now_ms;
 use crate::requests::request_of;
 use crate::services::AppState;
-use crate::store::jobs::{Attempt, Scope};
+use crate::store::lifecycle::{Attempt, Scope};
 use crate::store::JobRow;
 
 /// Runs one delivered sync job to its end (or puts it back on its lane).

@@ -23,7 +23,7 @@ use serde::Serialize;
 use crate::config::now_ms;
 use crate::requests::request_of;
 use crate::services::{new_id, AppState};
-use crate::store::jobs::Scope;
+use crate::store::lifecycle::Scope;
 
 /// At most this many flushes per run (each one create call), so one invocation stays bounded.
 const MAX_FLUSHES_PER_RUN: usize = 10;

@@ -12,7 +12,7 @@ use serde::Serialize;
 
 use crate::config::now_ms;
 use crate::services::AppState;
-use crate::store::jobs::Scope;
+use crate::store::lifecycle::Scope;
 
 /// What one poll did.
 #[derive(Debug, Default, Serialize)]

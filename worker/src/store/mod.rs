@@ -5,8 +5,10 @@
 //!
 //! # Layout
 //! - [`row`]: `JobRow`, a job as stored (enums that fail loudly), and its API views.
-//! - [`jobs`]: job rows — insert, claim, settle, fail, requeue, dead-letter, expire, cancel,
-//!   lists — and their attempt log and idempotency records.
+//! - [`jobs`]: job rows as the producers and the API see them — insert (with idempotency
+//!   records), read, list, cancel, expire, reconcile.
+//! - [`lifecycle`]: what the consumers and the poller write — claim, settle, fail, retry,
+//!   dead-letter, resubmit — and the attempt log.
 //! - [`uploads`]: PDF uploads and their files.
 //! - [`flushes`]: the bulk lane's accumulation and the flushes into Message Batches.
 //! - [`keys`]: API keys.
@@ -16,6 +18,7 @@
 pub mod flushes;
 pub mod jobs;
 pub mod keys;
+pub mod lifecycle;
 pub mod ops;
 pub mod row;
 pub mod sql;

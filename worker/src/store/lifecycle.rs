@@ -1,0 +1,362 @@
+//! What the consumers and the poller write on a job's row: the claim, the settlement of a paid
+//! answer, a failure with its class, a retry, a dead letter, a resubmission into a later batch —
+//! each guarded by its `Transition` (and, for a Message Batch's results, by the batch) — and the
+//! attempt log.
+
+use pipeline::answer::{End, Settled};
+use pipeline::dto::AttemptView;
+use pipeline::ops::failures::Failure;
+use pipeline::status::{Status, Transition};
+use serde::Deserialize;
+use wasm_bindgen::JsValue;
+
+use super::row::COLUMNS;
+use super::{marks, num, opt, JobRow, Statement, Store};
+
+/// Which rows a settlement may touch: a synchronous call's job, or a job of this Message Batch
+/// (still `submitted` in it).
+#[derive(Debug, Clone, Copy)]
+pub enum Scope<'a> {
+    Sync,
+    InBatch(&'a str),
+}
+
+impl Scope<'_> {
+    /// The guard of `t` in this scope; the batch id is bound as `?p` (NULL for a sync call).
+    fn guard(self, t: Transition, p: usize) -> String {
+        match self {
+            Scope::Sync => format!("{} AND ?{p} IS NULL", t.guard()),
+            Scope::InBatch(_) => format!(
+                "{} AND anthropic_batch_id = ?{p}",
+                Status::sql_in(&[Status::Submitted])
+            ),
+        }
+    }
+
+    fn batch(self) -> JsValue {
+        match self {
+            Scope::Sync => JsValue::NULL,
+            Scope::InBatch(b) => b.into(),
+        }
+    }
+}
+
+/// One call made for a job.
+pub struct Attempt<'a> {
+    pub job_id: &'a str,
+    pub n: u32,
+    pub model: Option<&'a str>,
+    pub started_at: i64,
+    pub ended_at: i64,
+    pub outcome: &'a str,
+    pub error: Option<&'a str>,
+}
+
+impl Store {
+    /// Claims a job for a synchronous call: `running`, one more attempt. Only a `queued` job can
+    /// be claimed, so a second delivery of a job that is already running never calls Claude
+    /// again (a job whose Worker died mid-call is put back to `queued` by the reconciler first).
+    pub async fn claim(&self, id: &str, now: i64) -> worker::Result<bool> {
+        let t = Transition::Claim;
+        let sql = format!(
+            "UPDATE jobs SET {}, attempts = attempts + 1, started_at = COALESCE(started_at, ?2), \
+             updated_at = ?2 WHERE id = ?1 AND {}",
+            t.set(),
+            t.guard()
+        );
+        Ok(self.run(&sql, &[id.into(), num(now)]).await? > 0)
+    }
+
+    /// The statement that settles a paid answer: completed with its result, or failed once —
+    /// keeping what was paid, and pointing at the answer kept in R2.
+    pub fn settle(
+        &self,
+        id: &str,
+        s: &Settled,
+        now: i64,
+        scope: Scope<'_>,
+    ) -> worker::Result<Statement> {
+        match &s.end {
+            End::Complete { result } => {
+                let t = Transition::Complete;
+                let sql = format!(
+                    "UPDATE jobs SET {}, input_tokens = ?2, output_tokens = ?3, \
+                     cache_write_tokens = ?4, cache_read_tokens = ?5, cost_micros = ?6, \
+                     raw_text = ?7, analysis = ?8, result_key = 'results/' || id, error = NULL, \
+                     completed_at = ?9, updated_at = ?9, model = COALESCE(?11, model), \
+                     cost_unknown = ?12 WHERE id = ?1 AND {}",
+                    t.set(),
+                    scope.guard(t, 10)
+                );
+                let u = s.usage.unwrap_or_default();
+                Ok(Statement(self.stmt(
+                    &sql,
+                    &[
+                        id.into(),
+                        num(u.input_tokens as i64),
+                        num(u.output_tokens as i64),
+                        num(u.cache_creation_input_tokens as i64),
+                        num(u.cache_read_input_tokens as i64),
+                        num(s.cost_micros.unwrap_or(0) as i64),
+                        opt(s.raw_text.as_deref()),
+                        opt(result.as_deref()),
+                        num(now),
+                        scope.batch(),
+                        s.answered_by.as_str().into(),
+                        JsValue::from_bool(s.cost_micros.is_none()),
+                    ],
+                )?))
+            }
+            End::Fail(f) => self.fail(id, f, Some(s), now, scope),
+        }
+    }
+
+    /// The statement that fails a job for good, with its class — keeping what was paid (and
+    /// pointing at the answer kept in R2) when a paid answer failed it.
+    pub fn fail(
+        &self,
+        id: &str,
+        f: &Failure,
+        paid: Option<&Settled>,
+        now: i64,
+        scope: Scope<'_>,
+    ) -> worker::Result<Statement> {
+        let t = Transition::Fail;
+        let usage = paid.and_then(|s| s.usage);
+        let cost = paid.and_then(|s| s.cost_micros);
+        let u = usage.unwrap_or_default();
+        let sql = format!(
+            "UPDATE jobs SET {}, error = ?2, error_class = ?13, raw_text = COALESCE(?3, raw_text), \
+             input_tokens = input_tokens + ?4, output_tokens = output_tokens + ?5, \
+             cache_write_tokens = cache_write_tokens + ?6, \
+             cache_read_tokens = cache_read_tokens + ?7, cost_micros = cost_micros + ?8, \
+             completed_at = ?9, updated_at = ?9, cost_unknown = MAX(cost_unknown, ?11), \
+             result_key = CASE WHEN ?12 THEN 'results/' || id ELSE result_key END \
+             WHERE id = ?1 AND {}",
+            t.set(),
+            scope.guard(t, 10)
+        );
+        Ok(Statement(self.stmt(
+            &sql,
+            &[
+                id.into(),
+                f.reason.as_str().into(),
+                opt(paid.and_then(|s| s.raw_text.as_deref())),
+                num(u.input_tokens as i64),
+                num(u.output_tokens as i64),
+                num(u.cache_creation_input_tokens as i64),
+                num(u.cache_read_input_tokens as i64),
+                num(cost.unwrap_or(0) as i64),
+                num(now),
+                scope.batch(),
+                JsValue::from_bool(usage.is_some() && cost.is_none()),
+                // A paid answer is always stored in R2 before its row is failed: point at it.
+                JsValue::from_bool(usage.is_some()),
+                f.class.as_str().into(),
+            ],
+        )?))
+    }
+
+    /// A failure worth a retry: back to `queued` with the reason until the retry runs; an
+    /// overload answer lengthens the job's overload streak, anything else ends it.
+    pub async fn requeue(
+        &self,
+        id: &str,
+        reason: &str,
+        overload: bool,
+        now: i64,
+    ) -> worker::Result<()> {
+        let t = Transition::Requeue;
+        let sql = format!(
+            "UPDATE jobs SET {}, error = ?2, updated_at = ?3, \
+             overloads = CASE WHEN ?4 THEN overloads + 1 ELSE 0 END WHERE id = ?1 AND {}",
+            t.set(),
+            t.guard()
+        );
+        self.run(
+            &sql,
+            &[
+                id.into(),
+                reason.into(),
+                num(now),
+                JsValue::from_bool(overload),
+            ],
+        )
+        .await?;
+        Ok(())
+    }
+
+    /// Retries exhausted: the job is dead-lettered with the failure that ended it.
+    pub fn dead_letter(
+        &self,
+        id: &str,
+        f: &Failure,
+        now: i64,
+        scope: Scope<'_>,
+    ) -> worker::Result<Statement> {
+        let t = Transition::DeadLetter;
+        let sql = format!(
+            "UPDATE jobs SET {}, error = ?2, error_class = ?4, completed_at = ?3, \
+             updated_at = ?3 WHERE id = ?1 AND {}",
+            t.set(),
+            scope.guard(t, 5)
+        );
+        Ok(Statement(self.stmt(
+            &sql,
+            &[
+                id.into(),
+                f.reason.as_str().into(),
+                num(now),
+                f.class.as_str().into(),
+                scope.batch(),
+            ],
+        )?))
+    }
+
+    /// A transient error (or expiry) in a batch's results: the job goes back to the
+    /// accumulation for a later batch, its try counted.
+    pub fn resubmit(
+        &self,
+        id: &str,
+        batch_id: &str,
+        reason: &str,
+        now: i64,
+    ) -> worker::Result<Statement> {
+        let t = Transition::Resubmit;
+        let sql = format!(
+            "UPDATE jobs SET {}, anthropic_batch_id = NULL, flush_id = NULL, \
+             accumulated_at = ?4, batch_tries = batch_tries + 1, error = ?3, updated_at = ?4 \
+             WHERE id = ?1 AND {} AND anthropic_batch_id = ?2",
+            t.set(),
+            t.guard()
+        );
+        Ok(Statement(self.stmt(
+            &sql,
+            &[id.into(), batch_id.into(), reason.into(), num(now)],
+        )?))
+    }
+
+    /// A job whose Message Batch was canceled before its request ran.
+    pub fn cancel_in_batch(
+        &self,
+        id: &str,
+        batch_id: &str,
+        reason: &str,
+        now: i64,
+    ) -> worker::Result<Statement> {
+        let t = Transition::CancelInBatch;
+        let sql = format!(
+            "UPDATE jobs SET {}, error = ?3, completed_at = ?4, updated_at = ?4 \
+             WHERE id = ?1 AND {} AND anthropic_batch_id = ?2",
+            t.set(),
+            t.guard()
+        );
+        Ok(Statement(self.stmt(
+            &sql,
+            &[id.into(), batch_id.into(), reason.into(), num(now)],
+        )?))
+    }
+
+    /// How many jobs of an Anthropic batch still wait for its results.
+    pub async fn live_in_batch(&self, batch_id: &str) -> worker::Result<u32> {
+        #[derive(Deserialize)]
+        struct Row {
+            n: i64,
+        }
+        let sql = format!(
+            "SELECT COUNT(*) AS n FROM jobs WHERE anthropic_batch_id = ?1 AND {}",
+            Status::sql_in(&[Status::Submitted])
+        );
+        let row: Option<Row> = self.first(&sql, &[batch_id.into()]).await?;
+        Ok(row.map(|r| r.n.max(0) as u32).unwrap_or(0))
+    }
+
+    /// The Anthropic batches that still have submitted jobs.
+    pub async fn open_batches(&self) -> worker::Result<Vec<String>> {
+        #[derive(Deserialize)]
+        struct Row {
+            anthropic_batch_id: String,
+        }
+        let sql = format!(
+            "SELECT DISTINCT anthropic_batch_id FROM jobs \
+             WHERE {} AND anthropic_batch_id IS NOT NULL",
+            Status::sql_in(&[Status::Submitted])
+        );
+        let rows: Vec<Row> = self.all(&sql, &[]).await?;
+        Ok(rows.into_iter().map(|r| r.anthropic_batch_id).collect())
+    }
+
+    /// The submitted jobs of one Anthropic batch.
+    pub async fn in_batch(&self, batch_id: &str) -> worker::Result<Vec<JobRow>> {
+        let sql = format!(
+            "SELECT {COLUMNS} FROM jobs WHERE anthropic_batch_id = ?1 AND {}",
+            Status::sql_in(&[Status::Submitted])
+        );
+        self.all(&sql, &[batch_id.into()]).await
+    }
+
+    /// Records one call made for a job (replacing a record of the same attempt number, which
+    /// only a redelivery after a crash can produce).
+    pub async fn record_attempt(&self, a: &Attempt<'_>) -> worker::Result<()> {
+        self.run(
+            "INSERT OR REPLACE INTO job_attempts \
+             (job_id, n, model, started_at, ended_at, outcome, error) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+            &[
+                a.job_id.into(),
+                num(a.n as i64),
+                opt(a.model),
+                num(a.started_at),
+                num(a.ended_at),
+                a.outcome.into(),
+                opt(a.error),
+            ],
+        )
+        .await?;
+        Ok(())
+    }
+
+    /// The calls of these jobs, by job and oldest first.
+    pub async fn attempts(&self, job_ids: &[String]) -> worker::Result<Vec<(String, AttemptView)>> {
+        #[derive(Deserialize)]
+        struct Row {
+            job_id: String,
+            n: f64,
+            model: Option<String>,
+            started_at: f64,
+            ended_at: f64,
+            outcome: String,
+            error: Option<String>,
+        }
+        if job_ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let args: Vec<JsValue> = job_ids.iter().map(|i| JsValue::from_str(i)).collect();
+        let rows: Vec<Row> = self
+            .all(
+                &format!(
+                    "SELECT job_id, n, model, started_at, ended_at, outcome, error \
+                     FROM job_attempts WHERE job_id IN ({}) ORDER BY job_id, n",
+                    marks(job_ids.len())
+                ),
+                &args,
+            )
+            .await?;
+        Ok(rows
+            .into_iter()
+            .map(|r| {
+                (
+                    r.job_id,
+                    AttemptView {
+                        n: r.n.max(0.0) as u32,
+                        model: r.model,
+                        started_at: r.started_at as i64,
+                        ended_at: r.ended_at as i64,
+                        outcome: r.outcome,
+                        error: r.error,
+                    },
+                )
+            })
+            .collect())
+    }
+}
