@@ -2,7 +2,7 @@
 //! to), the budget's reservation (wait in place or defer), the claim, the call, and the
 //! settlement — each step as `pipeline` decides it.
 
-use pipeline::answer::{settle_answer, settle_undecodable, End};
+use pipeline::answer::{settle_answer, settle_undecodable, End, Settled};
 use pipeline::anthropic::CountTokensRequest;
 use pipeline::budget::{Need, Reserve, Settle};
 use pipeline::delivery::{
@@ -125,12 +125,12 @@ pub async fn run(state: &AppState, msg: Message<Value>, row: JobRow) {
         let attempt = (row.attempts + 1).max(1) as u32;
         if let Some(message) = state.blobs.stored_answer(&id).await? {
             // Answered before a crash; settle from what was stored, never call twice.
-            let settled = settle_answer(row.kind, &message, Tier::Standard, now_ms());
-            state
-                .store
-                .settle(&id, &settled, now_ms(), Scope::Sync)?
-                .run()
-                .await?;
+            settle(
+                state,
+                &id,
+                &settle_answer(row.kind, &message, Tier::Standard, now_ms()),
+            )
+            .await?;
             msg.ack();
             return Ok(());
         }
@@ -141,11 +141,7 @@ pub async fn run(state: &AppState, msg: Message<Value>, row: JobRow) {
             Ok(message) => {
                 state.blobs.store_answer(&id, message).await?;
                 let settled = settle_answer(row.kind, message, Tier::Standard, now_ms());
-                state
-                    .store
-                    .settle(&id, &settled, now_ms(), Scope::Sync)?
-                    .run()
-                    .await?;
+                settle(state, &id, &settled).await?;
                 msg.ack();
                 match settled.end {
                     End::Complete { .. } => ("completed", None),
@@ -156,12 +152,12 @@ pub async fn run(state: &AppState, msg: Message<Value>, row: JobRow) {
                 // Paid for but unreadable: kept in R2, its usage recorded as far as it can be
                 // read, failed once.
                 state.blobs.store_undecodable(&id, raw, &model).await?;
-                let settled = settle_undecodable(&model, reason, raw, now_ms());
-                state
-                    .store
-                    .settle(&id, &settled, now_ms(), Scope::Sync)?
-                    .run()
-                    .await?;
+                settle(
+                    state,
+                    &id,
+                    &settle_undecodable(&model, reason, raw, now_ms()),
+                )
+                .await?;
                 msg.ack();
                 ("failed", Some(reason.clone()))
             }
@@ -192,6 +188,16 @@ pub async fn run(state: &AppState, msg: Message<Value>, row: JobRow) {
         worker::console_error!("job {id}: {e}; retrying");
         retry_after(&msg, timing.backoff_s(1, None));
     }
+}
+
+/// Writes a settled answer on the job's row.
+async fn settle(state: &AppState, id: &str, settled: &Settled) -> worker::Result<()> {
+    state
+        .store
+        .settle(id, settled, now_ms(), Scope::Sync)?
+        .run()
+        .await?;
+    Ok(())
 }
 
 /// Puts a job back on its lane after `after_ms` without counting a retry: a fresh message is

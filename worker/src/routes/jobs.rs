@@ -17,8 +17,7 @@ use crate::config::now_ms;
 use crate::error::AppError;
 use crate::identity::Caller;
 use crate::routes::{
-    enqueue_failed, idempotency, idempotency_key, json_body, next_page, own_job, page, AppState,
-    Idem,
+    enqueue_failed, idempotency, next_page, own_job, page, producer_body, AppState, Idem,
 };
 use crate::services::new_id;
 use crate::store::jobs::{JobFilter, NewJob};
@@ -39,8 +38,7 @@ pub async fn submit(
     headers: HeaderMap,
     body: Bytes,
 ) -> Result<Response, AppError> {
-    json_body(&headers, &body, MAX_BODY_BYTES)?;
-    let key = idempotency_key(&headers)?;
+    let key = producer_body(&headers, &body, MAX_BODY_BYTES)?;
     let input = prompt::parse_input(&body, now_ms())?;
     let user = caller.user_id.as_str();
     crate::ops::admit(&state, user).await?;

@@ -88,6 +88,17 @@ pub enum Idem {
     Replay(String),
 }
 
+/// A producer's checks before it reads the body: JSON within `max` bytes, and its
+/// `Idempotency-Key` (if any) well-formed.
+pub fn producer_body(
+    headers: &HeaderMap,
+    body: &[u8],
+    max: usize,
+) -> Result<Option<String>, AppError> {
+    json_body(headers, body, max)?;
+    idempotency_key(headers)
+}
+
 /// The request's `Idempotency-Key`, checked (400 when malformed); absent is fine.
 pub fn idempotency_key(headers: &HeaderMap) -> Result<Option<String>, AppError> {
     Ok(pipeline::prompt::idempotency_key(

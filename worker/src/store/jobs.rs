@@ -70,6 +70,27 @@ impl Store {
         )?))
     }
 
+    /// Ends a job that has not run with `t` (to a terminal status) and the reason; answers
+    /// whether it did (whether the guard held).
+    async fn end_unrun(
+        &self,
+        id: &str,
+        t: Transition,
+        reason: &str,
+        now: i64,
+    ) -> worker::Result<bool> {
+        let sql = format!(
+            "UPDATE jobs SET {}, error = ?2, completed_at = ?3, updated_at = ?3 \
+             WHERE id = ?1 AND {}",
+            t.set(),
+            t.guard()
+        );
+        Ok(self
+            .run(&sql, &[id.into(), reason.into(), num(now)])
+            .await?
+            > 0)
+    }
+
     /// The queue refused the job: it will never run, and says why.
     pub async fn mark_enqueue_failed(
         &self,
@@ -77,14 +98,7 @@ impl Store {
         reason: &str,
         now: i64,
     ) -> worker::Result<()> {
-        let t = Transition::EnqueueFail;
-        let sql = format!(
-            "UPDATE jobs SET {}, error = ?2, completed_at = ?3, updated_at = ?3 \
-             WHERE id = ?1 AND {}",
-            t.set(),
-            t.guard()
-        );
-        self.run(&sql, &[id.into(), reason.into(), num(now)])
+        self.end_unrun(id, Transition::EnqueueFail, reason, now)
             .await?;
         Ok(())
     }
@@ -142,26 +156,14 @@ impl Store {
     /// Cancels a job that has not started: true when it was `queued` or `submitted` (and now is
     /// `canceled`).
     pub async fn cancel_job(&self, id: &str, now: i64) -> worker::Result<bool> {
-        let t = Transition::Cancel;
-        let sql = format!(
-            "UPDATE jobs SET {}, error = 'canceled by the user', completed_at = ?2, \
-             updated_at = ?2 WHERE id = ?1 AND {}",
-            t.set(),
-            t.guard()
-        );
-        Ok(self.run(&sql, &[id.into(), num(now)]).await? > 0)
+        self.end_unrun(id, Transition::Cancel, "canceled by the user", now)
+            .await
     }
 
     /// A job whose `expires_at` passed before it ran.
     pub async fn expire(&self, id: &str, now: i64) -> worker::Result<()> {
-        let t = Transition::Expire;
-        let sql = format!(
-            "UPDATE jobs SET {}, error = 'expired before it ran', completed_at = ?2, \
-             updated_at = ?2 WHERE id = ?1 AND {}",
-            t.set(),
-            t.guard()
-        );
-        self.run(&sql, &[id.into(), num(now)]).await?;
+        self.end_unrun(id, Transition::Expire, "expired before it ran", now)
+            .await?;
         Ok(())
     }
 

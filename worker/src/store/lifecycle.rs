@@ -11,7 +11,7 @@ use serde::Deserialize;
 use wasm_bindgen::JsValue;
 
 use super::row::COLUMNS;
-use super::{marks, num, opt, JobRow, Statement, Store};
+use super::{num, opt, JobRow, Statement, Store};
 
 /// Which rows a settlement may touch: a synchronous call's job, or a job of this Message Batch
 /// (still `submitted` in it).
@@ -328,18 +328,11 @@ impl Store {
             outcome: String,
             error: Option<String>,
         }
-        if job_ids.is_empty() {
-            return Ok(Vec::new());
-        }
-        let args: Vec<JsValue> = job_ids.iter().map(|i| JsValue::from_str(i)).collect();
         let rows: Vec<Row> = self
-            .all(
-                &format!(
-                    "SELECT job_id, n, model, started_at, ended_at, outcome, error \
-                     FROM job_attempts WHERE job_id IN ({}) ORDER BY job_id, n",
-                    marks(job_ids.len())
-                ),
-                &args,
+            .of_jobs(
+                "SELECT job_id, n, model, started_at, ended_at, outcome, error \
+                 FROM job_attempts WHERE job_id IN ({ids}) ORDER BY job_id, n",
+                job_ids,
             )
             .await?;
         Ok(rows

@@ -71,6 +71,20 @@ impl Store {
         self.stmt(sql, args)?.first(None).await
     }
 
+    /// The rows of a per-job table for these jobs: `sql` has one `{ids}` where the id list goes.
+    async fn of_jobs<T: DeserializeOwned>(
+        &self,
+        sql: &str,
+        job_ids: &[String],
+    ) -> worker::Result<Vec<T>> {
+        if job_ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let args: Vec<JsValue> = job_ids.iter().map(|i| JsValue::from_str(i)).collect();
+        self.all(&sql.replace("{ids}", &marks(job_ids.len())), &args)
+            .await
+    }
+
     /// Runs statements in one transaction (`db.batch()`): all or nothing.
     pub async fn batch(&self, statements: Vec<Statement>) -> worker::Result<Vec<D1Result>> {
         self.db

@@ -12,7 +12,7 @@ use wasm_bindgen::JsValue;
 
 use super::row::COLUMNS;
 use super::sql::{self, SqlValue};
-use super::{marks, num, opt, JobRow, Statement, Store};
+use super::{num, opt, JobRow, Statement, Store};
 
 /// A background path's last heartbeat: when it ran and what it noted.
 #[derive(Debug, Deserialize)]
@@ -283,18 +283,11 @@ impl Store {
             action: String,
             detail: Option<String>,
         }
-        if job_ids.is_empty() {
-            return Ok(Vec::new());
-        }
-        let args: Vec<JsValue> = job_ids.iter().map(|i| JsValue::from_str(i)).collect();
         let rows: Vec<Row> = self
-            .all(
-                &format!(
-                    "SELECT job_id, at, actor, action, detail FROM job_audit \
-                     WHERE job_id IN ({}) ORDER BY job_id, at",
-                    marks(job_ids.len())
-                ),
-                &args,
+            .of_jobs(
+                "SELECT job_id, at, actor, action, detail FROM job_audit \
+                 WHERE job_id IN ({ids}) ORDER BY job_id, at",
+                job_ids,
             )
             .await?;
         Ok(rows
