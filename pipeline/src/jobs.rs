@@ -17,6 +17,34 @@ pub fn is_id(s: &str) -> bool {
     s.len() == 36 && !s.bytes().any(|b| b.is_ascii_uppercase()) && uuid::Uuid::try_parse(s).is_ok()
 }
 
+/// The id of a job or an upload, as we issue them: only [`JobId::parse`] and [`JobId::new`] make
+/// one, so a value of this type is always well-formed (and a path segment that is not one is a
+/// 404 before anything is looked up).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct JobId(String);
+
+impl JobId {
+    /// A fresh id from 16 random bytes.
+    pub fn new(random: [u8; 16]) -> JobId {
+        JobId(new_id(random))
+    }
+
+    /// The id `s` names, if it has the shape of one we issue.
+    pub fn parse(s: &str) -> Option<JobId> {
+        is_id(s).then(|| JobId(s.to_owned()))
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::fmt::Display for JobId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
 /// `elapsed_ms`: ticking (now − created) while the job is in flight, frozen at the real total
 /// (completed − created) once it is terminal.
 pub fn elapsed_ms(status: Status, created_at: i64, completed_at: Option<i64>, now: i64) -> i64 {
@@ -95,6 +123,16 @@ mod tests {
             "hyphens misplaced"
         );
         assert!(!is_id("ABABABAB-ABAB-4BAB-ABAB-ABABABABABAB"));
+    }
+
+    #[test]
+    fn only_well_formed_ids_become_job_ids() {
+        let id = JobId::new([7; 16]);
+        assert_eq!(JobId::parse(id.as_str()), Some(id.clone()));
+        assert_eq!(id.to_string().len(), 36);
+        for bad in ["", "x", "../etc", "ABABABAB-ABAB-4BAB-ABAB-ABABABABABAB"] {
+            assert_eq!(JobId::parse(bad), None, "{bad}");
+        }
     }
 
     #[test]

@@ -120,5 +120,5 @@ pub fn random_bytes() -> worker::Result<[u8; 16]> {
 
 /// A fresh job (or upload, or flush) id.
 pub fn new_id() -> worker::Result<String> {
-    Ok(pipeline::jobs::new_id(random_bytes()?))
+    Ok(pipeline::jobs::JobId::new(random_bytes()?).to_string())
 }

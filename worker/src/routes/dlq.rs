@@ -272,10 +272,8 @@ async fn replay_one(
 
 async fn load(state: &AppState, id: &str) -> Result<JobRow, AppError> {
     let missing = || ApiError::not_found(format!("no job {id}"));
-    if !pipeline::jobs::is_id(id) {
-        return Err(missing().into());
-    }
-    Ok(state.store.job(id).await?.ok_or_else(missing)?)
+    let id = pipeline::jobs::JobId::parse(id).ok_or_else(missing)?;
+    Ok(state.store.job(id.as_str()).await?.ok_or_else(missing)?)
 }
 fn optional_json(headers: &HeaderMap, body: &[u8]) -> Result<(), AppError> {
     if body.iter().all(u8::is_ascii_whitespace) {

@@ -19,7 +19,7 @@ use axum::response::IntoResponse;
 use axum::routing::{get, post};
 use axum::Router;
 use pipeline::error::ApiError;
-use pipeline::jobs::Cursor;
+use pipeline::jobs::{Cursor, JobId};
 use pipeline::status::Kind;
 use worker::Env;
 
@@ -186,12 +186,10 @@ pub async fn own_job(
         _ => "job",
     };
     let missing = || ApiError::not_found(format!("no {what} {id}"));
-    if !pipeline::jobs::is_id(id) {
-        return Err(missing().into());
-    }
+    let id = JobId::parse(id).ok_or_else(missing)?;
     Ok(state
         .store
-        .job_for_user(id, caller.0.user_id.as_str(), kind)
+        .job_for_user(id.as_str(), caller.0.user_id.as_str(), kind)
         .await?
         .ok_or_else(missing)?)
 }

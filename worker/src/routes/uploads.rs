@@ -329,12 +329,10 @@ pub async fn get(
 
 async fn own(state: &AppState, id: &str, user: &str) -> Result<UploadRow, AppError> {
     let missing = || ApiError::not_found(format!("no upload {id}"));
-    if !pipeline::jobs::is_id(id) {
-        return Err(missing().into());
-    }
+    let id = pipeline::jobs::JobId::parse(id).ok_or_else(missing)?;
     Ok(state
         .store
-        .upload_for_user(id, user)
+        .upload_for_user(id.as_str(), user)
         .await?
         .ok_or_else(missing)?)
 }
