@@ -196,14 +196,8 @@ async fn a_prompt_job_is_followed_from_the_form_to_its_result_and_a_queued_one_i
         "Explain the difference between a queue and a topic.",
     )
     .await;
-    click(&page, "pj-submit").await;
-    check_text(&page, "pj-last", "queued ").await;
     // Follow the link to the job's page: it completes and shows its result.
-    find(&page, "pj-last")
-        .locator("a")
-        .click(None)
-        .await
-        .expect("open the job");
+    submit_and_open_the_job(&page).await;
     check_visible(&page, "page-job").await;
     check_text(&page, "detail-status", "completed").await;
     check_text(&page, "detail-model", "claude-sonnet-5-5").await;
@@ -243,17 +237,22 @@ async fn a_prompt_job_is_followed_from_the_form_to_its_result_and_a_queued_one_i
         .select_option("bulk", None)
         .await
         .expect("bulk");
-    click(&page, "pj-submit").await;
-    check_text(&page, "pj-last", "queued ").await;
-    find(&page, "pj-last")
-        .locator("a")
-        .click(None)
-        .await
-        .expect("open the job");
+    submit_and_open_the_job(&page).await;
     click(&page, "cancel-job").await;
     check_text(&page, "detail-status", "canceled").await;
     screenshot(&page, &s, "job-canceled").await;
     browser.close().await;
+}
+
+/// Submits the prompt-job form, waits for its confirmation and follows its link to the job.
+async fn submit_and_open_the_job(page: &playwright_rs::protocol::Page) {
+    click(page, "pj-submit").await;
+    check_text(page, "pj-last", "queued ").await;
+    find(page, "pj-last")
+        .locator("a")
+        .click(None)
+        .await
+        .expect("open the job");
 }
 
 async fn three_pdfs_dropped_on_the_zone_are_uploaded_and_summarized(s: Arc<TestStack>) {

@@ -10,7 +10,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use end2end::{eventually, run_suite_with, tests, StackConfig, TestStack};
+use end2end::{eventually, run_suite_with, tests, Client, StackConfig, TestStack};
 use serde_json::{json, Value};
 
 /// The simulator's requests per minute in this suite; the budget is configured with 50 and must
@@ -55,6 +55,18 @@ fn main() -> ExitCode {
 const USERS: &[&str] = &[
     "half", "burst", "pause", "cache", "cancel", "errored", "adopt",
 ];
+
+/// Submits a job and waits (running the batch machinery) until it completes; answers it.
+async fn completed(user: &Client, body: &Value) -> Value {
+    let id = user.submit_job(body).await;
+    user.all_reach(
+        std::slice::from_ref(&id),
+        "completed",
+        Duration::from_secs(60),
+    )
+    .await;
+    user.job(&id).await
+}
 
 fn prompt(i: usize) -> String {
     format!("Item {i}: summarize the quarterly plan for the operations team.")
@@ -200,14 +212,7 @@ async fn a_429_pauses_the_budget_and_the_job_still_completes(s: Arc<TestStack>) 
     let user = s.user("pause");
     let (_, before) = s.anon().get("/api/budget").await;
     let body = json!({"prompt": "Rate limited once [[sim:429x1]]", "max_tokens": 50, "output_config": {"effort": "low"}});
-    let id = user.submit_job(&body).await;
-    user.all_reach(
-        std::slice::from_ref(&id),
-        "completed",
-        Duration::from_secs(60),
-    )
-    .await;
-    let j = user.job(&id).await;
+    let j = completed(&user, &body).await;
     assert_eq!(j["attempts"], 2, "{j}");
     let (_, after) = s.anon().get("/api/budget").await;
     assert!(
@@ -222,14 +227,7 @@ async fn a_long_shared_system_prompt_is_written_once_then_read_from_the_cache(s:
     let mut jobs = Vec::new();
     for q in ["How do refunds work?", "How do I reset a password?"] {
         let body = json!({"prompt": q, "system": system, "max_tokens": 300, "output_config": {"effort": "low"}});
-        let id = user.submit_job(&body).await;
-        user.all_reach(
-            std::slice::from_ref(&id),
-            "completed",
-            Duration::from_secs(60),
-        )
-        .await;
-        jobs.push(user.job(&id).await);
+        jobs.push(completed(&user, &body).await);
     }
     let (first, second) = (&jobs[0], &jobs[1]);
     let written = first["cache_write_tokens"].as_u64().unwrap();
