@@ -135,6 +135,8 @@ fn config_env() -> Vec<(String, String)> {
 #[derive(Debug, Clone)]
 pub struct Ran {
     pub label: String,
+    /// Whether it was an end-to-end suite.
+    pub suite: bool,
     /// Its `test result:` lines (one for a libtest binary or a suite).
     pub results: Vec<String>,
     pub success: bool,
@@ -172,25 +174,21 @@ pub fn run_all(
     for b in host {
         spawn(b);
     }
+    // A suite that ends makes room for the next one.
     let mut queue = suites.into_iter();
-    let mut suites_running = 0;
     for b in queue.by_ref().take(suites_at_once.max(1)) {
         spawn(b);
-        suites_running += 1;
     }
     let mut ran = Vec::new();
     while ran.len() < total {
         let r = rx
             .recv()
             .map_err(|e| format!("a test runner thread died: {e}"))?;
-        if r.label.starts_with("end2end suite ") {
-            suites_running -= 1;
+        if r.suite {
             if let Some(next) = queue.next() {
                 spawn(next);
-                suites_running += 1;
             }
         }
-        let _ = suites_running;
         ran.push(r);
     }
     write_durations(&logs, &ran);
@@ -237,6 +235,7 @@ fn run_one(b: &TestBinary, env: &[(String, String)], log: &Path) -> Ran {
     ));
     Ran {
         label: b.label.clone(),
+        suite: b.suite.is_some(),
         results,
         success,
         took,
@@ -296,6 +295,7 @@ pub fn cargo_results(args: &[&str], env: &[(String, String)]) -> Result<(Vec<Ran
         if let Some(label) = label {
             ran.push(Ran {
                 label,
+                suite: false,
                 results: Vec::new(),
                 success: true,
                 took: Duration::ZERO,
@@ -403,6 +403,7 @@ mod tests {
     fn the_summary_adds_up_every_result_line_and_skips_empty_binaries() {
         let ran = |label: &str, line: &str, success| Ran {
             label: label.into(),
+            suite: false,
             results: vec![line.into()],
             success,
             took: Duration::ZERO,
