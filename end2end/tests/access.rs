@@ -5,20 +5,21 @@
 
 use std::process::ExitCode;
 use std::sync::Arc;
+use std::time::Duration;
 
-use end2end::api::{assert_error, client, send_json};
+use end2end::api::{assert_error, send_json};
 use end2end::browser::{
-    check_text, check_visible, click, click_text, fill, find, screenshot, Browser,
+    check_text, check_visible, click, click_text, fill, find, screenshot, sign_in, Browser,
 };
-use end2end::{run_suite_with, tests, TestStack};
+use end2end::{run_suite_with, tests, StackConfig, TestStack};
 use playwright_rs::expect;
-use serde_json::{json, Value};
+use reqwest::Method;
+use serde_json::json;
 
 fn main() -> ExitCode {
     run_suite_with(
         "access",
-        sim::Knobs::default(),
-        vec![("AUTH_MODE".into(), "keys".into())],
+        StackConfig::vars(&[("AUTH_MODE", "keys")]),
         tests![
             without_a_valid_key_every_route_is_a_401,
             a_command_line_admin_key_issues_and_revokes_keys_over_http,
@@ -28,31 +29,6 @@ fn main() -> ExitCode {
             each_role_sees_usage_and_an_admin_sees_charts_and_replays_a_dead_letter_in_the_spa,
         ],
     )
-}
-
-fn with_key(rb: reqwest::RequestBuilder, key: &str) -> reqwest::RequestBuilder {
-    rb.header("authorization", format!("Bearer {key}"))
-}
-
-async fn get(s: &TestStack, path: &str, key: Option<&str>) -> (u16, Value) {
-    let rb = client().get(s.url(path));
-    send_json(match key {
-        Some(k) => with_key(rb, k),
-        None => rb,
-    })
-    .await
-}
-
-async fn post(s: &TestStack, path: &str, key: Option<&str>, body: Value) -> (u16, Value) {
-    let rb = client()
-        .post(s.url(path))
-        .header("content-type", "application/json")
-        .body(body.to_string());
-    send_json(match key {
-        Some(k) => with_key(rb, k),
-        None => rb,
-    })
-    .await
 }
 
 const ROUTES: &[(&str, &str)] = &[
@@ -76,9 +52,11 @@ async fn without_a_valid_key_every_route_is_a_401(s: Arc<TestStack>) {
     for key in [None, Some("cpk_not-a-key"), Some("")] {
         for (method, path) in ROUTES {
             let (status, body) = if *method == "GET" {
-                get(&s, path, key).await
+                s.key(key).get(path).await
             } else {
-                post(&s, path, key, json!({"prompt": "x", "text": "x"})).await
+                s.key(key)
+                    .post_json(path, &json!({"prompt": "x", "text": "x"}))
+                    .await
             };
             assert_error(status, &body, 401, "unauthorized");
             let _ = body;
@@ -86,8 +64,8 @@ async fn without_a_valid_key_every_route_is_a_401(s: Arc<TestStack>) {
     }
     // A malformed header is refused before any look-up; x-user-id means nothing in keys mode.
     let (status, body) = send_json(
-        client()
-            .get(s.url("/jobs"))
+        s.anon()
+            .request(Method::GET, "/jobs")
             .header("authorization", "Basic YWxpY2U6c2VjcmV0")
             .header("x-user-id", "alice"),
     )
@@ -97,71 +75,64 @@ async fn without_a_valid_key_every_route_is_a_401(s: Arc<TestStack>) {
 
 async fn a_command_line_admin_key_issues_and_revokes_keys_over_http(s: Arc<TestStack>) {
     let admin = s.create_key("root", true);
-    let (status, me) = get(&s, "/api/health", Some(&admin)).await;
+    let (status, me) = s.key(Some(&admin)).get("/api/health").await;
     assert_eq!(status, 200, "{me}");
     assert_eq!(
         (me["user_id"].as_str(), me["role"].as_str()),
         (Some("root"), Some("admin"))
     );
     // Issue a user key over HTTP: shown once, works at once.
-    let (status, created) = post(&s, "/api/keys", Some(&admin), json!({"user_id": "carol"})).await;
+    let (status, created) = s
+        .key(Some(&admin))
+        .post_json("/api/keys", &json!({"user_id": "carol"}))
+        .await;
     assert_eq!(status, 201, "{created}");
     let key = created["key"].as_str().unwrap().to_string();
     assert!(key.starts_with("cpk_"));
-    let (status, me) = get(&s, "/api/health", Some(&key)).await;
+    let (status, me) = s.key(Some(&key)).get("/api/health").await;
     assert_eq!((status, me["user_id"].as_str()), (200, Some("carol")));
     assert_eq!(me["role"], "user");
     // The list shows it without the key.
-    let (_, list) = get(&s, "/api/keys", Some(&admin)).await;
+    let (_, list) = s.key(Some(&admin)).get("/api/keys").await;
     let text = list.to_string();
     assert!(text.contains("carol") && !text.contains(&key), "{list}");
     // Bad requests are 400s.
-    let (status, body) = post(&s, "/api/keys", Some(&admin), json!({"user_id": "a b"})).await;
+    let (status, body) = s
+        .key(Some(&admin))
+        .post_json("/api/keys", &json!({"user_id": "a b"}))
+        .await;
     assert_error(status, &body, 400, "invalid_field");
     // Revoked: 401 from then on.
     let id = created["id"].as_str().unwrap();
-    let (status, revoked) = send_json(with_key(
-        client().delete(s.url(&format!("/api/keys/{id}"))),
-        &admin,
-    ))
-    .await;
+    let (status, revoked) = s.key(Some(&admin)).delete(&format!("/api/keys/{id}")).await;
     assert_eq!(status, 200, "{revoked}");
     assert!(revoked["revoked_at"].is_i64());
-    let (status, body) = get(&s, "/jobs", Some(&key)).await;
+    let (status, body) = s.key(Some(&key)).get("/jobs").await;
     assert_error(status, &body, 401, "unauthorized");
-    let (status, body) = send_json(with_key(
-        client().delete(s.url("/api/keys/key_nope")),
-        &admin,
-    ))
-    .await;
+    let (status, body) = s.key(Some(&admin)).delete("/api/keys/key_nope").await;
     assert_error(status, &body, 404, "not_found");
 }
 
 async fn users_see_and_touch_only_their_own_work(s: Arc<TestStack>) {
     let ann = s.create_key("ann", false);
     let ben = s.create_key("ben", false);
-    let (status, ack) = post(
-        &s,
-        "/jobs",
-        Some(&ann),
-        json!({"prompt": "Ann's job", "priority": "bulk"}),
-    )
-    .await;
+    let (status, ack) = s
+        .key(Some(&ann))
+        .post_json("/jobs", &json!({"prompt": "Ann's job", "priority": "bulk"}))
+        .await;
     assert_eq!(status, 202, "{ack}");
     let job = ack["jobId"].as_str().unwrap().to_string();
-    let (status, fb) = post(
-        &s,
-        "/feedback",
-        Some(&ann),
-        json!({"text": "Ann's feedback"}),
-    )
-    .await;
+    let (status, fb) = s
+        .key(Some(&ann))
+        .post_json("/feedback", &json!({"text": "Ann's feedback"}))
+        .await;
     assert_eq!(status, 202, "{fb}");
     let feedback = fb["id"].as_str().unwrap().to_string();
     // Ann sees hers.
-    assert_eq!(get(&s, &format!("/jobs/{job}"), Some(&ann)).await.0, 200);
+    assert_eq!(s.key(Some(&ann)).get(&format!("/jobs/{job}")).await.0, 200);
     assert_eq!(
-        get(&s, &format!("/api/feedback/{feedback}"), Some(&ann))
+        s.key(Some(&ann))
+            .get(&format!("/api/feedback/{feedback}"))
             .await
             .0,
         200
@@ -172,15 +143,21 @@ async fn users_see_and_touch_only_their_own_work(s: Arc<TestStack>) {
         format!("/jobs/{job}/result"),
         format!("/api/feedback/{feedback}"),
     ] {
-        let (status, body) = get(&s, &path, Some(&ben)).await;
+        let (status, body) = s.key(Some(&ben)).get(&path).await;
         assert_error(status, &body, 404, "not_found");
     }
-    let (status, body) = post(&s, &format!("/jobs/{job}/cancel"), Some(&ben), json!({})).await;
+    let (status, body) = s
+        .key(Some(&ben))
+        .post_json(&format!("/jobs/{job}/cancel"), &json!({}))
+        .await;
     assert_error(status, &body, 404, "not_found");
-    let (_, list) = get(&s, "/jobs", Some(&ben)).await;
+    let (_, list) = s.key(Some(&ben)).get("/jobs").await;
     assert_eq!(list["items"], json!([]));
     // Ann can cancel her own.
-    let (status, j) = post(&s, &format!("/jobs/{job}/cancel"), Some(&ann), json!({})).await;
+    let (status, j) = s
+        .key(Some(&ann))
+        .post_json(&format!("/jobs/{job}/cancel"), &json!({}))
+        .await;
     assert_eq!(
         (status, j["status"].as_str()),
         (200, Some("canceled")),
@@ -203,57 +180,63 @@ async fn ops_endpoints_are_for_admins_only(s: Arc<TestStack>) {
         ("POST", "/api/dlq/replay"),
     ] {
         let (status, body) = if method == "GET" {
-            get(&s, path, Some(&user)).await
+            s.key(Some(&user)).get(path).await
         } else {
-            post(&s, path, Some(&user), json!({"user_id": "x"})).await
+            s.key(Some(&user))
+                .post_json(path, &json!({"user_id": "x"}))
+                .await
         };
         assert_error(status, &body, 403, "forbidden");
         let (status, body) = if method == "GET" {
-            get(&s, path, Some(&admin)).await
+            s.key(Some(&admin)).get(path).await
         } else if path == "/api/keys" {
-            post(&s, path, Some(&admin), json!({"user_id": "x"})).await
+            s.key(Some(&admin))
+                .post_json(path, &json!({"user_id": "x"}))
+                .await
         } else {
-            post(&s, path, Some(&admin), json!({})).await
+            s.key(Some(&admin)).post_json(path, &json!({})).await
         };
         assert!(
             (200..=202).contains(&status),
             "{path} as admin: {status} {body}"
         );
     }
-    let (_, me) = get(&s, "/api/health", Some(&user)).await;
+    let (_, me) = s.key(Some(&user)).get("/api/health").await;
     assert_eq!(me["role"], "user");
     // Per-job triage and budgets: 403 for users whatever the id; admins get past the check.
     for path in [
         "/api/dlq/0123456789abcdef/replay",
         "/api/dlq/0123456789abcdef/discard",
     ] {
-        let (status, body) = post(&s, path, Some(&user), json!({})).await;
+        let (status, body) = s.key(Some(&user)).post_json(path, &json!({})).await;
         assert_error(status, &body, 403, "forbidden");
-        let (status, body) = post(&s, path, Some(&admin), json!({})).await;
+        let (status, body) = s.key(Some(&admin)).post_json(path, &json!({})).await;
         assert_error(status, &body, 404, "not_found");
     }
     let put_budget = |key: &str| {
-        with_key(
-            client()
-                .put(s.url("/api/usage/budget"))
-                .header("content-type", "application/json")
-                .body(json!({"user_id": "dora", "daily_cap_micros": 5}).to_string()),
-            key,
-        )
+        let client = s.key(Some(key));
+        async move {
+            client
+                .put_json(
+                    "/api/usage/budget",
+                    &json!({"user_id": "dora", "daily_cap_micros": 5}),
+                )
+                .await
+        }
     };
-    let (status, body) = send_json(put_budget(&user)).await;
+    let (status, body) = put_budget(&user).await;
     assert_error(status, &body, 403, "forbidden");
-    let (status, body) = send_json(put_budget(&admin)).await;
+    let (status, body) = put_budget(&admin).await;
     assert_eq!(status, 200, "{body}");
     // A user's own usage is theirs (the cap just set is shown); naming themselves is fine.
-    let (status, usage) = get(&s, "/api/usage?user=dora", Some(&user)).await;
+    let (status, usage) = s.key(Some(&user)).get("/api/usage?user=dora").await;
     assert_eq!(
         (status, usage["user_id"].as_str()),
         (200, Some("dora")),
         "{usage}"
     );
     assert_eq!(usage["budget"]["daily_cap_micros"], 5);
-    let (status, usage) = get(&s, "/api/usage?user=dora", Some(&admin)).await;
+    let (status, usage) = s.key(Some(&admin)).get("/api/usage?user=dora").await;
     assert_eq!((status, usage["user_id"].as_str()), (200, Some("dora")));
 }
 
@@ -292,61 +275,31 @@ async fn the_spa_signs_in_with_a_key_and_shows_admins_their_pages(s: Arc<TestSta
     browser.close().await;
 }
 
-/// Waits until the job (read with `key`) has `status`.
-async fn job_reaches(s: &TestStack, key: &str, id: &str, status: &str) {
-    end2end::eventually(
-        &format!("job {id} becomes {status}"),
-        std::time::Duration::from_secs(120),
-        || async {
-            let (_, j) = get(s, &format!("/jobs/{id}"), Some(key)).await;
-            (j["status"] == status).then_some(())
-        },
-    )
-    .await
-}
-
-async fn sign_in(page: &playwright_rs::protocol::Page, key: &str) {
-    click(page, "sign-in-link").await;
-    fill(page, "api-key", key).await;
-    click(page, "sign-in").await;
-    check_visible(page, "signed-in").await;
-}
-
 async fn each_role_sees_usage_and_an_admin_sees_charts_and_replays_a_dead_letter_in_the_spa(
     s: Arc<TestStack>,
 ) {
     let user = s.create_key("gina", false);
     let admin = s.create_key("hank", true);
     // Gina's work: a job that completes, and one the simulator overloads six times (dead letter).
-    let (_, ack) = post(
-        &s,
-        "/jobs",
-        Some(&user),
-        json!({"prompt": "Gina's weekly report", "priority": "high", "max_tokens": 40, "output_config": {"effort": "low"}}),
-    )
+    let (_, ack) = s.key(Some(&user)).post_json("/jobs", &json!({"prompt": "Gina's weekly report", "priority": "high", "max_tokens": 40, "output_config": {"effort": "low"}}))
     .await;
     let done = ack["jobId"].as_str().unwrap().to_string();
-    let (_, ack) = post(
-        &s,
-        "/jobs",
-        Some(&user),
-        json!({"prompt": "Gina's flaky job [[sim:529x6]]", "priority": "high", "max_tokens": 40, "output_config": {"effort": "low"}}),
-    )
+    let (_, ack) = s.key(Some(&user)).post_json("/jobs", &json!({"prompt": "Gina's flaky job [[sim:529x6]]", "priority": "high", "max_tokens": 40, "output_config": {"effort": "low"}}))
     .await;
     let dead = ack["jobId"].as_str().unwrap().to_string();
-    job_reaches(&s, &user, &done, "completed").await;
-    job_reaches(&s, &user, &dead, "dead_lettered").await;
-    let (_, usage) = get(&s, "/api/usage", Some(&user)).await;
+    let gina = s.key(Some(&user));
+    gina.job_reaches(&done, "completed", Duration::from_secs(120))
+        .await;
+    gina.job_reaches(&dead, "dead_lettered", Duration::from_secs(120))
+        .await;
+    let (_, usage) = s.key(Some(&user)).get("/api/usage").await;
     let cost = format!(
         "${}",
         pipeline::money::dollars(usage["totals"]["cost_micros"].as_u64().unwrap())
     );
     // Two cron runs: the metrics series has points to draw.
     for _ in 0..2 {
-        let s2 = s.clone();
-        tokio::task::spawn_blocking(move || s2.trigger_cron())
-            .await
-            .unwrap();
+        s.cron().await;
     }
 
     let browser = Browser::launch(&s, "ops-pages").await;
@@ -404,13 +357,13 @@ async fn each_role_sees_usage_and_an_admin_sees_charts_and_replays_a_dead_letter
     check_visible(&page, "dlq-replayed").await;
     // The row follows its replay (the page refreshes while it runs) to the end.
     expect(item.get_by_test_id("dlq-replay-status"))
-        .with_timeout(std::time::Duration::from_secs(60))
+        .with_timeout(Duration::from_secs(60))
         .to_contain_text("completed")
         .await
         .unwrap_or_else(|e| panic!("the replay of {dead} completes: {e}"));
     screenshot(&page, &s, "replayed-dead-letter").await;
     // Gina sees the replay among her jobs, completed.
-    let (_, jobs) = get(&s, "/jobs", Some(&user)).await;
+    let (_, jobs) = s.key(Some(&user)).get("/jobs").await;
     let replay = jobs["items"]
         .as_array()
         .unwrap()

@@ -6,7 +6,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use end2end::browser::{
-    check_text, check_visible, click, click_text, fill, find, press, screenshot, text_of, Browser,
+    check_text, check_visible, click, click_text, drop_files, fill, find, press, screenshot,
+    text_of, Browser,
 };
 use end2end::{run_suite, tests, TestStack};
 use playwright_rs::expect;
@@ -195,14 +196,8 @@ async fn a_prompt_job_is_followed_from_the_form_to_its_result_and_a_queued_one_i
         "Explain the difference between a queue and a topic.",
     )
     .await;
-    click(&page, "pj-submit").await;
-    check_text(&page, "pj-last", "queued ").await;
     // Follow the link to the job's page: it completes and shows its result.
-    find(&page, "pj-last")
-        .locator("a")
-        .click(None)
-        .await
-        .expect("open the job");
+    submit_and_open_the_job(&page).await;
     check_visible(&page, "page-job").await;
     check_text(&page, "detail-status", "completed").await;
     check_text(&page, "detail-model", "claude-sonnet-5-5").await;
@@ -242,47 +237,22 @@ async fn a_prompt_job_is_followed_from_the_form_to_its_result_and_a_queued_one_i
         .select_option("bulk", None)
         .await
         .expect("bulk");
-    click(&page, "pj-submit").await;
-    check_text(&page, "pj-last", "queued ").await;
-    find(&page, "pj-last")
-        .locator("a")
-        .click(None)
-        .await
-        .expect("open the job");
+    submit_and_open_the_job(&page).await;
     click(&page, "cancel-job").await;
     check_text(&page, "detail-status", "canceled").await;
     screenshot(&page, &s, "job-canceled").await;
     browser.close().await;
 }
 
-/// Drops files on the element with a real `DataTransfer`, as a user dragging them from the
-/// desktop does (the bytes go in as base64).
-async fn drop_files(
-    page: &playwright_rs::protocol::Page,
-    testid: &str,
-    files: &[(String, Vec<u8>)],
-) -> u32 {
-    use base64::Engine;
-    let files: Vec<(String, String)> = files
-        .iter()
-        .map(|(n, b)| {
-            (
-                n.clone(),
-                base64::engine::general_purpose::STANDARD.encode(b),
-            )
-        })
-        .collect();
-    let js = "(el, files) => { const dt = new DataTransfer(); \
-        for (const [name, b64] of files) { const bin = atob(b64); const bytes = new Uint8Array(bin.length); \
-        for (let i = 0; i < bin.length; i++) bytes[i] = bin.charCodeAt(i); \
-        dt.items.add(new File([bytes], name, {type: 'application/pdf'})); } \
-        for (const type of ['dragenter', 'dragover', 'drop']) { \
-        el.dispatchEvent(new DragEvent(type, {bubbles: true, cancelable: true, dataTransfer: dt})); } \
-        return dt.files.length; }";
-    find(page, testid)
-        .evaluate(js, Some(&files))
+/// Submits the prompt-job form, waits for its confirmation and follows its link to the job.
+async fn submit_and_open_the_job(page: &playwright_rs::protocol::Page) {
+    click(page, "pj-submit").await;
+    check_text(page, "pj-last", "queued ").await;
+    find(page, "pj-last")
+        .locator("a")
+        .click(None)
         .await
-        .unwrap_or_else(|e| panic!("drop on {testid}: {e}"))
+        .expect("open the job");
 }
 
 async fn three_pdfs_dropped_on_the_zone_are_uploaded_and_summarized(s: Arc<TestStack>) {
@@ -312,10 +282,7 @@ async fn three_pdfs_dropped_on_the_zone_are_uploaded_and_summarized(s: Arc<TestS
     // Batch mode: the cron flushes and polls, as the dev tooling does every minute.
     let deadline = std::time::Instant::now() + Duration::from_secs(90);
     loop {
-        let s2 = s.clone();
-        tokio::task::spawn_blocking(move || s2.trigger_cron())
-            .await
-            .unwrap();
+        s.cron().await;
         if text_of(&page, "batch-progress").await == "3/3" {
             break;
         }

@@ -10,8 +10,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use end2end::api::{all_jobs, get_job, get_json, post_ok, send_json, submit_job};
-use end2end::{eventually, run_suite_with, tests, TestStack};
+use end2end::{eventually, run_suite_with, tests, Client, StackConfig, TestStack};
 use serde_json::{json, Value};
 
 /// The simulator's requests per minute in this suite; the budget is configured with 50 and must
@@ -26,20 +25,19 @@ fn main() -> ExitCode {
         batch_ms: 2_000,
         ..sim::Knobs::default()
     };
-    let vars = [
-        ("BUDGET_RPM", "50"),
-        ("BUDGET_ITPM", "400000"),
-        ("BUDGET_OTPM", "200000"),
-        ("BATCH_FLUSH_SIZE", "50"),
-        ("BATCH_FLUSH_AGE_S", "3600"),
-    ]
-    .into_iter()
-    .map(|(k, v)| (k.to_string(), v.to_string()))
-    .collect();
+    let config = StackConfig {
+        knobs,
+        ..StackConfig::vars(&[
+            ("BUDGET_RPM", "50"),
+            ("BUDGET_ITPM", "400000"),
+            ("BUDGET_OTPM", "200000"),
+            ("BATCH_FLUSH_SIZE", "50"),
+            ("BATCH_FLUSH_AGE_S", "3600"),
+        ])
+    };
     run_suite_with(
         "budget",
-        knobs,
-        vars,
+        config,
         tests![
             fifty_bulk_jobs_make_one_batch_create_and_cost_half_of_the_same_jobs_in_sync,
             a_burst_beyond_the_rate_limit_waits_for_the_budget_and_draws_no_429,
@@ -58,39 +56,16 @@ const USERS: &[&str] = &[
     "half", "burst", "pause", "cache", "cancel", "errored", "adopt",
 ];
 
-fn calls(s: &TestStack, key: &str) -> u64 {
-    s.sim.lock().stats.calls.get(key).copied().unwrap_or(0)
-}
-
-async fn cron(s: &Arc<TestStack>) {
-    let s = s.clone();
-    tokio::task::spawn_blocking(move || s.trigger_cron())
-        .await
-        .unwrap();
-}
-
-/// Waits for every job to reach `status`, running the batch machinery (flush if due, recover,
-/// poll) between looks, as the cron does every minute.
-async fn all_reach(s: &Arc<TestStack>, user: &str, ids: &[String], status: &str, secs: u64) {
-    eventually(
-        &format!("{} job(s) of {user} become {status}", ids.len()),
-        Duration::from_secs(secs),
-        || async {
-            let mut pending = 0;
-            for id in ids {
-                let j = get_job(&s.base_url, user, id).await;
-                if j["status"] != status {
-                    pending += 1;
-                }
-            }
-            if pending > 0 {
-                post_ok(&s.base_url, "/api/batches/poll").await;
-                tokio::time::sleep(Duration::from_millis(500)).await;
-            }
-            (pending == 0).then_some(())
-        },
+/// Submits a job and waits (running the batch machinery) until it completes; answers it.
+async fn completed(user: &Client, body: &Value) -> Value {
+    let id = user.submit_job(body).await;
+    user.all_reach(
+        std::slice::from_ref(&id),
+        "completed",
+        Duration::from_secs(60),
     )
-    .await
+    .await;
+    user.job(&id).await
 }
 
 fn prompt(i: usize) -> String {
@@ -106,17 +81,17 @@ fn sum(jobs: &[Value]) -> u64 {
 async fn fifty_bulk_jobs_make_one_batch_create_and_cost_half_of_the_same_jobs_in_sync(
     s: Arc<TestStack>,
 ) {
-    let user = "half";
-    let creates = calls(&s, "batches.create 200");
+    let user = s.user("half");
+    let creates = s.sim_calls("batches.create 200");
     let mut bulk = Vec::new();
     for i in 0..50 {
         let body = json!({"prompt": prompt(i), "priority": "bulk", "max_tokens": 100, "output_config": {"effort": "low"}});
-        bulk.push(submit_job(&s.base_url, user, &body).await);
+        bulk.push(user.submit_job(&body).await);
     }
     let mut sync = Vec::new();
     for i in 0..50 {
         let body = json!({"prompt": prompt(i), "priority": "high", "max_tokens": 100, "output_config": {"effort": "low"}});
-        sync.push(submit_job(&s.base_url, user, &body).await);
+        sync.push(user.submit_job(&body).await);
     }
     // The 50th waiting job triggers the flush in the bulk consumer: no cron needed for it.
     eventually(
@@ -125,7 +100,7 @@ async fn fifty_bulk_jobs_make_one_batch_create_and_cost_half_of_the_same_jobs_in
         || async {
             let mut batches = std::collections::BTreeSet::new();
             for id in &bulk {
-                let j = get_job(&s.base_url, user, id).await;
+                let j = user.job(id).await;
                 if j["status"] == "queued" {
                     return None;
                 }
@@ -136,19 +111,21 @@ async fn fifty_bulk_jobs_make_one_batch_create_and_cost_half_of_the_same_jobs_in
     )
     .await;
     assert_eq!(
-        calls(&s, "batches.create 200") - creates,
+        s.sim_calls("batches.create 200") - creates,
         1,
         "one batch-create call for 50 jobs accumulated across queue batches"
     );
-    all_reach(&s, user, &bulk, "completed", 90).await;
-    all_reach(&s, user, &sync, "completed", 120).await;
+    user.all_reach(&bulk, "completed", Duration::from_secs(90))
+        .await;
+    user.all_reach(&sync, "completed", Duration::from_secs(120))
+        .await;
     let mut bulk_jobs = Vec::new();
     for id in &bulk {
-        bulk_jobs.push(get_job(&s.base_url, user, id).await);
+        bulk_jobs.push(user.job(id).await);
     }
     let mut sync_jobs = Vec::new();
     for id in &sync {
-        sync_jobs.push(get_job(&s.base_url, user, id).await);
+        sync_jobs.push(user.job(id).await);
     }
     let one_batch: std::collections::BTreeSet<_> = bulk_jobs
         .iter()
@@ -180,37 +157,38 @@ async fn fifty_bulk_jobs_make_one_batch_create_and_cost_half_of_the_same_jobs_in
         assert_eq!(s.billed(id), 1, "job {id} billed once");
     }
     assert_eq!(
-        calls(&s, "messages 429"),
+        s.sim_calls("messages 429"),
         0,
         "the budget kept every call in"
     );
 }
 
 async fn a_burst_beyond_the_rate_limit_waits_for_the_budget_and_draws_no_429(s: Arc<TestStack>) {
-    let user = "burst";
-    let (_, before) = get_json(&s.url("/api/budget")).await;
+    let user = s.user("burst");
+    let (_, before) = s.anon().get("/api/budget").await;
     let refused_before = before["refused"].as_u64().unwrap_or(0);
     let started = Instant::now();
     let mut ids = Vec::new();
     for i in 0..40 {
         let body = json!({"prompt": format!("Burst {i}: one line, please."), "max_tokens": 50, "output_config": {"effort": "low"}});
-        ids.push(submit_job(&s.base_url, user, &body).await);
+        ids.push(user.submit_job(&body).await);
     }
-    all_reach(&s, user, &ids, "completed", 170).await;
+    user.all_reach(&ids, "completed", Duration::from_secs(170))
+        .await;
     let took = started.elapsed();
-    let (_, budget) = get_json(&s.url("/api/budget")).await;
+    let (_, budget) = s.anon().get("/api/budget").await;
     println!(
         "    40 jobs at {RPM} rpm after the bucket was drained: {:.1} s, {} reservation(s) refused and retried",
         took.as_secs_f64(),
         budget["refused"].as_u64().unwrap_or(0) - refused_before
     );
-    assert_eq!(calls(&s, "messages 429"), 0, "no 429 drawn: {budget}");
+    assert_eq!(s.sim_calls("messages 429"), 0, "no 429 drawn: {budget}");
     assert!(
         budget["refused"].as_u64().unwrap() > refused_before,
         "the budget held calls back: {budget}"
     );
     for id in &ids {
-        let j = get_job(&s.base_url, user, id).await;
+        let j = user.job(id).await;
         assert_eq!(
             j["attempts"], 1,
             "waiting for the budget spends no retry: {j}"
@@ -231,14 +209,12 @@ async fn a_burst_beyond_the_rate_limit_waits_for_the_budget_and_draws_no_429(s: 
 }
 
 async fn a_429_pauses_the_budget_and_the_job_still_completes(s: Arc<TestStack>) {
-    let user = "pause";
-    let (_, before) = get_json(&s.url("/api/budget")).await;
+    let user = s.user("pause");
+    let (_, before) = s.anon().get("/api/budget").await;
     let body = json!({"prompt": "Rate limited once [[sim:429x1]]", "max_tokens": 50, "output_config": {"effort": "low"}});
-    let id = submit_job(&s.base_url, user, &body).await;
-    all_reach(&s, user, std::slice::from_ref(&id), "completed", 60).await;
-    let j = get_job(&s.base_url, user, &id).await;
+    let j = completed(&user, &body).await;
     assert_eq!(j["attempts"], 2, "{j}");
-    let (_, after) = get_json(&s.url("/api/budget")).await;
+    let (_, after) = s.anon().get("/api/budget").await;
     assert!(
         after["rate_limited"].as_u64().unwrap() > before["rate_limited"].as_u64().unwrap(),
         "the 429 reached the budget: {after}"
@@ -246,14 +222,12 @@ async fn a_429_pauses_the_budget_and_the_job_still_completes(s: Arc<TestStack>) 
 }
 
 async fn a_long_shared_system_prompt_is_written_once_then_read_from_the_cache(s: Arc<TestStack>) {
-    let user = "cache";
+    let user = s.user("cache");
     let system = "You answer for the support team. Follow the policy below exactly. ".repeat(90);
     let mut jobs = Vec::new();
     for q in ["How do refunds work?", "How do I reset a password?"] {
         let body = json!({"prompt": q, "system": system, "max_tokens": 300, "output_config": {"effort": "low"}});
-        let id = submit_job(&s.base_url, user, &body).await;
-        all_reach(&s, user, std::slice::from_ref(&id), "completed", 60).await;
-        jobs.push(get_job(&s.base_url, user, &id).await);
+        jobs.push(completed(&user, &body).await);
     }
     let (first, second) = (&jobs[0], &jobs[1]);
     let written = first["cache_write_tokens"].as_u64().unwrap();
@@ -283,128 +257,70 @@ async fn a_long_shared_system_prompt_is_written_once_then_read_from_the_cache(s:
     }
 }
 
-async fn sim_batch(s: &TestStack, id: &str) -> Value {
-    let (status, b) = send_json(
-        end2end::api::client()
-            .get(format!("{}/v1/messages/batches/{id}", s.sim_url))
-            .header("x-api-key", "sim-test-key")
-            .header("anthropic-version", "2023-06-01"),
-    )
-    .await;
-    assert_eq!(status, 200, "{b}");
-    b
-}
-
-async fn cancel(s: &TestStack, user: &str, id: &str) -> (u16, Value) {
-    send_json(
-        end2end::api::client()
-            .post(s.url(&format!("/jobs/{id}/cancel")))
-            .header("x-user-id", user),
-    )
-    .await
-}
-
-/// Flushes what waits (due or not) until `ids` are all inside a batch; answers the batch ids.
-async fn flushed(s: &Arc<TestStack>, user: &str, ids: &[String]) -> Vec<String> {
-    eventually(
-        "the jobs are in a batch",
-        Duration::from_secs(60),
-        || async {
-            post_ok(&s.base_url, "/api/batches/flush").await;
-            let mut batches = Vec::new();
-            for id in ids {
-                let j = get_job(&s.base_url, user, id).await;
-                if j["status"] != "submitted" {
-                    tokio::time::sleep(Duration::from_millis(500)).await;
-                    return None;
-                }
-                batches.push(j["anthropic_batch_id"].as_str().unwrap().to_string());
-            }
-            Some(batches)
-        },
-    )
-    .await
-}
-
 async fn waiting_and_batched_jobs_can_be_canceled_and_the_last_one_cancels_its_batch(
     s: Arc<TestStack>,
 ) {
-    let user = "cancel";
+    let user = s.user("cancel");
     // A job waiting in the accumulation is canceled and never sent.
-    let waiting = submit_job(
-        &s.base_url,
-        user,
-        &json!({"prompt": "Wait for me", "priority": "bulk"}),
-    )
-    .await;
+    let waiting = user
+        .submit_job(&json!({"prompt": "Wait for me", "priority": "bulk"}))
+        .await;
     tokio::time::sleep(Duration::from_secs(5)).await;
-    let (status, j) = cancel(&s, user, &waiting).await;
+    let (status, j) = user.cancel(&waiting).await;
     assert_eq!(status, 200, "{j}");
     assert_eq!(j["status"], "canceled");
     // Two jobs inside a slow Message Batch: the first cancel leaves the batch running, the
     // second (its last live job) cancels it.
     s.sim.lock().knobs.batch_ms = 60_000;
-    let a = submit_job(
-        &s.base_url,
-        user,
-        &json!({"prompt": "Batched A", "priority": "bulk"}),
-    )
-    .await;
-    let b = submit_job(
-        &s.base_url,
-        user,
-        &json!({"prompt": "Batched B", "priority": "bulk"}),
-    )
-    .await;
-    let batches = flushed(&s, user, &[a.clone(), b.clone()]).await;
+    let a = user
+        .submit_job(&json!({"prompt": "Batched A", "priority": "bulk"}))
+        .await;
+    let b = user
+        .submit_job(&json!({"prompt": "Batched B", "priority": "bulk"}))
+        .await;
+    let batches = user.flushed(&[a.clone(), b.clone()]).await;
     s.sim.lock().knobs.batch_ms = 2_000;
     assert_eq!(batches[0], batches[1], "one batch for both");
-    let (status, j) = cancel(&s, user, &a).await;
+    let (status, j) = user.cancel(&a).await;
     assert_eq!(
         (status, j["status"].as_str()),
         (200, Some("canceled")),
         "{j}"
     );
     assert_eq!(
-        sim_batch(&s, &batches[0]).await["processing_status"],
+        s.sim_batch(&batches[0]).await["processing_status"],
         "in_progress"
     );
-    let (status, j) = cancel(&s, user, &b).await;
+    let (status, j) = user.cancel(&b).await;
     assert_eq!(
         (status, j["status"].as_str()),
         (200, Some("canceled")),
         "{j}"
     );
-    let batch = sim_batch(&s, &batches[0]).await;
+    let batch = s.sim_batch(&batches[0]).await;
     assert_ne!(batch["processing_status"], "in_progress", "{batch}");
     // Nothing was billed, and the poller leaves canceled jobs alone.
-    cron(&s).await;
+    s.cron().await;
     for id in [&waiting, &a, &b] {
         assert_eq!(s.billed(id), 0, "job {id} was never billed");
-        assert_eq!(get_job(&s.base_url, user, id).await["status"], "canceled");
+        assert_eq!(user.job(id).await["status"], "canceled");
     }
-    let (status, j) = cancel(&s, user, &a).await;
+    let (status, j) = user.cancel(&a).await;
     assert_eq!(status, 409, "a canceled job cannot be canceled again: {j}");
 }
 
 async fn errored_batch_requests_are_resubmitted_or_failed_by_their_error(s: Arc<TestStack>) {
-    let user = "errored";
-    let transient = submit_job(
-        &s.base_url,
-        user,
-        &json!({"prompt": "Overloaded once [[sim:529x1]]", "priority": "bulk"}),
-    )
-    .await;
-    let permanent = submit_job(
-        &s.base_url,
-        user,
-        &json!({"prompt": "Always invalid [[sim:400]]", "priority": "bulk"}),
-    )
-    .await;
-    let first = flushed(&s, user, &[transient.clone(), permanent.clone()]).await;
+    let user = s.user("errored");
+    let transient = user
+        .submit_job(&json!({"prompt": "Overloaded once [[sim:529x1]]", "priority": "bulk"}))
+        .await;
+    let permanent = user
+        .submit_job(&json!({"prompt": "Always invalid [[sim:400]]", "priority": "bulk"}))
+        .await;
+    let first = user.flushed(&[transient.clone(), permanent.clone()]).await;
     let failed = eventually("the 400 fails", Duration::from_secs(60), || async {
-        post_ok(&s.base_url, "/api/batches/poll").await;
-        let j = get_job(&s.base_url, user, &permanent).await;
+        s.anon().post_ok("/api/batches/poll").await;
+        let j = user.job(&permanent).await;
         (j["status"] == "failed").then_some(j)
     })
     .await;
@@ -417,8 +333,8 @@ async fn errored_batch_requests_are_resubmitted_or_failed_by_their_error(s: Arc<
         "the 529 is resubmitted and completes",
         Duration::from_secs(90),
         || async {
-            post_ok(&s.base_url, "/api/batches/flush").await;
-            let j = get_job(&s.base_url, user, &transient).await;
+            s.anon().post_ok("/api/batches/flush").await;
+            let j = user.job(&transient).await;
             (j["status"] == "completed").then_some(j)
         },
     )
@@ -437,21 +353,13 @@ async fn errored_batch_requests_are_resubmitted_or_failed_by_their_error(s: Arc<
 }
 
 async fn a_create_call_that_times_out_is_adopted_not_sent_again(s: Arc<TestStack>) {
-    let user = "adopt";
-    let creates = calls(&s, "batches.create 200");
+    let user = s.user("adopt");
+    let creates = s.sim_calls("batches.create 200");
     let ids = vec![
-        submit_job(
-            &s.base_url,
-            user,
-            &json!({"prompt": "Adopt me 1", "priority": "bulk"}),
-        )
-        .await,
-        submit_job(
-            &s.base_url,
-            user,
-            &json!({"prompt": "Adopt me 2", "priority": "bulk"}),
-        )
-        .await,
+        user.submit_job(&json!({"prompt": "Adopt me 1", "priority": "bulk"}))
+            .await,
+        user.submit_job(&json!({"prompt": "Adopt me 2", "priority": "bulk"}))
+            .await,
     ];
     tokio::time::sleep(Duration::from_secs(5)).await;
     // The simulator creates the batch but answers after the Worker's 5 s timeout.
@@ -460,7 +368,7 @@ async fn a_create_call_that_times_out_is_adopted_not_sent_again(s: Arc<TestStack
         "a flush with an unknown outcome",
         Duration::from_secs(60),
         || async {
-            let r = post_ok(&s.base_url, "/api/batches/flush").await;
+            let r = s.anon().post_ok("/api/batches/flush").await;
             (r["flush"]["outcomes_unknown"].as_u64() == Some(1)).then_some(r)
         },
     )
@@ -469,26 +377,27 @@ async fn a_create_call_that_times_out_is_adopted_not_sent_again(s: Arc<TestStack
     println!("    flush report: {}", report["flush"]);
     // Nothing is sent again while the outcome is unknown, however often the machinery runs.
     for _ in 0..3 {
-        post_ok(&s.base_url, "/api/batches/flush").await;
+        s.anon().post_ok("/api/batches/flush").await;
     }
     for id in &ids {
-        assert_eq!(get_job(&s.base_url, user, id).await["status"], "queued");
+        assert_eq!(user.job(id).await["status"], "queued");
     }
     // Once the call can no longer be in flight, recovery finds the batch and adopts it.
     let adopted = eventually(
         "recovery adopts the batch",
         Duration::from_secs(60),
         || async {
-            let r = post_ok(&s.base_url, "/api/batches/poll").await;
+            let r = s.anon().post_ok("/api/batches/poll").await;
             tokio::time::sleep(Duration::from_millis(500)).await;
             (r["recovery"]["adopted"].as_u64() == Some(1)).then_some(r)
         },
     )
     .await;
     println!("    recovery: {}", adopted["recovery"]);
-    all_reach(&s, user, &ids, "completed", 60).await;
+    user.all_reach(&ids, "completed", Duration::from_secs(60))
+        .await;
     assert_eq!(
-        calls(&s, "batches.create 200") - creates,
+        s.sim_calls("batches.create 200") - creates,
         1,
         "one create call in all"
     );
@@ -500,7 +409,7 @@ async fn a_create_call_that_times_out_is_adopted_not_sent_again(s: Arc<TestStack
 async fn every_jobs_cost_equals_what_the_simulator_billed(s: Arc<TestStack>) {
     let mut checked = 0;
     for user in USERS {
-        for j in all_jobs(&s.base_url, user).await {
+        for j in s.user(user).all_jobs().await {
             let id = j["id"].as_str().unwrap();
             assert_eq!(j["cost_unknown"], false, "{j}");
             assert_eq!(

@@ -21,8 +21,8 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use end2end::api::{all_jobs, client, send_json};
-use end2end::{pdfs, run_suite_timed, tests, TestStack};
+use end2end::{pdfs, run_suite_timed, tests, StackConfig, TestStack};
+use reqwest::Method;
 use serde_json::{json, Value};
 
 /// What a run does, from the environment.
@@ -102,9 +102,11 @@ fn main() -> ExitCode {
     let timeout = plan.drain_bound() + Duration::from_secs(600);
     run_suite_timed(
         "chaos",
-        knobs(&plan),
-        // The DLQ alert is the ops suite's subject; here it would only add webhook calls.
-        vec![("DLQ_ALERT_THRESHOLD".into(), "1000000".into())],
+        StackConfig {
+            knobs: knobs(&plan),
+            // The DLQ alert is the ops suite's subject; here it would only add webhook calls.
+            ..StackConfig::vars(&[("DLQ_ALERT_THRESHOLD", "1000000")])
+        },
         timeout,
         tests![
             mixed_jobs_under_faults_and_kills_all_end_none_lost_and_few_paid_twice,
@@ -215,7 +217,7 @@ struct Retries {
 
 /// Sends one job until it is accepted, with the same `Idempotency-Key` every time.
 async fn submit(
-    s: &TestStack,
+    s: &Arc<TestStack>,
     run: &str,
     i: usize,
     sort: Sort,
@@ -228,13 +230,11 @@ async fn submit(
         if Instant::now() > deadline {
             return Err(format!("job {i} was not accepted within 240 s"));
         }
-        let sent = client()
-            .post(s.url(path))
-            .header("x-user-id", user_of(i))
-            .header("content-type", "application/json")
+        let sent = s
+            .user(&user_of(i))
+            .json_request(Method::POST, path, &body)
             .header("idempotency-key", &key)
             .timeout(Duration::from_secs(30))
-            .body(body.to_string())
             .send()
             .await;
         let resp = match sent {
@@ -271,7 +271,7 @@ fn pdf_user() -> String {
 
 /// The PDFs, sent before the first kill (an upload has no idempotency key: a retry after a lost
 /// answer could not be told from a new upload).
-async fn upload_pdfs(s: &TestStack, n: usize) -> Vec<String> {
+async fn upload_pdfs(s: &Arc<TestStack>, n: usize) -> Vec<String> {
     let mut batch_ids = Vec::new();
     let mut made = 0;
     while made < n {
@@ -284,10 +284,7 @@ async fn upload_pdfs(s: &TestStack, n: usize) -> Vec<String> {
                 )
             })
             .collect();
-        let (status, ack) =
-            send_json(end2end::api::upload(&s.base_url, &pdf_user(), &files, &[])).await;
-        assert_eq!(status, 202, "upload: {ack}");
-        batch_ids.push(ack["batchId"].as_str().unwrap().to_string());
+        batch_ids.push(s.user(&pdf_user()).submit_upload(&files, &[]).await);
         made += take;
     }
     batch_ids
@@ -295,10 +292,10 @@ async fn upload_pdfs(s: &TestStack, n: usize) -> Vec<String> {
 
 /// Every job of the chaos users, through the API (`GET /jobs` as each user): polling D1 from
 /// outside (`wrangler d1 execute`) would contend with the running Worker for the database.
-async fn chaos_jobs(s: &TestStack) -> Vec<Value> {
+async fn chaos_jobs(s: &Arc<TestStack>) -> Vec<Value> {
     let mut rows = Vec::new();
     for user in (0..USERS).map(|i| format!("chaos-{i}")).chain([pdf_user()]) {
-        rows.extend(all_jobs(&s.base_url, &user).await);
+        rows.extend(s.user(&user).all_jobs().await);
     }
     rows
 }
@@ -329,11 +326,7 @@ fn cron_ticker(s: Arc<TestStack>, stop: Arc<AtomicBool>) -> tokio::task::JoinHan
     tokio::spawn(async move {
         let mut missed = 0;
         while !stop.load(Ordering::Relaxed) {
-            let s2 = s.clone();
-            let ok = tokio::task::spawn_blocking(move || s2.try_trigger_cron())
-                .await
-                .unwrap();
-            if ok != Some(200) {
+            if s.try_cron().await != Some(200) {
                 missed += 1;
             }
             tokio::time::sleep(Duration::from_secs(2)).await;
@@ -397,10 +390,7 @@ async fn mixed_jobs_under_faults_and_kills_all_end_none_lost_and_few_paid_twice(
                     tokio::time::sleep(Duration::from_millis(100)).await;
                 }
                 let t0 = Instant::now();
-                let s2 = s.clone();
-                tokio::task::spawn_blocking(move || s2.restart())
-                    .await
-                    .unwrap();
+                s.restart_now().await;
                 let back = t0.elapsed();
                 // Jobs a kill caught mid-call stay `running` until the reconciler takes them
                 // back (20 s in the test profile): counted right after the restart, an upper
@@ -658,14 +648,10 @@ async fn with_faults_off_every_dead_letter_and_failure_replays_to_completion(s: 
     let mut replays: Vec<(String, String)> = Vec::new();
     let started = Instant::now();
     loop {
-        let (status, ack) = send_json(
-            client()
-                .post(s.url("/api/dlq/replay"))
-                .header("x-user-id", "chaos-ops")
-                .header("content-type", "application/json")
-                .body(json!({"status": "all"}).to_string()),
-        )
-        .await;
+        let (status, ack) = s
+            .user("chaos-ops")
+            .post_json("/api/dlq/replay", &json!({"status": "all"}))
+            .await;
         assert_eq!(status, 202, "{ack}");
         for r in ack["replayed"].as_array().unwrap() {
             replays.push((

@@ -5,8 +5,9 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
-use end2end::api::{assert_error, client, get_json, send_json};
-use end2end::{eventually, job_reaches, run_suite, tests, TestStack};
+use end2end::api::{assert_error, send_json};
+use end2end::{eventually, run_suite, tests, TestStack};
+use reqwest::Method;
 use serde_json::{json, Value};
 
 fn main() -> ExitCode {
@@ -29,46 +30,22 @@ fn main() -> ExitCode {
 
 const EXAMPLE: &str = "The dark mode toggle stopped working after the last update.";
 
-async fn submit(s: &TestStack, mode: &str, text: &str) -> String {
-    let (status, ack) = send_json(
-        client()
-            .post(s.url("/feedback"))
-            .header("content-type", "application/json")
-            .body(json!({"source": "web_app", "mode": mode, "text": text}).to_string()),
-    )
-    .await;
-    assert_eq!(status, 202, "{ack}");
-    assert_eq!(ack["ok"], true);
-    assert_eq!(ack["status"], "queued");
-    assert_eq!(ack["mode"], mode);
-    ack["id"].as_str().unwrap().to_string()
-}
-
-async fn job(s: &TestStack, id: &str) -> Value {
-    let (status, body) = get_json(&s.url(&format!("/api/feedback/{id}"))).await;
-    assert_eq!(status, 200, "{body}");
-    body
-}
-
-/// Waits until the job has `status`, triggering the cron while waiting when `cron` is set.
-async fn until(s: &Arc<TestStack>, id: &str, status: &str, timeout: Duration, cron: bool) -> Value {
-    job_reaches(
-        s,
-        None,
-        &format!("/api/feedback/{id}"),
-        status,
-        timeout,
-        cron,
-    )
-    .await
+/// `POST /feedback` from the web app, anonymously; answers the id.
+async fn submit(s: &Arc<TestStack>, mode: &str, text: &str) -> String {
+    s.anon()
+        .submit_feedback(&json!({"source": "web_app", "mode": mode, "text": text}))
+        .await
 }
 
 async fn a_sync_submission_completes_with_an_analysis_and_a_frozen_elapsed_time(s: Arc<TestStack>) {
     let id = submit(&s, "sync", EXAMPLE).await;
-    let first = job(&s, &id).await;
+    let first = s.anon().feedback(&id).await;
     assert_eq!(first["mode"], "sync");
     assert_eq!(first["lane"], "high");
-    let done = until(&s, &id, "completed", Duration::from_secs(30), false).await;
+    let done = s
+        .anon()
+        .feedback_reaches(&id, "completed", Duration::from_secs(30), false)
+        .await;
     assert_eq!(done["analysis"]["category"], "bug", "{done}");
     assert_eq!(done["analysis"]["sentiment"], "negative");
     assert!(done["analysis"]["summary"]
@@ -87,7 +64,7 @@ async fn a_sync_submission_completes_with_an_analysis_and_a_frozen_elapsed_time(
     );
     tokio::time::sleep(Duration::from_millis(1100)).await;
     assert_eq!(
-        job(&s, &id).await["elapsed_ms"],
+        s.anon().feedback(&id).await["elapsed_ms"],
         elapsed,
         "elapsed must freeze once terminal"
     );
@@ -97,7 +74,10 @@ async fn a_sync_submission_completes_with_an_analysis_and_a_frozen_elapsed_time(
 async fn a_batch_submission_is_flushed_and_polled_by_the_cron(s: Arc<TestStack>) {
     let id = submit(&s, "batch", "I love the new editor, thanks!").await;
     // It waits in the bulk accumulation until the cron flushes it (the oldest waited 3 s).
-    let submitted = until(&s, &id, "submitted", Duration::from_secs(30), true).await;
+    let submitted = s
+        .anon()
+        .feedback_reaches(&id, "submitted", Duration::from_secs(30), true)
+        .await;
     assert_eq!(submitted["lane"], "bulk");
     let batch_id = submitted["anthropic_batch_id"]
         .as_str()
@@ -105,13 +85,16 @@ async fn a_batch_submission_is_flushed_and_polled_by_the_cron(s: Arc<TestStack>)
         .to_string();
     assert!(batch_id.starts_with("msgbatch_"));
     // While submitted, elapsed ticks.
-    let a = job(&s, &id).await["elapsed_ms"].as_i64().unwrap();
+    let a = s.anon().feedback(&id).await["elapsed_ms"].as_i64().unwrap();
     tokio::time::sleep(Duration::from_millis(300)).await;
-    let b = job(&s, &id).await;
+    let b = s.anon().feedback(&id).await;
     if b["status"] == "submitted" {
         assert!(b["elapsed_ms"].as_i64().unwrap() > a);
     }
-    let done = until(&s, &id, "completed", Duration::from_secs(60), true).await;
+    let done = s
+        .anon()
+        .feedback_reaches(&id, "completed", Duration::from_secs(60), true)
+        .await;
     assert_eq!(done["analysis"]["sentiment"], "positive", "{done}");
     assert_eq!(done["anthropic_batch_id"], batch_id.as_str());
     assert_eq!(s.billed(&id), 1);
@@ -132,14 +115,20 @@ async fn a_batch_submission_is_flushed_and_polled_by_the_cron(s: Arc<TestStack>)
 
 async fn a_529x2_job_is_retried_and_then_completes(s: Arc<TestStack>) {
     let id = submit(&s, "sync", "Export is broken again [[sim:529x2]]").await;
-    let done = until(&s, &id, "completed", Duration::from_secs(60), false).await;
+    let done = s
+        .anon()
+        .feedback_reaches(&id, "completed", Duration::from_secs(60), false)
+        .await;
     assert_eq!(done["attempts"], 3, "{done}");
     assert_eq!(s.billed(&id), 1, "failed attempts are not billed");
 }
 
 async fn a_job_that_always_gets_529_is_dead_lettered(s: Arc<TestStack>) {
     let id = submit(&s, "sync", "Nothing works [[sim:529]]").await;
-    let dead = until(&s, &id, "dead_lettered", Duration::from_secs(90), false).await;
+    let dead = s
+        .anon()
+        .feedback_reaches(&id, "dead_lettered", Duration::from_secs(90), false)
+        .await;
     assert!(dead["error"].as_str().unwrap().contains("529"), "{dead}");
     assert_eq!(
         dead["attempts"], 6,
@@ -151,10 +140,7 @@ async fn a_job_that_always_gets_529_is_dead_lettered(s: Arc<TestStack>) {
     let hook = eventually(
         "the dead-letter webhook",
         Duration::from_secs(10),
-        || async {
-            let hooks = s.sim.lock().webhooks.clone();
-            hooks.into_iter().find(|h| h["jobId"] == id.as_str())
-        },
+        || async { s.webhooks().into_iter().find(|h| h["jobId"] == id.as_str()) },
     )
     .await;
     assert_eq!(hook["event"], "job.failed");
@@ -165,21 +151,16 @@ async fn a_job_that_always_gets_529_is_dead_lettered(s: Arc<TestStack>) {
 
 async fn a_400_fails_the_job_at_once_without_the_dlq(s: Arc<TestStack>) {
     let id = submit(&s, "sync", "Bad request please [[sim:400]]").await;
-    let failed = until(&s, &id, "failed", Duration::from_secs(30), false).await;
+    let failed = s
+        .anon()
+        .feedback_reaches(&id, "failed", Duration::from_secs(30), false)
+        .await;
     assert_eq!(failed["attempts"], 1, "{failed}");
     assert!(failed["error"].as_str().unwrap().contains("400"));
 }
 
 async fn twenty_batch_jobs_are_accumulated_across_queue_batches(s: Arc<TestStack>) {
-    let creates = |s: &TestStack| {
-        s.sim
-            .lock()
-            .stats
-            .calls
-            .get("batches.create 200")
-            .copied()
-            .unwrap_or(0)
-    };
+    let creates = |s: &TestStack| s.sim_calls("batches.create 200");
     let before = creates(&s);
     // Submitted concurrently, as a burst of users would.
     let handles: Vec<_> = (0..20)
@@ -197,13 +178,10 @@ async fn twenty_batch_jobs_are_accumulated_across_queue_batches(s: Arc<TestStack
     let mut batches = std::collections::BTreeSet::new();
     for id in &ids {
         let j = eventually("submitted", Duration::from_secs(60), || async {
-            let j = job(&s, id).await;
+            let j = s.anon().feedback(id).await;
             if j["status"] == "queued" {
                 // A flush by age is the cron's: run it, as the dev tooling does every minute.
-                let s = s.clone();
-                tokio::task::spawn_blocking(move || s.trigger_cron())
-                    .await
-                    .unwrap();
+                s.cron().await;
                 return None;
             }
             Some(j)
@@ -234,19 +212,21 @@ async fn twenty_batch_jobs_are_accumulated_across_queue_batches(s: Arc<TestStack
         "accumulated across queue batches, never one create per queue batch or job: {made}"
     );
     for id in &ids {
-        until(&s, id, "completed", Duration::from_secs(60), true).await;
+        s.anon()
+            .feedback_reaches(id, "completed", Duration::from_secs(60), true)
+            .await;
     }
 }
 
 async fn bad_submissions_are_refused_and_store_nothing(s: Arc<TestStack>) {
     let count = || async {
-        let (_, l) = get_json(&s.url("/api/feedback?limit=100")).await;
+        let (_, l) = s.anon().get("/api/feedback?limit=100").await;
         l["items"].as_array().unwrap().len()
     };
     let before = count().await;
     let post = |body: &str, ctype: &str| {
-        client()
-            .post(s.url("/feedback"))
+        s.anon()
+            .request(Method::POST, "/feedback")
             .header("content-type", ctype)
             .body(body.to_string())
     };
@@ -275,45 +255,34 @@ async fn bad_submissions_are_refused_and_store_nothing(s: Arc<TestStack>) {
 
 async fn unknown_and_other_users_ids_are_404(s: Arc<TestStack>) {
     let id = submit(&s, "sync", "Mine, not Bob's").await;
-    let (status, e) = send_json(
-        client()
-            .get(s.url(&format!("/api/feedback/{id}")))
-            .header("x-user-id", "bob"),
-    )
-    .await;
+    let (status, e) = s.user("bob").get(&format!("/api/feedback/{id}")).await;
     assert_error(status, &e, 404, "not_found");
     for bad in [
         "00000000-0000-4000-8000-000000000000",
         "not-an-id",
         "..%2F..%2Fetc",
     ] {
-        let (status, e) = get_json(&s.url(&format!("/api/feedback/{bad}"))).await;
+        let (status, e) = s.anon().get(&format!("/api/feedback/{bad}")).await;
         assert_error(status, &e, 404, "not_found");
     }
 }
 
 async fn the_list_is_newest_first_and_paginated_with_a_cursor(s: Arc<TestStack>) {
-    let user = "lister";
+    let lister = s.user("lister");
     let mut ids = Vec::new();
     for i in 0..3 {
-        let (status, ack) = send_json(
-            client()
-                .post(s.url("/feedback"))
-                .header("x-user-id", user)
-                .header("content-type", "application/json")
-                .body(json!({"text": format!("item {i}")}).to_string()),
-        )
-        .await;
-        assert_eq!(status, 202);
-        ids.push(ack["id"].as_str().unwrap().to_string());
+        ids.push(
+            lister
+                .submit_feedback(&json!({"text": format!("item {i}")}))
+                .await,
+        );
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
     let get = |q: String| {
-        client()
-            .get(s.url(&format!("/api/feedback{q}")))
-            .header("x-user-id", user)
+        let lister = lister.clone();
+        async move { lister.get(&format!("/api/feedback{q}")).await }
     };
-    let (_, page) = send_json(get("?limit=2".into())).await;
+    let (_, page) = get("?limit=2".into()).await;
     let got: Vec<&str> = page["items"]
         .as_array()
         .unwrap()
@@ -322,37 +291,32 @@ async fn the_list_is_newest_first_and_paginated_with_a_cursor(s: Arc<TestStack>)
         .collect();
     assert_eq!(got, [ids[2].as_str(), ids[1].as_str()]);
     let cursor = page["next_cursor"].as_str().unwrap();
-    let (_, next) = send_json(get(format!("?limit=2&cursor={cursor}"))).await;
+    let (_, next) = get(format!("?limit=2&cursor={cursor}")).await;
     assert_eq!(next["items"][0]["id"], ids[0].as_str());
     assert_eq!(next["next_cursor"], Value::Null);
-    let (status, e) = send_json(get("?cursor=garbage".into())).await;
+    let (status, e) = get("?cursor=garbage".into()).await;
     assert_error(status, &e, 400, "invalid_cursor");
-    let (status, e) = send_json(get("?limit=0".into())).await;
+    let (status, e) = get("?limit=0".into()).await;
     assert_error(status, &e, 400, "invalid_limit");
 }
 
 async fn an_idempotency_key_makes_a_retried_submission_one_job(s: Arc<TestStack>) {
-    let user = "feedback-idem";
+    let user = s.user("feedback-idem");
     let send = |text: &str, key: &str| {
         send_json(
-            client()
-                .post(s.url("/feedback"))
-                .header("content-type", "application/json")
-                .header("x-user-id", user)
-                .header("idempotency-key", key)
-                .body(json!({"mode": "sync", "text": text}).to_string()),
+            user.json_request(
+                Method::POST,
+                "/feedback",
+                &json!({"mode": "sync", "text": text}),
+            )
+            .header("idempotency-key", key),
         )
     };
     let (a_status, a) = send(EXAMPLE, "retry-7").await;
     let (b_status, b) = send(EXAMPLE, "retry-7").await;
     assert_eq!((a_status, b_status), (202, 202), "{a} {b}");
     assert_eq!(a, b, "the retry answers the first acknowledgement");
-    let (status, list) = send_json(
-        client()
-            .get(s.url("/api/feedback"))
-            .header("x-user-id", user),
-    )
-    .await;
+    let (status, list) = user.get("/api/feedback").await;
     assert_eq!(status, 200, "{list}");
     assert_eq!(
         list["items"].as_array().unwrap().len(),
@@ -364,12 +328,8 @@ async fn an_idempotency_key_makes_a_retried_submission_one_job(s: Arc<TestStack>
     assert_error(status, &e, 422, "idempotency_key_reused");
     // A key first used on POST /jobs never answers for feedback (the path is part of the hash).
     let (status, _) = send_json(
-        client()
-            .post(s.url("/jobs"))
-            .header("content-type", "application/json")
-            .header("x-user-id", user)
-            .header("idempotency-key", "shared-1")
-            .body(json!({"prompt": EXAMPLE}).to_string()),
+        user.json_request(Method::POST, "/jobs", &json!({"prompt": EXAMPLE}))
+            .header("idempotency-key", "shared-1"),
     )
     .await;
     assert_eq!(status, 202);
@@ -377,22 +337,9 @@ async fn an_idempotency_key_makes_a_retried_submission_one_job(s: Arc<TestStack>
     assert_error(status, &e, 422, "idempotency_key_reused");
     let (status, e) = send(EXAMPLE, &"k".repeat(256)).await;
     assert_error(status, &e, 400, "invalid_idempotency_key");
-    let (_, list) = send_json(
-        client()
-            .get(s.url("/api/feedback"))
-            .header("x-user-id", user),
-    )
-    .await;
+    let (_, list) = user.get("/api/feedback").await;
     assert_eq!(list["items"].as_array().unwrap().len(), 1, "{list}");
     let id = a["id"].as_str().unwrap();
-    let path = format!("/api/feedback/{id}");
-    job_reaches(
-        &s,
-        Some(user),
-        &path,
-        "completed",
-        Duration::from_secs(60),
-        false,
-    )
-    .await;
+    user.feedback_reaches(id, "completed", Duration::from_secs(60), false)
+        .await;
 }

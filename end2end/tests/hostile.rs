@@ -8,7 +8,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
-use end2end::api::{client, send_json};
+use end2end::api::content_type;
 use end2end::browser::{check_text, find, screenshot, Browser};
 use end2end::{run_suite, tests, TestStack};
 use serde_json::{json, Value};
@@ -531,9 +531,9 @@ fn cases() -> Vec<Case> {
     ]
 }
 
-async fn send(s: &TestStack, c: &Case) -> (u16, String, Value) {
+async fn send(s: &Arc<TestStack>, c: &Case) -> (u16, String, Value) {
     let method = reqwest::Method::from_bytes(c.method.as_bytes()).unwrap();
-    let mut rb = client().request(method, s.url(&c.path));
+    let mut rb = s.anon().request(method, &c.path);
     for (k, v) in &c.headers {
         rb = rb.header(*k, v.as_str());
     }
@@ -543,32 +543,17 @@ async fn send(s: &TestStack, c: &Case) -> (u16, String, Value) {
         Err(e) => panic!("{}: no answer: {e}", c.name),
     };
     let status = resp.status().as_u16();
-    let ctype = resp
-        .headers()
-        .get("content-type")
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or_default()
-        .to_string();
+    let ctype = content_type(&resp);
     let text = resp.text().await.unwrap_or_default();
     let body = serde_json::from_str(&text).unwrap_or(Value::Null);
     (status, ctype, body)
 }
 
 /// What a refused request must not change: the user's rows and the bucket's objects.
-async fn footprint(s: &TestStack) -> (usize, usize, usize) {
-    let (status, jobs) = send_json(
-        client()
-            .get(s.url("/jobs?limit=100"))
-            .header("x-user-id", USER),
-    )
-    .await;
+async fn footprint(s: &Arc<TestStack>) -> (usize, usize, usize) {
+    let (status, jobs) = s.user(USER).get("/jobs?limit=100").await;
     assert_eq!(status, 200, "the Worker still answers: {jobs}");
-    let (status, uploads) = send_json(
-        client()
-            .get(s.url("/batches?limit=100"))
-            .header("x-user-id", USER),
-    )
-    .await;
+    let (status, uploads) = s.user(USER).get("/batches?limit=100").await;
     assert_eq!(status, 200, "{uploads}");
     (
         jobs["items"].as_array().unwrap().len(),
@@ -607,17 +592,14 @@ async fn every_hostile_request_is_refused_cleanly_and_leaves_nothing_behind(s: A
     );
     // No message reached a consumer without its row (consumers count such orphans).
     tokio::time::sleep(Duration::from_secs(3)).await;
-    let rows = {
-        let s = s.clone();
-        tokio::task::spawn_blocking(move || {
-            s.d1("SELECT (SELECT COUNT(*) FROM jobs WHERE user_id = 'hostile') AS jobs, \
-                  (SELECT COUNT(*) FROM batches WHERE user_id = 'hostile') AS uploads, \
-                  (SELECT COUNT(*) FROM idempotency_keys WHERE user_id = 'hostile') AS keys, \
-                  (SELECT COALESCE(MAX(CAST(detail AS INTEGER)), 0) FROM heartbeats WHERE name = 'orphan_messages') AS orphans")
-        })
-        .await
-        .unwrap()
-    };
+    let rows = s
+        .d1_now(
+            "SELECT (SELECT COUNT(*) FROM jobs WHERE user_id = 'hostile') AS jobs, \
+             (SELECT COUNT(*) FROM batches WHERE user_id = 'hostile') AS uploads, \
+             (SELECT COUNT(*) FROM idempotency_keys WHERE user_id = 'hostile') AS keys, \
+             (SELECT COALESCE(MAX(CAST(detail AS INTEGER)), 0) FROM heartbeats WHERE name = 'orphan_messages') AS orphans",
+        )
+        .await;
     assert_eq!(rows[0]["jobs"], 0, "{rows:?}");
     assert_eq!(rows[0]["uploads"], 0, "{rows:?}");
     assert_eq!(rows[0]["keys"], 0, "{rows:?}");
@@ -628,16 +610,8 @@ async fn markup_and_odd_names_are_accepted_as_inert_data(s: Arc<TestStack>) {
     // Markup in a feedback text is data: stored and shown as text, never run.
     let text =
         r#"<img src=x onerror="window.__xss=1"><script>window.__xss=1</script> Export is broken"#;
-    let (status, ack) = send_json(
-        client()
-            .post(s.url("/feedback"))
-            .header("content-type", "application/json")
-            .body(json!({"text": text}).to_string()),
-    )
-    .await;
-    assert_eq!(status, 202, "{ack}");
-    let id = ack["id"].as_str().unwrap().to_string();
-    let (_, stored) = send_json(client().get(s.url(&format!("/api/feedback/{id}")))).await;
+    let id = s.anon().submit_feedback(&json!({"text": text})).await;
+    let stored = s.anon().feedback(&id).await;
     assert_eq!(stored["text"], text, "stored as sent");
     // Odd file names: accepted, shown cleaned, never used as a path (objects are keyed by ids).
     let pdf = end2end::pdfs::make("Odd names", 1);
@@ -649,11 +623,8 @@ async fn markup_and_odd_names_are_accepted_as_inert_data(s: Arc<TestStack>) {
     ];
     let files: Vec<(String, Vec<u8>)> =
         names.iter().map(|n| (n.to_string(), pdf.clone())).collect();
-    let (status, ack) =
-        send_json(end2end::api::upload(&s.base_url, "anonymous", &files, &[])).await;
-    assert_eq!(status, 202, "{ack}");
-    let batch = ack["batchId"].as_str().unwrap().to_string();
-    let (_, view) = send_json(client().get(s.url(&format!("/batches/{batch}")))).await;
+    let batch = s.user("anonymous").submit_upload(&files, &[]).await;
+    let view = s.anon().batch(&batch).await;
     let shown: Vec<String> = view["files"]
         .as_array()
         .unwrap()
@@ -670,17 +641,11 @@ async fn markup_and_odd_names_are_accepted_as_inert_data(s: Arc<TestStack>) {
         ],
         "{view}"
     );
-    let keys = {
-        let s = s.clone();
-        let batch = batch.clone();
-        tokio::task::spawn_blocking(move || {
-            s.d1(&format!(
-                "SELECT id, prompt_key FROM jobs WHERE batch_id = '{batch}'"
-            ))
-        })
-        .await
-        .unwrap()
-    };
+    let keys = s
+        .d1_now(&format!(
+            "SELECT id, prompt_key FROM jobs WHERE batch_id = '{batch}'"
+        ))
+        .await;
     assert_eq!(keys.len(), 4);
     for k in &keys {
         assert_eq!(
@@ -717,27 +682,13 @@ async fn markup_and_odd_names_are_accepted_as_inert_data(s: Arc<TestStack>) {
 
 async fn another_users_ids_are_404_everywhere_and_change_nothing(s: Arc<TestStack>) {
     // The owner's jobs: a bulk prompt (still waiting for its delivery), a feedback and an upload.
-    let owner = "hostile-owner";
-    let job = end2end::api::submit_job(
-        &s.base_url,
-        owner,
-        &json!({"prompt": "Mine.", "priority": "bulk"}),
-    )
-    .await;
-    let (status, fb) = send_json(
-        client()
-            .post(s.url("/feedback"))
-            .header("x-user-id", owner)
-            .header("content-type", "application/json")
-            .body(json!({"text": "Mine too."}).to_string()),
-    )
-    .await;
-    assert_eq!(status, 202, "{fb}");
-    let fb = fb["id"].as_str().unwrap().to_string();
+    let owner = s.user("hostile-owner");
+    let job = owner
+        .submit_job(&json!({"prompt": "Mine.", "priority": "bulk"}))
+        .await;
+    let fb = owner.submit_feedback(&json!({"text": "Mine too."})).await;
     let files = [("mine.pdf".to_string(), end2end::pdfs::make("Mine", 1))];
-    let (status, up) = send_json(end2end::api::upload(&s.base_url, owner, &files, &[])).await;
-    assert_eq!(status, 202, "{up}");
-    let up = up["batchId"].as_str().unwrap().to_string();
+    let up = owner.submit_upload(&files, &[]).await;
 
     // The hostile user tries every path that takes an id: each is the same 404 as an unknown id.
     for (method, path) in [
@@ -756,26 +707,16 @@ async fn another_users_ids_are_404_everywhere_and_change_nothing(s: Arc<TestStac
         );
     }
     // Nothing changed for the owner: the job was not canceled, the upload neither.
-    let job_now = end2end::api::get_job(&s.base_url, owner, &job).await;
+    let job_now = owner.job(&job).await;
     assert_ne!(job_now["status"], "canceled", "{job_now}");
-    let (status, up_now) = send_json(
-        client()
-            .get(s.url(&format!("/batches/{up}")))
-            .header("x-user-id", owner),
-    )
-    .await;
+    let (status, up_now) = owner.get(&format!("/batches/{up}")).await;
     assert_eq!(status, 200, "{up_now}");
     assert!(
         up_now["canceled_at"].is_null() && up_now["counts"].get("canceled").is_none(),
         "the upload was not canceled: {up_now}"
     );
     // And the hostile user's own lists stay empty of them.
-    let (_, mine) = send_json(
-        client()
-            .get(s.url("/jobs?limit=100"))
-            .header("x-user-id", USER),
-    )
-    .await;
+    let (_, mine) = s.user(USER).get("/jobs?limit=100").await;
     assert!(
         !mine.to_string().contains(&job) && !mine.to_string().contains(&fb),
         "{mine}"

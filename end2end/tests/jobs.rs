@@ -5,8 +5,9 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
-use end2end::api::{assert_error, client, get_json, send_json};
-use end2end::{eventually, job_reaches, run_suite, tests, TestStack};
+use end2end::api::{assert_error, ids, send_json};
+use end2end::{eventually, rollout_user, run_suite, tests, TestStack};
+use reqwest::Method;
 use serde_json::{json, Value};
 
 fn main() -> ExitCode {
@@ -33,37 +34,23 @@ fn main() -> ExitCode {
     )
 }
 
-fn post_job(s: &TestStack, body: Value) -> reqwest::RequestBuilder {
-    client()
-        .post(s.url("/jobs"))
-        .header("content-type", "application/json")
-        .body(body.to_string())
+/// `POST /jobs` anonymously, to finish (an `Idempotency-Key`, another user) and send.
+fn post_job(s: &Arc<TestStack>, body: Value) -> reqwest::RequestBuilder {
+    s.anon().json_request(Method::POST, "/jobs", &body)
 }
 
-async fn submit(s: &TestStack, body: Value) -> String {
-    let (status, ack) = send_json(post_job(s, body)).await;
-    assert_eq!(status, 202, "{ack}");
-    let id = ack["jobId"].as_str().unwrap().to_string();
-    assert_eq!(ack["status"], "queued");
-    assert_eq!(ack["pollUrl"], format!("/jobs/{id}"));
-    id
-}
-
-async fn job(s: &TestStack, id: &str) -> Value {
-    let (status, body) = get_json(&s.url(&format!("/jobs/{id}"))).await;
-    assert_eq!(status, 200, "{body}");
-    body
-}
-
+/// Waits (up to a minute) until the anonymous job `id` has `status`, running the cron while
+/// waiting when `cron` is set.
 async fn until(s: &Arc<TestStack>, id: &str, status: &str, cron: bool) -> Value {
     let path = format!("/jobs/{id}");
-    job_reaches(s, None, &path, status, Duration::from_secs(60), cron).await
+    s.anon()
+        .until(&path, status, Duration::from_secs(60), cron)
+        .await
 }
 
 async fn a_high_priority_prompt_completes_and_its_result_is_served(s: Arc<TestStack>) {
-    let id = submit(
-        &s,
-        json!({"prompt": "Explain queues in one sentence.", "max_tokens": 200, "output_config": {"effort": "low"}}),
+    let id = s.anon().submit_job(
+        &json!({"prompt": "Explain queues in one sentence.", "max_tokens": 200, "output_config": {"effort": "low"}}),
     )
     .await;
     let done = until(&s, &id, "completed", false).await;
@@ -74,27 +61,17 @@ async fn a_high_priority_prompt_completes_and_its_result_is_served(s: Arc<TestSt
     assert!(done["output_tokens"].as_u64().unwrap() > 0);
     assert!(done["cost_micros"].as_u64().unwrap() > 0);
     assert_eq!(done["result_url"], format!("/jobs/{id}/result"));
-    let resp = client()
-        .get(s.url(&format!("/jobs/{id}/result")))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(resp.status().as_u16(), 200);
-    assert!(resp.headers()["content-type"]
-        .to_str()
-        .unwrap()
-        .starts_with("text/plain"));
-    let text = resp.text().await.unwrap();
+    let (ctype, text) = s.anon().get_text(&format!("/jobs/{id}/result")).await;
+    assert!(ctype.starts_with("text/plain"), "{ctype}");
     assert!(text.contains("Explain queues in one sentence."), "{text}");
     assert_eq!(s.billed(&id), 1);
 }
 
 async fn a_bulk_prompt_goes_through_a_message_batch_at_half_price(s: Arc<TestStack>) {
-    let id = submit(
-        &s,
-        json!({"prompt": "Summarize the plan.", "priority": "bulk"}),
-    )
-    .await;
+    let id = s
+        .anon()
+        .submit_job(&json!({"prompt": "Summarize the plan.", "priority": "bulk"}))
+        .await;
     let done = until(&s, &id, "completed", true).await;
     assert_eq!(done["mode"], "batch");
     assert!(done["anthropic_batch_id"]
@@ -114,12 +91,7 @@ async fn a_bulk_prompt_goes_through_a_message_batch_at_half_price(s: Arc<TestSta
     );
     assert_eq!(Some(done["cost_micros"].as_u64().unwrap()), half);
     assert_eq!(Some(s.sim_cost(&id)), half, "the simulator billed the same");
-    let resp = client()
-        .get(s.url(&format!("/jobs/{id}/result")))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(resp.status().as_u16(), 200);
+    s.anon().get_text(&format!("/jobs/{id}/result")).await;
     assert_eq!(s.billed(&id), 1);
 }
 
@@ -165,30 +137,30 @@ async fn a_reused_idempotency_key_with_another_body_is_a_422(s: Arc<TestStack>) 
 
 async fn a_queued_job_can_be_canceled_and_is_never_sent_to_claude(s: Arc<TestStack>) {
     // The bulk lane delivers after a delay, so the job is still queued when we cancel.
-    let id = submit(
-        &s,
-        json!({"prompt": "Never run me", "priority": "bulk", "mode": "sync"}),
-    )
-    .await;
-    let (status, canceled) = send_json(client().post(s.url(&format!("/jobs/{id}/cancel")))).await;
+    let id = s
+        .anon()
+        .submit_job(&json!({"prompt": "Never run me", "priority": "bulk", "mode": "sync"}))
+        .await;
+    let (status, canceled) = s.anon().cancel(&id).await;
     assert_eq!(status, 200, "{canceled}");
     assert_eq!(canceled["status"], "canceled");
-    let (status, e) = send_json(client().post(s.url(&format!("/jobs/{id}/cancel")))).await;
+    let (status, e) = s.anon().cancel(&id).await;
     assert_error(status, &e, 409, "not_cancelable");
     tokio::time::sleep(Duration::from_secs(4)).await;
-    assert_eq!(job(&s, &id).await["status"], "canceled");
+    assert_eq!(s.anon().job(&id).await["status"], "canceled");
     assert_eq!(s.billed(&id), 0, "a canceled job is never sent to Claude");
-    let (status, e) = get_json(&s.url(&format!("/jobs/{id}/result"))).await;
+    let (status, e) = s.anon().get(&format!("/jobs/{id}/result")).await;
     assert_error(status, &e, 409, "not_completed");
 }
 
 async fn a_job_past_its_expiry_is_expired_without_a_call(s: Arc<TestStack>) {
     // Delivered after the bulk delay, by which time its one second has passed.
-    let id = submit(
-        &s,
-        json!({"prompt": "Too late", "priority": "bulk", "mode": "sync", "expires_in_s": 1}),
-    )
-    .await;
+    let id = s
+        .anon()
+        .submit_job(
+            &json!({"prompt": "Too late", "priority": "bulk", "mode": "sync", "expires_in_s": 1}),
+        )
+        .await;
     let expired = until(&s, &id, "expired", false).await;
     assert!(expired["expires_at"].is_i64());
     assert_eq!(s.billed(&id), 0);
@@ -196,7 +168,7 @@ async fn a_job_past_its_expiry_is_expired_without_a_call(s: Arc<TestStack>) {
 
 async fn bad_jobs_are_refused_and_store_nothing(s: Arc<TestStack>) {
     let count = || async {
-        let (_, l) = get_json(&s.url("/jobs?kind=prompt&limit=100")).await;
+        let (_, l) = s.anon().get("/jobs?kind=prompt&limit=100").await;
         l["items"].as_array().unwrap().len()
     };
     let before = count().await;
@@ -239,8 +211,8 @@ async fn bad_jobs_are_refused_and_store_nothing(s: Arc<TestStack>) {
         assert_eq!(e["field"], field);
     }
     let (status, e) = send_json(
-        client()
-            .post(s.url("/jobs"))
+        s.anon()
+            .request(Method::POST, "/jobs")
             .header("content-type", "text/plain")
             .body("hi"),
     )
@@ -250,14 +222,14 @@ async fn bad_jobs_are_refused_and_store_nothing(s: Arc<TestStack>) {
 }
 
 async fn other_users_jobs_are_404_everywhere(s: Arc<TestStack>) {
-    let id = submit(&s, json!({"prompt": "private"})).await;
-    let as_bob = |req: reqwest::RequestBuilder| req.header("x-user-id", "bob");
+    let id = s.anon().submit_job(&json!({"prompt": "private"})).await;
+    let (bob, anon) = (s.user("bob"), s.anon());
     for req in [
-        as_bob(client().get(s.url(&format!("/jobs/{id}")))),
-        as_bob(client().get(s.url(&format!("/jobs/{id}/result")))),
-        as_bob(client().post(s.url(&format!("/jobs/{id}/cancel")))),
-        client().get(s.url("/jobs/00000000-0000-4000-8000-000000000000")),
-        client().get(s.url("/jobs/not-an-id")),
+        bob.request(Method::GET, &format!("/jobs/{id}")),
+        bob.request(Method::GET, &format!("/jobs/{id}/result")),
+        bob.request(Method::POST, &format!("/jobs/{id}/cancel")),
+        anon.request(Method::GET, "/jobs/00000000-0000-4000-8000-000000000000"),
+        anon.request(Method::GET, "/jobs/not-an-id"),
     ] {
         let (status, e) = send_json(req).await;
         assert_error(status, &e, 404, "not_found");
@@ -265,35 +237,19 @@ async fn other_users_jobs_are_404_everywhere(s: Arc<TestStack>) {
 }
 
 async fn the_list_filters_by_priority_status_and_kind(s: Arc<TestStack>) {
-    let user = "filterer";
-    let post = |body: Value| post_job(&s, body).header("x-user-id", user);
-    let (_, high) = send_json(post(json!({"prompt": "h"}))).await;
-    let (_, bulk) = send_json(post(json!({"prompt": "b", "priority": "bulk"}))).await;
+    let user = s.user("filterer");
+    let high = user.submit_job(&json!({"prompt": "h"})).await;
+    let bulk = user
+        .submit_job(&json!({"prompt": "b", "priority": "bulk"}))
+        .await;
     let list = |q: &str| {
-        send_json(
-            client()
-                .get(s.url(&format!("/jobs{q}")))
-                .header("x-user-id", user),
-        )
-    };
-    let ids = |l: &Value| -> Vec<String> {
-        l["items"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|i| i["id"].as_str().unwrap().to_string())
-            .collect()
+        let (user, path) = (user.clone(), format!("/jobs{q}"));
+        async move { user.get(&path).await }
     };
     let (_, all) = list("").await;
-    assert_eq!(
-        ids(&all),
-        [
-            bulk["jobId"].as_str().unwrap(),
-            high["jobId"].as_str().unwrap()
-        ]
-    );
+    assert_eq!(ids(&all), [bulk.as_str(), high.as_str()]);
     let (_, b) = list("?priority=bulk").await;
-    assert_eq!(ids(&b), [bulk["jobId"].as_str().unwrap()]);
+    assert_eq!(ids(&b), [bulk.as_str()]);
     let (_, none) = list("?kind=feedback").await;
     assert!(ids(&none).is_empty());
     let (status, e) = list("?status=bogus").await;
@@ -303,7 +259,7 @@ async fn the_list_filters_by_priority_status_and_kind(s: Arc<TestStack>) {
 }
 
 async fn two_overloads_in_a_row_fall_back_to_the_next_model(s: Arc<TestStack>) {
-    let id = submit(&s, json!({"prompt": "Sonnet is overloaded [[sim:529@claude-sonnet-5-5]]", "model": "claude-sonnet-5-5"})).await;
+    let id = s.anon().submit_job(&json!({"prompt": "Sonnet is overloaded [[sim:529@claude-sonnet-5-5]]", "model": "claude-sonnet-5-5"})).await;
     let done = until(&s, &id, "completed", false).await;
     assert_eq!(done["attempts"], 3, "{done}");
     assert_eq!(
@@ -329,53 +285,34 @@ async fn two_overloads_in_a_row_fall_back_to_the_next_model(s: Arc<TestStack>) {
 }
 
 async fn every_job_reaches_a_terminal_state_across_a_runtime_kill(s: Arc<TestStack>) {
-    let user = "survivor";
+    let user = s.user("survivor");
     let mut ids = Vec::new();
     for i in 0..12 {
-        let (status, ack) = send_json(
-            post_job(&s, json!({"prompt": format!("Job {i} [[sim:slow=1500]]")}))
-                .header("x-user-id", user),
-        )
-        .await;
-        assert_eq!(status, 202, "{ack}");
-        ids.push(ack["jobId"].as_str().unwrap().to_string());
+        ids.push(
+            user.submit_job(&json!({"prompt": format!("Job {i} [[sim:slow=1500]]")}))
+                .await,
+        );
     }
     tokio::time::sleep(Duration::from_millis(1200)).await;
     let in_flight = {
         let mut n = 0;
         for id in &ids {
-            let (_, j) = send_json(
-                client()
-                    .get(s.url(&format!("/jobs/{id}")))
-                    .header("x-user-id", user),
-            )
-            .await;
+            let (_, j) = user.get(&format!("/jobs/{id}")).await;
             if j["status"] == "running" {
                 n += 1;
             }
         }
         n
     };
-    let restarted = s.clone();
-    tokio::task::spawn_blocking(move || restarted.restart())
-        .await
-        .unwrap();
+    s.restart_now().await;
     // Lost messages come back through the reconciler (RECONCILE_AFTER_S is 20 s in tests).
     for id in &ids {
         eventually(
             &format!("job {id} is terminal after the kill"),
             Duration::from_secs(120),
             || async {
-                let s2 = s.clone();
-                tokio::task::spawn_blocking(move || s2.trigger_cron())
-                    .await
-                    .unwrap();
-                let (_, j) = send_json(
-                    client()
-                        .get(s.url(&format!("/jobs/{id}")))
-                        .header("x-user-id", user),
-                )
-                .await;
+                s.cron().await;
+                let (_, j) = user.get(&format!("/jobs/{id}")).await;
                 (j["status"] == "completed").then_some(())
             },
         )
@@ -397,63 +334,54 @@ async fn every_job_reaches_a_terminal_state_across_a_runtime_kill(s: Arc<TestSta
 
 async fn the_rollout_sends_users_inside_the_percent_through_the_queue(s: Arc<TestStack>) {
     // The stack runs with QUEUE_ROLLOUT_PERCENT = 50.
-    let find = |inside: bool| {
-        (0..1000)
-            .map(|i| format!("user-{i}"))
-            .find(|u| pipeline::rollout::in_rollout(u, 50) == inside)
-            .unwrap()
+    let (inside, outside) = (rollout_user("user", true), rollout_user("user", false));
+    let call = |user: &str| {
+        let user = s.user(user);
+        async move {
+            user.post_json(
+                "/api/claude",
+                &json!({"prompt": "Say hello through the rollout."}),
+            )
+            .await
+        }
     };
-    let (inside, outside) = (find(true), find(false));
-    let call = |user: String| {
-        client()
-            .post(s.url("/api/claude"))
-            .header("content-type", "application/json")
-            .header("x-user-id", user)
-            .body(json!({"prompt": "Say hello through the rollout."}).to_string())
-    };
-    let (status, queued) = send_json(call(inside.clone())).await;
+    let (status, queued) = call(&inside).await;
     assert_eq!(status, 200, "{queued}");
     assert_eq!(queued["path"], "queue");
     let job_id = queued["jobId"].as_str().unwrap();
     assert!(queued["text"].as_str().unwrap().contains("Say hello"));
-    let (_, row) = send_json(
-        client()
-            .get(s.url(&format!("/jobs/{job_id}")))
-            .header("x-user-id", inside.clone()),
-    )
-    .await;
+    let (_, row) = s.user(&inside).get(&format!("/jobs/{job_id}")).await;
     assert_eq!(
         row["status"], "completed",
         "the queue path leaves a job behind"
     );
     assert_eq!(s.billed(job_id), 1);
 
-    let (status, direct) = send_json(call(outside.clone())).await;
+    let (status, direct) = call(&outside).await;
     assert_eq!(status, 200, "{direct}");
     assert_eq!(direct["path"], "direct");
     assert_eq!(direct["jobId"], Value::Null);
     assert!(direct["cost_micros"].as_u64().unwrap() > 0);
-    let (_, none) = send_json(client().get(s.url("/jobs")).header("x-user-id", outside)).await;
+    let (_, none) = s.user(&outside).get("/jobs").await;
     assert_eq!(none["items"], json!([]), "the direct path makes no job");
     // Deterministic per user: the same user takes the same path again.
-    let (_, again) = send_json(call(inside)).await;
+    let (_, again) = call(&inside).await;
     assert_eq!(again["path"], "queue");
 }
 
 async fn a_bulk_burst_keeps_three_in_flight_and_does_not_slow_the_high_lane(s: Arc<TestStack>) {
-    let user = "burst";
-    let post = |body: Value| post_job(&s, body).header("x-user-id", user);
+    let user = s.user("burst");
     let mut bulk = Vec::new();
     for i in 0..8 {
-        let (status, ack) = send_json(post(json!({
-            "prompt": format!("Bulk item {i} [[sim:slow=1500]]"), "priority": "bulk", "mode": "sync"
-        })))
-        .await;
-        assert_eq!(status, 202, "{ack}");
-        bulk.push(ack["jobId"].as_str().unwrap().to_string());
+        bulk.push(
+            user.submit_job(&json!({
+                "prompt": format!("Bulk item {i} [[sim:slow=1500]]"), "priority": "bulk", "mode": "sync"
+            }))
+            .await,
+        );
     }
     let in_flight = || async {
-        let (status, b) = get_json(&s.url("/api/budget")).await;
+        let (status, b) = s.anon().get("/api/budget").await;
         assert_eq!(status, 200, "{b}");
         b["lanes"]["bulk"]["in_flight"].as_u64().unwrap()
     };
@@ -465,11 +393,10 @@ async fn a_bulk_burst_keeps_three_in_flight_and_does_not_slow_the_high_lane(s: A
         let n = in_flight().await;
         max_bulk = max_bulk.max(n);
         if n > 0 && high.is_none() {
-            let (_, ack) = send_json(post(json!({"prompt": "Interactive, please."}))).await;
-            high = Some((
-                ack["jobId"].as_str().unwrap().to_string(),
-                std::time::Instant::now(),
-            ));
+            let id = user
+                .submit_job(&json!({"prompt": "Interactive, please."}))
+                .await;
+            high = Some((id, std::time::Instant::now()));
         }
         tokio::time::sleep(Duration::from_millis(150)).await;
     }
@@ -483,20 +410,9 @@ async fn a_bulk_burst_keeps_three_in_flight_and_does_not_slow_the_high_lane(s: A
         "the burst should have filled the lane, saw {max_bulk}"
     );
     let (high_id, sent) = high.expect("the bulk lane never got busy");
-    let done = eventually(
-        "the high-priority job completes",
-        Duration::from_secs(30),
-        || async {
-            let (_, j) = send_json(
-                client()
-                    .get(s.url(&format!("/jobs/{high_id}")))
-                    .header("x-user-id", user),
-            )
-            .await;
-            (j["status"] == "completed").then_some(j)
-        },
-    )
-    .await;
+    let done = user
+        .job_reaches(&high_id, "completed", Duration::from_secs(30))
+        .await;
     let high_ms = done["elapsed_ms"].as_i64().unwrap();
     println!(
         "    high-priority job during the burst: {high_ms} ms (sent {:?} into it)",
@@ -507,27 +423,18 @@ async fn a_bulk_burst_keeps_three_in_flight_and_does_not_slow_the_high_lane(s: A
         "the high lane was slowed by the bulk burst: {high_ms} ms"
     );
     for id in &bulk {
-        eventually(
-            &format!("bulk job {id} completes"),
-            Duration::from_secs(60),
-            || async {
-                let (_, j) = send_json(
-                    client()
-                        .get(s.url(&format!("/jobs/{id}")))
-                        .header("x-user-id", user),
-                )
-                .await;
-                (j["status"] == "completed").then_some(())
-            },
-        )
-        .await;
+        user.job_reaches(id, "completed", Duration::from_secs(60))
+            .await;
         assert_eq!(s.billed(id), 1);
     }
 }
 
 async fn a_429_without_retry_after_waits_the_cap_and_raises_an_alert(s: Arc<TestStack>) {
     s.sim.lock().knobs.retry_after_s = 0;
-    let id = submit(&s, json!({"prompt": "Spend limit reached [[sim:429x1]]"})).await;
+    let id = s
+        .anon()
+        .submit_job(&json!({"prompt": "Spend limit reached [[sim:429x1]]"}))
+        .await;
     let done = until(&s, &id, "completed", false).await;
     s.sim.lock().knobs.retry_after_s = 1;
     assert_eq!(done["attempts"], 2, "{done}");
@@ -535,7 +442,7 @@ async fn a_429_without_retry_after_waits_the_cap_and_raises_an_alert(s: Arc<Test
         .as_str()
         .unwrap()
         .contains("429"));
-    let (_, budget) = get_json(&s.url("/api/budget")).await;
+    let (_, budget) = s.anon().get("/api/budget").await;
     assert!(
         budget["alerts"]["spend_limit_429s"].as_u64().unwrap() >= 1,
         "{budget}"
@@ -544,7 +451,10 @@ async fn a_429_without_retry_after_waits_the_cap_and_raises_an_alert(s: Arc<Test
 }
 
 async fn any_other_error_is_a_plain_retry(s: Arc<TestStack>) {
-    let id = submit(&s, json!({"prompt": "I am a teapot [[sim:418x1]]"})).await;
+    let id = s
+        .anon()
+        .submit_job(&json!({"prompt": "I am a teapot [[sim:418x1]]"}))
+        .await;
     let done = until(&s, &id, "completed", false).await;
     assert_eq!(done["attempts"], 2, "{done}");
     assert_eq!(done["attempt_log"][0]["outcome"], "retry");
@@ -555,18 +465,8 @@ async fn any_other_error_is_a_plain_retry(s: Arc<TestStack>) {
 }
 
 async fn no_job_was_billed_twice_outside_the_kill_test(s: Arc<TestStack>) {
-    let (_, survivors) = send_json(
-        client()
-            .get(s.url("/jobs?limit=100"))
-            .header("x-user-id", "survivor"),
-    )
-    .await;
-    let killed: Vec<String> = survivors["items"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|j| j["id"].as_str().unwrap().to_string())
-        .collect();
+    let (_, survivors) = s.user("survivor").get("/jobs?limit=100").await;
+    let killed = ids(&survivors);
     let twice: Vec<(String, u64)> = s
         .sim
         .lock()

@@ -9,9 +9,9 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
-use end2end::api::{all_jobs, assert_error, client, get_job, send_json, submit_job, upload};
-use end2end::{eventually, pdfs, run_suite, tests, TestStack};
-use serde_json::{json, Value};
+use end2end::api::assert_error;
+use end2end::{eventually, pdfs, rollout_user, run_suite, tests, TestStack};
+use serde_json::json;
 
 /// The current models of the docs' overview, plus one 4.x model (an alias of a dated snapshot,
 /// with the older tokenizer, no effort parameter and thinking off by default).
@@ -40,69 +40,13 @@ fn main() -> ExitCode {
     )
 }
 
-/// The simulator's count of requests refused for their shape, and the last messages.
-fn shape_refusals(s: &TestStack) -> (u64, Vec<String>) {
-    let sim = s.sim.lock();
-    (
-        sim.stats.refused_for_shape,
-        sim.stats.shape_refusals.clone(),
-    )
-}
-
-async fn post_json(s: &TestStack, user: &str, path: &str, body: Value) -> (u16, Value) {
-    send_json(
-        client()
-            .post(s.url(path))
-            .header("x-user-id", user)
-            .header("content-type", "application/json")
-            .body(body.to_string()),
-    )
-    .await
-}
-
-/// A user whose `POST /api/claude` calls take the queue path (`inside`) or the direct one, at
-/// the suite's rollout of 50%.
-fn rollout_user(prefix: &str, inside: bool) -> String {
-    (0..1000)
-        .map(|i| format!("{prefix}-{i}"))
-        .find(|u| pipeline::rollout::in_rollout(u, 50) == inside)
-        .expect("a user on each side of the rollout")
-}
-
-/// Runs the cron (flushes and polls batches) until every job of `user` has ended; answers them.
-async fn all_end(s: &Arc<TestStack>, user: &str, expected: usize) -> Vec<Value> {
-    eventually(
-        &format!("the {expected} jobs of {user} end"),
-        Duration::from_secs(150),
-        || async {
-            let st = s.clone();
-            tokio::task::spawn_blocking(move || st.trigger_cron())
-                .await
-                .unwrap();
-            let jobs = all_jobs(&s.base_url, user).await;
-            let ended = jobs.iter().all(|j| {
-                !matches!(
-                    j["status"].as_str(),
-                    Some("queued" | "running" | "submitted")
-                )
-            });
-            (jobs.len() == expected && ended).then_some(jobs)
-        },
-    )
-    .await
-}
-
 async fn every_kind_of_work_completes_on_every_current_model(s: Arc<TestStack>) {
     for model in MODELS {
         let user = format!("work-{model}");
         let user = user.as_str();
         // Feedback, both modes.
         for mode in ["sync", "batch"] {
-            let (status, ack) = post_json(
-                &s,
-                user,
-                "/feedback",
-                json!({"text": format!("The export to CSV crashes every time on {model} ({mode})."),
+            let (status, ack) = s.user(user).post_json("/feedback", &json!({"text": format!("The export to CSV crashes every time on {model} ({mode})."),
                        "mode": mode, "model": model}),
             )
             .await;
@@ -110,10 +54,7 @@ async fn every_kind_of_work_completes_on_every_current_model(s: Arc<TestStack>) 
         }
         // Prompt jobs on both lanes (sync on high, batch on bulk), default max_tokens.
         for priority in ["high", "bulk"] {
-            submit_job(
-                &s.base_url,
-                user,
-                &json!({"prompt": format!("Summarise the release notes for {model}, {priority} lane."),
+            s.user(user).submit_job(&json!({"prompt": format!("Summarise the release notes for {model}, {priority} lane."),
                         "priority": priority, "model": model}),
             )
             .await;
@@ -124,46 +65,45 @@ async fn every_kind_of_work_completes_on_every_current_model(s: Arc<TestStack>) 
                 format!("plan-{mode}.pdf"),
                 pdfs::make(&format!("Plan for {model}"), 2),
             );
-            let (status, ack) = send_json(upload(
-                &s.base_url,
-                user,
-                &[file],
-                &[("mode", mode), ("model", model)],
-            ))
-            .await;
+            let (status, ack) = s
+                .user(user)
+                .upload(&[file], &[("mode", mode), ("model", model)])
+                .await;
             assert_eq!(status, 202, "{model} pdf {mode}: {ack}");
         }
         // A job that fails once (a 400 the simulator injects on its first call), replayed from
         // the dead-letter triage.
-        let failing = submit_job(
-            &s.base_url,
-            user,
-            &json!({"prompt": format!("Replay me on {model} [[sim:400x1]]"), "model": model}),
-        )
-        .await;
+        let failing = s
+            .user(user)
+            .submit_job(
+                &json!({"prompt": format!("Replay me on {model} [[sim:400x1]]"), "model": model}),
+            )
+            .await;
         let failed = eventually(
             "the injected 400 fails the job",
             Duration::from_secs(60),
             || async {
-                let j = get_job(&s.base_url, user, &failing).await;
+                let j = s.user(user).job(&failing).await;
                 (j["status"] == "failed").then_some(j)
             },
         )
         .await;
         assert_eq!(failed["attempts"], 1, "{failed}");
-        let (status, replay) =
-            post_json(&s, user, &format!("/api/dlq/{failing}/replay"), json!({})).await;
+        let (status, replay) = s
+            .user(user)
+            .post_json(&format!("/api/dlq/{failing}/replay"), &json!({}))
+            .await;
         assert_eq!(status, 202, "{model} replay: {replay}");
         // POST /api/claude on both paths.
         for inside in [true, false] {
             let caller = rollout_user(&format!("claude-{model}"), inside);
-            let (status, answer) = post_json(
-                &s,
-                &caller,
-                "/api/claude",
-                json!({"prompt": format!("Say hello from {model}."), "model": model}),
-            )
-            .await;
+            let (status, answer) = s
+                .user(&caller)
+                .post_json(
+                    "/api/claude",
+                    &json!({"prompt": format!("Say hello from {model}."), "model": model}),
+                )
+                .await;
             assert_eq!(status, 200, "{model} /api/claude: {answer}");
             assert_eq!(answer["path"], if inside { "queue" } else { "direct" });
             assert!(
@@ -172,7 +112,7 @@ async fn every_kind_of_work_completes_on_every_current_model(s: Arc<TestStack>) 
             );
         }
         // 2 feedback + 2 prompts + 2 PDFs + the failed one and its replay.
-        let jobs = all_end(&s, user, 8).await;
+        let jobs = s.user(user).all_end(8).await;
         for j in &jobs {
             let id = j["id"].as_str().unwrap();
             if id == failing {
@@ -196,22 +136,20 @@ async fn every_kind_of_work_completes_on_every_current_model(s: Arc<TestStack>) 
             );
         }
     }
-    let (refused, why) = shape_refusals(&s);
+    let (refused, why) = s.shape_refusals();
     assert_eq!(refused, 0, "requests refused for their shape: {why:?}");
 }
 
 async fn a_refusal_fails_its_job_once_billed_once_never_retried(s: Arc<TestStack>) {
     let user = "refused";
-    let id = submit_job(
-        &s.base_url,
-        user,
-        &json!({"prompt": "Something the model declines [[sim:refuse]]"}),
-    )
-    .await;
-    let j = all_end(&s, user, 1).await.remove(0);
+    let id = s
+        .user(user)
+        .submit_job(&json!({"prompt": "Something the model declines [[sim:refuse]]"}))
+        .await;
+    let j = s.user(user).all_end(1).await.remove(0);
     assert_eq!(j["status"], "failed", "{j}");
     assert!(j["error"].as_str().unwrap().contains("refusal"), "{j}");
-    let j = get_job(&s.base_url, user, &id).await;
+    let j = s.user(user).job(&id).await;
     assert_eq!(j["attempts"], 1, "never retried: {j}");
     assert_eq!(s.billed(&id), 1);
     assert_eq!(
@@ -222,12 +160,7 @@ async fn a_refusal_fails_its_job_once_billed_once_never_retried(s: Arc<TestStack
     assert!(j["output_tokens"].as_u64().unwrap() > 0);
     // What was paid for is kept and served: the answer as the API sent it.
     assert_eq!(j["result_url"], format!("/jobs/{id}/result"), "{j}");
-    let (status, kept) = send_json(
-        client()
-            .get(s.url(&format!("/jobs/{id}/result")))
-            .header("x-user-id", user),
-    )
-    .await;
+    let (status, kept) = s.user(user).get(&format!("/jobs/{id}/result")).await;
     assert_eq!(status, 200, "{kept}");
     assert_eq!(kept["stop_reason"], "refusal", "{kept}");
     assert_eq!(kept["usage"]["output_tokens"], j["output_tokens"], "{kept}");
@@ -236,14 +169,14 @@ async fn a_refusal_fails_its_job_once_billed_once_never_retried(s: Arc<TestStack
 async fn a_thinking_only_answer_fails_its_job_once_billed_once(s: Arc<TestStack>) {
     let user = "thinker";
     // Sonnet 5.5 thinks by default; 200 tokens are not enough for 900 of thinking.
-    let id = submit_job(
-        &s.base_url,
-        user,
-        &json!({"prompt": "Think hard about this [[sim:think=900]]", "max_tokens": 200}),
-    )
-    .await;
-    all_end(&s, user, 1).await;
-    let j = get_job(&s.base_url, user, &id).await;
+    let id = s
+        .user(user)
+        .submit_job(
+            &json!({"prompt": "Think hard about this [[sim:think=900]]", "max_tokens": 200}),
+        )
+        .await;
+    s.user(user).all_end(1).await;
+    let j = s.user(user).job(&id).await;
     assert_eq!(j["status"], "failed", "{j}");
     let error = j["error"].as_str().unwrap();
     assert!(
@@ -258,25 +191,15 @@ async fn a_thinking_only_answer_fails_its_job_once_billed_once(s: Arc<TestStack>
 
 async fn an_unknown_block_type_and_stop_reason_do_not_break_the_job(s: Arc<TestStack>) {
     let user = "future";
-    let id = submit_job(
-        &s.base_url,
-        user,
-        &json!({"prompt": "Answer from the future [[sim:block=hologram]] [[sim:stop=quantum_pause]]"}),
+    let id = s.user(user).submit_job(&json!({"prompt": "Answer from the future [[sim:block=hologram]] [[sim:stop=quantum_pause]]"}),
     )
     .await;
-    all_end(&s, user, 1).await;
-    let j = get_job(&s.base_url, user, &id).await;
+    s.user(user).all_end(1).await;
+    let j = s.user(user).job(&id).await;
     assert_eq!(j["status"], "completed", "{j}");
     assert_eq!(j["attempts"], 1);
     assert_eq!(s.billed(&id), 1);
-    let resp = client()
-        .get(s.url(&format!("/jobs/{id}/result")))
-        .header("x-user-id", user)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(resp.status(), 200);
-    let text = resp.text().await.unwrap();
+    let (_, text) = s.user(user).get_text(&format!("/jobs/{id}/result")).await;
     assert!(
         text.contains("Answer from the future"),
         "the text block is the answer: {text}"
@@ -289,14 +212,12 @@ async fn an_unknown_block_type_and_stop_reason_do_not_break_the_job(s: Arc<TestS
 
 async fn an_undecodable_paid_answer_fails_once_with_its_cost_recorded(s: Arc<TestStack>) {
     let user = "garbled";
-    let id = submit_job(
-        &s.base_url,
-        user,
-        &json!({"prompt": "A body no client can read [[sim:undecodable]]"}),
-    )
-    .await;
-    all_end(&s, user, 1).await;
-    let j = get_job(&s.base_url, user, &id).await;
+    let id = s
+        .user(user)
+        .submit_job(&json!({"prompt": "A body no client can read [[sim:undecodable]]"}))
+        .await;
+    s.user(user).all_end(1).await;
+    let j = s.user(user).job(&id).await;
     assert_eq!(j["status"], "failed", "{j}");
     assert!(
         j["error"]
@@ -314,18 +235,11 @@ async fn a_retired_or_unknown_model_is_refused_at_submission_everywhere(s: Arc<T
     let user = "too-late";
     // Calls that would have sent a job's request (not the cron's polls of batches).
     let sent = |s: &TestStack| -> u64 {
-        s.sim
-            .lock()
-            .stats
-            .calls
-            .iter()
-            .filter(|(k, _)| {
-                k.starts_with("messages ")
-                    || k.starts_with("count_tokens ")
-                    || k.starts_with("batches.create ")
-            })
-            .map(|(_, n)| n)
-            .sum()
+        s.sim_calls_where(|k| {
+            k.starts_with("messages ")
+                || k.starts_with("count_tokens ")
+                || k.starts_with("batches.create ")
+        })
     };
     let calls_before = sent(&s);
     for model in [
@@ -339,7 +253,7 @@ async fn a_retired_or_unknown_model_is_refused_at_submission_everywhere(s: Arc<T
             ("/feedback", json!({"text": "x", "model": model})),
             ("/api/claude", json!({"prompt": "x", "model": model})),
         ] {
-            let (status, e) = post_json(&s, user, path, body).await;
+            let (status, e) = s.user(user).post_json(path, &body).await;
             assert_error(status, &e, 400, "unknown_model");
             assert_eq!(e["field"], "model");
             let message = e["error"].as_str().unwrap();
@@ -351,19 +265,13 @@ async fn a_retired_or_unknown_model_is_refused_at_submission_everywhere(s: Arc<T
                 assert!(message.contains("retired on 2026-11-30"), "{message}");
             }
         }
-        let (status, e) = send_json(upload(
-            &s.base_url,
-            user,
-            &[("a.pdf".into(), pdfs::make("A", 1))],
-            &[("model", model)],
-        ))
-        .await;
+        let (status, e) = s
+            .user(user)
+            .upload(&[("a.pdf".into(), pdfs::make("A", 1))], &[("model", model)])
+            .await;
         assert_error(status, &e, 400, "unknown_model");
     }
-    assert!(
-        all_jobs(&s.base_url, user).await.is_empty(),
-        "nothing stored"
-    );
+    assert!(s.user(user).all_jobs().await.is_empty(), "nothing stored");
     let calls_after = sent(&s);
     assert_eq!(calls_before, calls_after, "nothing sent to the API");
 }
@@ -392,19 +300,16 @@ async fn settings_a_model_refuses_are_400s_and_another_model_runs_them(s: Arc<Te
         body.as_object_mut()
             .unwrap()
             .extend(extra.as_object().unwrap().clone());
-        let (status, e) = post_json(&s, user, "/jobs", body).await;
+        let (status, e) = s.user(user).post_json("/jobs", &body).await;
         assert_eq!(status, 400, "{e}");
         assert_eq!(e["field"], field, "{e}");
     }
     let prefill = json!({"model": "claude-sonnet-5-5", "messages": [
         {"role": "user", "content": "Answer in JSON."}, {"role": "assistant", "content": "{"}]});
-    let (status, e) = post_json(&s, user, "/jobs", prefill).await;
+    let (status, e) = s.user(user).post_json("/jobs", &prefill).await;
     assert_error(status, &e, 400, "unsupported_by_model");
     assert_eq!(e["field"], "messages");
-    assert!(
-        all_jobs(&s.base_url, user).await.is_empty(),
-        "nothing stored"
-    );
+    assert!(s.user(user).all_jobs().await.is_empty(), "nothing stored");
     // Sonnet 4.6 takes a thinking budget and a forced tool; Haiku 5.5 a forced tool; Sonnet 5.5
     // the documented parameters it accepts.
     for body in [
@@ -416,17 +321,17 @@ async fn settings_a_model_refuses_are_400s_and_another_model_runs_them(s: Arc<Te
                "output_config": {"effort": "medium", "format": {"type": "json_schema", "schema": {"type": "object", "properties": {"answer": {"type": "string"}}, "required": ["answer"], "additionalProperties": false}}},
                "messages": [{"role": "user", "content": [{"type": "text", "text": "What is a queue?"}]}]}),
     ] {
-        submit_job(&s.base_url, user, &body).await;
+        s.user(user).submit_job(&body).await;
     }
-    for j in all_end(&s, user, 3).await {
+    for j in s.user(user).all_end(3).await {
         assert_eq!(j["status"], "completed", "{j}");
     }
-    let (refused, why) = shape_refusals(&s);
+    let (refused, why) = s.shape_refusals();
     assert_eq!(refused, 0, "{why:?}");
 }
 
 async fn the_catalog_is_served_with_prices_and_standing(s: Arc<TestStack>) {
-    let (status, catalog) = send_json(client().get(s.url("/api/models"))).await;
+    let (status, catalog) = s.anon().get("/api/models").await;
     assert_eq!(status, 200, "{catalog}");
     assert_eq!(catalog["default"], "claude-sonnet-5-5");
     let ids: Vec<&str> = catalog["models"]
@@ -449,7 +354,7 @@ async fn the_catalog_is_served_with_prices_and_standing(s: Arc<TestStack>) {
     assert_eq!(s55["price"]["cache_read"], 100_000, "{s55}");
     assert_eq!(s55["max_output"], 128_000);
     // The configured models are checked: the health report says they are current.
-    let (_, health) = send_json(client().get(s.url("/api/health"))).await;
+    let (_, health) = s.anon().get("/api/health").await;
     let models = health["checks"]
         .as_array()
         .unwrap()
@@ -461,6 +366,6 @@ async fn the_catalog_is_served_with_prices_and_standing(s: Arc<TestStack>) {
 }
 
 async fn no_request_was_refused_for_its_shape(s: Arc<TestStack>) {
-    let (refused, why) = shape_refusals(&s);
+    let (refused, why) = s.shape_refusals();
     assert_eq!(refused, 0, "{why:?}");
 }

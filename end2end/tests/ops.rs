@@ -12,8 +12,9 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
-use end2end::api::{all_jobs, assert_error, client, get_job, send_json, submit_job};
-use end2end::{eventually, job_reaches, run_suite_with, tests, TestStack};
+use end2end::api::{assert_error, content_type};
+use end2end::{eventually, run_suite_with, tests, StackConfig, TestStack};
+use reqwest::Method;
 use serde_json::{json, Value};
 
 /// The DLQ alert fires when more than this many jobs are dead-lettered.
@@ -22,8 +23,7 @@ const THRESHOLD: u64 = 1;
 fn main() -> ExitCode {
     run_suite_with(
         "ops",
-        sim::Knobs::default(),
-        vec![("DLQ_ALERT_THRESHOLD".into(), THRESHOLD.to_string())],
+        StackConfig::vars(&[("DLQ_ALERT_THRESHOLD", &THRESHOLD.to_string())]),
         tests![
             the_dlq_alert_fires_once_per_crossing,
             a_dead_letter_is_replayed_to_completion_and_keeps_its_history,
@@ -39,67 +39,20 @@ fn main() -> ExitCode {
 
 const ADMIN: &str = "ops-anna";
 
-async fn get(s: &TestStack, user: &str, path: &str) -> (u16, Value) {
-    send_json(client().get(s.url(path)).header("x-user-id", user)).await
-}
-
-async fn post(s: &TestStack, user: &str, path: &str, body: Option<Value>) -> (u16, Value) {
-    let rb = client().post(s.url(path)).header("x-user-id", user);
-    let rb = match body {
-        Some(b) => rb
-            .header("content-type", "application/json")
-            .body(b.to_string()),
-        None => rb,
-    };
-    send_json(rb).await
-}
-
-async fn cron(s: &Arc<TestStack>) {
-    let s = s.clone();
-    let code = tokio::task::spawn_blocking(move || s.trigger_cron())
-        .await
-        .unwrap();
-    assert_eq!(code, 200);
-}
+/// How long a job of this suite may take to reach the status a test waits for.
+const WAIT: Duration = Duration::from_secs(120);
 
 /// A high-lane prompt job that the simulator overloads on all six deliveries (the first and
 /// max_retries = 5): it ends dead-lettered, and its seventh call — a replay's — succeeds.
 async fn dead_letter(s: &Arc<TestStack>, user: &str, prompt: &str) -> String {
-    let id = submit_job(
-        &s.base_url,
-        user,
-        &json!({"prompt": format!("{prompt} [[sim:529x6]]"), "priority": "high", "max_tokens": 40, "output_config": {"effort": "low"}}),
-    )
+    let id = s.user(user).submit_job(&json!({"prompt": format!("{prompt} [[sim:529x6]]"), "priority": "high", "max_tokens": 40, "output_config": {"effort": "low"}}))
     .await;
-    until(s, user, &id, "dead_lettered").await;
+    s.user(user).job_reaches(&id, "dead_lettered", WAIT).await;
     id
 }
 
-async fn until(s: &Arc<TestStack>, user: &str, id: &str, status: &str) -> Value {
-    let path = format!("/jobs/{id}");
-    job_reaches(
-        s,
-        Some(user),
-        &path,
-        status,
-        Duration::from_secs(120),
-        false,
-    )
-    .await
-}
-
-fn hooks(s: &TestStack, event: &str) -> Vec<Value> {
-    s.sim
-        .lock()
-        .webhooks
-        .iter()
-        .filter(|h| h["event"] == event)
-        .cloned()
-        .collect()
-}
-
-async fn dlq(s: &TestStack, query: &str) -> Value {
-    let (status, list) = get(s, ADMIN, &format!("/api/dlq{query}")).await;
+async fn dlq(s: &Arc<TestStack>, query: &str) -> Value {
+    let (status, list) = s.user(ADMIN).get(&format!("/api/dlq{query}")).await;
     assert_eq!(status, 200, "{list}");
     list
 }
@@ -115,34 +68,41 @@ fn item<'a>(list: &'a Value, id: &str) -> Option<&'a Value> {
 async fn the_dlq_alert_fires_once_per_crossing(s: Arc<TestStack>) {
     let user = "alert-user";
     let first = dead_letter(&s, user, "First dead letter").await;
-    cron(&s).await;
-    assert!(hooks(&s, "dlq.threshold").is_empty(), "1 is not above 1");
+    assert_eq!(s.cron().await, 200);
+    assert!(
+        s.webhooks_of("dlq.threshold").is_empty(),
+        "1 is not above 1"
+    );
     let second = dead_letter(&s, user, "Second dead letter").await;
-    cron(&s).await;
-    cron(&s).await;
-    let fired = hooks(&s, "dlq.threshold");
+    assert_eq!(s.cron().await, 200);
+    assert_eq!(s.cron().await, 200);
+    let fired = s.webhooks_of("dlq.threshold");
     assert_eq!(fired.len(), 1, "one crossing, one call: {fired:?}");
     assert_eq!(fired[0]["deadLettered"], 2);
     assert_eq!(fired[0]["threshold"], THRESHOLD);
     assert!(fired[0]["text"].as_str().unwrap().contains("2 jobs"));
     // Back to the threshold (one discarded), then above again: a second call.
-    let (status, body) = post(&s, ADMIN, &format!("/api/dlq/{first}/discard"), None).await;
+    let (status, body) = s
+        .user(ADMIN)
+        .post(&format!("/api/dlq/{first}/discard"))
+        .await;
     assert_eq!(status, 200, "{body}");
-    cron(&s).await;
-    assert_eq!(hooks(&s, "dlq.threshold").len(), 1);
+    assert_eq!(s.cron().await, 200);
+    assert_eq!(s.webhooks_of("dlq.threshold").len(), 1);
     let third = dead_letter(&s, user, "Third dead letter").await;
-    cron(&s).await;
-    assert_eq!(hooks(&s, "dlq.threshold").len(), 2, "crossed again");
+    assert_eq!(s.cron().await, 200);
+    assert_eq!(s.webhooks_of("dlq.threshold").len(), 2, "crossed again");
     // Leave the suite with no open dead letters.
     for id in [&second, &third] {
         assert_eq!(
-            post(&s, ADMIN, &format!("/api/dlq/{id}/discard"), None)
+            s.user(ADMIN)
+                .post(&format!("/api/dlq/{id}/discard"))
                 .await
                 .0,
             200
         );
     }
-    cron(&s).await;
+    assert_eq!(s.cron().await, 200);
     assert_eq!(dlq(&s, "").await["dead_lettered"], 0);
 }
 
@@ -164,17 +124,17 @@ async fn a_dead_letter_is_replayed_to_completion_and_keeps_its_history(s: Arc<Te
     assert!(item(&dlq(&s, "?error_class=timeout").await, &id).is_none());
     assert!(item(&dlq(&s, "?user=somebody-else").await, &id).is_none());
     // Replay: a new job through the producer path, which completes and is billed once.
-    let (status, ack) = post(&s, ADMIN, &format!("/api/dlq/{id}/replay"), None).await;
+    let (status, ack) = s.user(ADMIN).post(&format!("/api/dlq/{id}/replay")).await;
     assert_eq!(status, 202, "{ack}");
     let new = ack["replayed"][0]["job_id"].as_str().unwrap().to_string();
     assert_ne!(new, id);
     assert_eq!(ack["replayed"][0]["poll_url"], format!("/jobs/{new}"));
-    let done = until(&s, user, &new, "completed").await;
+    let done = s.user(user).job_reaches(&new, "completed", WAIT).await;
     assert_eq!(done["attempts"], 1, "a fresh retry budget: {done}");
     assert_eq!(s.billed(&new), 1);
     assert_eq!(s.billed(&id), 0);
     // The original keeps its history, points at its replay and says who did it.
-    let original = get_job(&s.base_url, user, &id).await;
+    let original = s.user(user).job(&id).await;
     assert_eq!(original["status"], "dead_lettered");
     assert_eq!(original["attempt_log"].as_array().unwrap().len(), 6);
     let it = dlq(&s, "?user=replay-user").await;
@@ -187,11 +147,11 @@ async fn a_dead_letter_is_replayed_to_completion_and_keeps_its_history(s: Arc<Te
     );
     assert!(audit["at"].is_i64());
     // A second replay of it, or a replay of the completed one: 409; unknown ids: 404.
-    let (status, body) = post(&s, ADMIN, &format!("/api/dlq/{id}/replay"), None).await;
+    let (status, body) = s.user(ADMIN).post(&format!("/api/dlq/{id}/replay")).await;
     assert_error(status, &body, 409, "already_replayed");
-    let (status, body) = post(&s, ADMIN, &format!("/api/dlq/{new}/replay"), None).await;
+    let (status, body) = s.user(ADMIN).post(&format!("/api/dlq/{new}/replay")).await;
     assert_error(status, &body, 409, "completed");
-    let (status, body) = post(&s, ADMIN, "/api/dlq/nope/replay", None).await;
+    let (status, body) = s.user(ADMIN).post("/api/dlq/nope/replay").await;
     assert_error(status, &body, 404, "not_found");
     // Bad filters are 400s naming the field.
     for (query, field) in [
@@ -200,7 +160,7 @@ async fn a_dead_letter_is_replayed_to_completion_and_keeps_its_history(s: Arc<Te
         ("?from=yesterday", "from"),
         ("?cursor=%%%", "cursor"),
     ] {
-        let (status, body) = get(&s, ADMIN, &format!("/api/dlq{query}")).await;
+        let (status, body) = s.user(ADMIN).get(&format!("/api/dlq{query}")).await;
         assert_eq!(status, 400, "{query}: {body}");
         if field != "cursor" {
             assert_eq!(body["field"], field, "{body}");
@@ -217,19 +177,22 @@ async fn edit_then_replay_changes_the_model_and_max_tokens(s: Arc<TestStack>) {
         json!({"max_tokens": 0}),
         json!({"model": "not a model"}),
     ] {
-        let (status, body) = post(&s, ADMIN, &format!("/api/dlq/{id}/replay"), Some(bad)).await;
+        let (status, body) = s
+            .user(ADMIN)
+            .post_json(&format!("/api/dlq/{id}/replay"), &bad)
+            .await;
         assert_eq!(status, 400, "{body}");
     }
-    let (status, ack) = post(
-        &s,
-        ADMIN,
-        &format!("/api/dlq/{id}/replay"),
-        Some(json!({"model": "claude-haiku-5-5", "max_tokens": 64})),
-    )
-    .await;
+    let (status, ack) = s
+        .user(ADMIN)
+        .post_json(
+            &format!("/api/dlq/{id}/replay"),
+            &json!({"model": "claude-haiku-5-5", "max_tokens": 64}),
+        )
+        .await;
     assert_eq!(status, 202, "{ack}");
     let new = ack["replayed"][0]["job_id"].as_str().unwrap().to_string();
-    let done = until(&s, user, &new, "completed").await;
+    let done = s.user(user).job_reaches(&new, "completed", WAIT).await;
     assert_eq!(done["model"], "claude-haiku-5-5", "{done}");
     assert!(done["output_tokens"].as_u64().unwrap() <= 64, "{done}");
     let it = dlq(&s, "?user=edit-user").await;
@@ -250,7 +213,10 @@ async fn a_bulk_replay_takes_what_matches_and_discard_takes_a_job_off_the_list(s
         ids.push(dead_letter(&s, user, &format!("Bulk dead letter {i}")).await);
     }
     let other = dead_letter(&s, "bystander", "Not part of the filter").await;
-    let (status, ack) = post(&s, ADMIN, "/api/dlq/replay", Some(json!({"user": user}))).await;
+    let (status, ack) = s
+        .user(ADMIN)
+        .post_json("/api/dlq/replay", &json!({"user": user}))
+        .await;
     assert_eq!(status, 202, "{ack}");
     assert_eq!(ack["more"], false);
     let replayed = ack["replayed"].as_array().unwrap();
@@ -263,43 +229,49 @@ async fn a_bulk_replay_takes_what_matches_and_discard_takes_a_job_off_the_list(s
     want.sort();
     assert_eq!(originals, want, "exactly the filter's jobs");
     for r in replayed {
-        until(&s, user, r["job_id"].as_str().unwrap(), "completed").await;
+        s.user(user)
+            .job_reaches(r["job_id"].as_str().unwrap(), "completed", WAIT)
+            .await;
     }
     // Nothing left to replay for that filter.
-    let (status, ack) = post(&s, ADMIN, "/api/dlq/replay", Some(json!({"user": user}))).await;
+    let (status, ack) = s
+        .user(ADMIN)
+        .post_json("/api/dlq/replay", &json!({"user": user}))
+        .await;
     assert_eq!(
         (status, ack["replayed"].as_array().unwrap().len()),
         (202, 0)
     );
-    let (status, body) = post(
-        &s,
-        ADMIN,
-        "/api/dlq/replay",
-        Some(json!({"status": "completed"})),
-    )
-    .await;
+    let (status, body) = s
+        .user(ADMIN)
+        .post_json("/api/dlq/replay", &json!({"status": "completed"}))
+        .await;
     assert_error(status, &body, 400, "invalid_status");
     // Discard: off the list (and the count), with an audit entry; a completed job cannot be.
     let before = dlq(&s, "").await["dead_lettered"].as_u64().unwrap();
-    let (status, body) = post(&s, ADMIN, &format!("/api/dlq/{other}/discard"), None).await;
+    let (status, body) = s
+        .user(ADMIN)
+        .post(&format!("/api/dlq/{other}/discard"))
+        .await;
     assert_eq!(status, 200, "{body}");
     let after = dlq(&s, "").await;
     assert!(item(&after, &other).is_none());
     assert_eq!(after["dead_lettered"].as_u64().unwrap(), before - 1);
     let done = ack_job(&s).await;
-    let (status, body) = post(&s, ADMIN, &format!("/api/dlq/{done}/discard"), None).await;
+    let (status, body) = s
+        .user(ADMIN)
+        .post(&format!("/api/dlq/{done}/discard"))
+        .await;
     assert_error(status, &body, 409, "not_dead");
 }
 
 /// A job that completes.
 async fn ack_job(s: &Arc<TestStack>) -> String {
-    let id = submit_job(
-        &s.base_url,
-        "bulk-user",
-        &json!({"prompt": "A plain job", "priority": "high", "max_tokens": 20, "output_config": {"effort": "low"}}),
-    )
+    let id = s.user("bulk-user").submit_job(&json!({"prompt": "A plain job", "priority": "high", "max_tokens": 20, "output_config": {"effort": "low"}}))
     .await;
-    until(s, "bulk-user", &id, "completed").await;
+    s.user("bulk-user")
+        .job_reaches(&id, "completed", WAIT)
+        .await;
     id
 }
 
@@ -308,22 +280,18 @@ async fn the_cron_writes_a_metrics_row_with_latencies_lanes_and_models(s: Arc<Te
     let mut ids = Vec::new();
     for i in 0..4 {
         ids.push(
-            submit_job(
-                &s.base_url,
-                user,
-                &json!({"prompt": format!("Metrics job {i}"), "priority": "high", "max_tokens": 30, "output_config": {"effort": "low"}}),
-            )
+            s.user(user).submit_job(&json!({"prompt": format!("Metrics job {i}"), "priority": "high", "max_tokens": 30, "output_config": {"effort": "low"}}))
             .await,
         );
     }
     let mut cost = 0;
     for id in &ids {
-        cost += until(&s, user, id, "completed").await["cost_micros"]
+        cost += s.user(user).job_reaches(id, "completed", WAIT).await["cost_micros"]
             .as_u64()
             .unwrap();
     }
-    cron(&s).await;
-    let (status, report) = get(&s, ADMIN, "/api/metrics?minutes=60").await;
+    assert_eq!(s.cron().await, 200);
+    let (status, report) = s.user(ADMIN).get("/api/metrics?minutes=60").await;
     assert_eq!(status, 200, "{report}");
     let latest = &report["latest"];
     assert!(latest["completed"].as_u64().unwrap() >= 4, "{latest}");
@@ -352,7 +320,7 @@ async fn the_cron_writes_a_metrics_row_with_latencies_lanes_and_models(s: Arc<Te
     );
     assert_eq!(report["dlq_alert_threshold"], THRESHOLD);
     // Bad parameters are 400s.
-    let (status, body) = get(&s, ADMIN, "/api/metrics?minutes=0").await;
+    let (status, body) = s.user(ADMIN).get("/api/metrics?minutes=0").await;
     assert_error(status, &body, 400, "invalid_minutes");
 }
 
@@ -361,51 +329,42 @@ async fn usage_agrees_with_the_jobs_to_the_micro_dollar_and_exports_csv(s: Arc<T
     let mut sync = Vec::new();
     for i in 0..3 {
         sync.push(
-            submit_job(
-                &s.base_url,
-                user,
-                &json!({"prompt": format!("Usage sync {i}"), "priority": "high", "max_tokens": 50, "output_config": {"effort": "low"}}),
-            )
+            s.user(user).submit_job(&json!({"prompt": format!("Usage sync {i}"), "priority": "high", "max_tokens": 50, "output_config": {"effort": "low"}}))
             .await,
         );
     }
     let mut batch = Vec::new();
     for i in 0..2 {
         batch.push(
-            submit_job(
-                &s.base_url,
-                user,
-                &json!({"prompt": format!("Usage batch {i}"), "priority": "bulk", "max_tokens": 50, "output_config": {"effort": "low"}}),
-            )
+            s.user(user).submit_job(&json!({"prompt": format!("Usage batch {i}"), "priority": "bulk", "max_tokens": 50, "output_config": {"effort": "low"}}))
             .await,
         );
     }
     for id in &sync {
-        until(&s, user, id, "completed").await;
+        s.user(user).job_reaches(id, "completed", WAIT).await;
     }
     eventually(
         "the batch jobs complete",
         Duration::from_secs(120),
         || async {
-            let s2 = s.clone();
-            let _ = post(&s2, ADMIN, "/api/batches/flush", None).await;
-            let _ = post(&s2, ADMIN, "/api/batches/poll", None).await;
+            let _ = s.user(ADMIN).post("/api/batches/flush").await;
+            let _ = s.user(ADMIN).post("/api/batches/poll").await;
             let mut all = true;
             for id in &batch {
-                all &= get_job(&s.base_url, user, id).await["status"] == "completed";
+                all &= s.user(user).job(id).await["status"] == "completed";
             }
             all.then_some(())
         },
     )
     .await;
-    let jobs = all_jobs(&s.base_url, user).await;
+    let jobs = s.user(user).all_jobs().await;
     let sum = |f: &dyn Fn(&Value) -> bool, key: &str| -> u64 {
         jobs.iter()
             .filter(|j| f(j))
             .map(|j| j[key].as_u64().unwrap())
             .sum()
     };
-    let (status, r) = get(&s, user, "/api/usage").await;
+    let (status, r) = s.user(user).get("/api/usage").await;
     assert_eq!(status, 200, "{r}");
     assert_eq!(r["user_id"], user);
     let t = &r["totals"];
@@ -429,17 +388,14 @@ async fn usage_agrees_with_the_jobs_to_the_micro_dollar_and_exports_csv(s: Arc<T
     assert_eq!(days.last().unwrap()["cost_micros"], t["cost_micros"]);
     assert_eq!(days.last().unwrap()["day"], r["to"]);
     // CSV: a header and one line per day and model, summing to the same dollars.
-    let resp = client()
-        .get(s.url("/api/usage.csv"))
-        .header("x-user-id", user)
+    let resp = s
+        .user(user)
+        .request(Method::GET, "/api/usage.csv")
         .send()
         .await
         .unwrap();
     assert_eq!(resp.status().as_u16(), 200);
-    assert!(resp.headers()["content-type"]
-        .to_str()
-        .unwrap()
-        .starts_with("text/csv"));
+    assert!(content_type(&resp).starts_with("text/csv"));
     assert!(resp.headers()["content-disposition"]
         .to_str()
         .unwrap()
@@ -456,7 +412,7 @@ async fn usage_agrees_with_the_jobs_to_the_micro_dollar_and_exports_csv(s: Arc<T
         .sum();
     assert_eq!(micros, t["cost_micros"].as_u64().unwrap());
     // Another user's usage is theirs; bad ranges are 400s.
-    let (_, other) = get(&s, user, "/api/usage?user=nobody-here").await;
+    let (_, other) = s.user(user).get("/api/usage?user=nobody-here").await;
     assert_eq!(
         other["totals"]["jobs"], 0,
         "open mode: everyone is an admin"
@@ -466,124 +422,96 @@ async fn usage_agrees_with_the_jobs_to_the_micro_dollar_and_exports_csv(s: Arc<T
         "?from=2026-11-29&to=2026-11-01",
         "?from=2000-01-01",
     ] {
-        let (status, body) = get(&s, user, &format!("/api/usage{query}")).await;
+        let (status, body) = s.user(user).get(&format!("/api/usage{query}")).await;
         assert_eq!(status, 400, "{query}: {body}");
     }
 }
 
 async fn a_daily_cap_refuses_new_jobs_and_the_soft_threshold_alerts_once(s: Arc<TestStack>) {
     let user = "capped-user";
-    let first = submit_job(
-        &s.base_url,
-        user,
-        &json!({"prompt": "Spend a little", "priority": "high", "max_tokens": 30, "output_config": {"effort": "low"}}),
-    )
+    let first = s.user(user).submit_job(&json!({"prompt": "Spend a little", "priority": "high", "max_tokens": 30, "output_config": {"effort": "low"}}))
     .await;
-    let spent = until(&s, user, &first, "completed").await["cost_micros"]
+    let spent = s.user(user).job_reaches(&first, "completed", WAIT).await["cost_micros"]
         .as_u64()
         .unwrap();
     assert!(spent > 0);
     let set = |cap: Value, soft: Value| {
-        let s = s.clone();
+        let admin = s.user(ADMIN);
         async move {
-            let (status, body) = send_json(
-                client()
-                    .put(s.url("/api/usage/budget"))
-                    .header("x-user-id", ADMIN)
-                    .header("content-type", "application/json")
-                    .body(
-                        json!({"user_id": user, "daily_cap_micros": cap, "soft_micros": soft})
-                            .to_string(),
-                    ),
-            )
-            .await;
+            let (status, body) = admin
+                .put_json(
+                    "/api/usage/budget",
+                    &json!({"user_id": user, "daily_cap_micros": cap, "soft_micros": soft}),
+                )
+                .await;
             assert_eq!(status, 200, "{body}");
         }
     };
     // Under the cap: accepted; the soft threshold (already reached) alerts once.
     set(json!(spent + 1_000_000), json!(1)).await;
     for _ in 0..2 {
-        let id = submit_job(
-            &s.base_url,
-            user,
-            &json!({"prompt": "Still fine", "max_tokens": 5, "output_config": {"effort": "low"}, "priority": "bulk"}),
-        )
+        let id = s.user(user).submit_job(&json!({"prompt": "Still fine", "max_tokens": 5, "output_config": {"effort": "low"}, "priority": "bulk"}))
         .await;
-        let (status, _) = post(&s, user, &format!("/jobs/{id}/cancel"), None).await;
+        let (status, _) = s.user(user).post(&format!("/jobs/{id}/cancel")).await;
         assert_eq!(status, 200);
     }
-    let soft = hooks(&s, "usage.soft_threshold");
+    let soft = s.webhooks_of("usage.soft_threshold");
     assert_eq!(soft.len(), 1, "once per user and day: {soft:?}");
     assert_eq!(soft[0]["userId"], user);
     // At the cap: every producer answers 429 before anything is stored or paid.
     set(json!(spent), Value::Null).await;
-    let before = all_jobs(&s.base_url, user).await.len();
+    let before = s.user(user).all_jobs().await.len();
     let objects = s.r2_objects();
-    let calls = s.sim.lock().stats.calls.values().sum::<u64>();
-    let (status, body) = send_json(
-        client()
-            .post(s.url("/jobs"))
-            .header("x-user-id", user)
-            .header("content-type", "application/json")
-            .body(json!({"prompt": "Over budget"}).to_string()),
-    )
-    .await;
+    let calls = s.sim_calls_where(|_| true);
+    let (status, body) = s
+        .user(user)
+        .post_json("/jobs", &json!({"prompt": "Over budget"}))
+        .await;
     assert_error(status, &body, 429, "daily_budget_exceeded");
     assert!(
         body["error"].as_str().unwrap().contains("daily budget"),
         "{body}"
     );
-    let (status, body) = post(&s, user, "/feedback", Some(json!({"text": "Over budget"}))).await;
+    let (status, body) = s
+        .user(user)
+        .post_json("/feedback", &json!({"text": "Over budget"}))
+        .await;
     assert_error(status, &body, 429, "daily_budget_exceeded");
-    let (status, body) = post(
-        &s,
-        user,
-        "/api/claude",
-        Some(json!({"prompt": "Over budget"})),
-    )
-    .await;
+    let (status, body) = s
+        .user(user)
+        .post_json("/api/claude", &json!({"prompt": "Over budget"}))
+        .await;
     assert_error(status, &body, 429, "daily_budget_exceeded");
-    let (status, body) = send_json(end2end::api::upload(
-        &s.base_url,
-        user,
-        &[("a.pdf".into(), end2end::pdfs::make("Over budget", 1))],
-        &[],
-    ))
-    .await;
+    let (status, body) = s
+        .user(user)
+        .upload(
+            &[("a.pdf".into(), end2end::pdfs::make("Over budget", 1))],
+            &[],
+        )
+        .await;
     assert_error(status, &body, 429, "daily_budget_exceeded");
-    assert_eq!(all_jobs(&s.base_url, user).await.len(), before, "no row");
+    assert_eq!(s.user(user).all_jobs().await.len(), before, "no row");
     assert_eq!(s.r2_objects(), objects, "no object");
-    assert_eq!(
-        s.sim.lock().stats.calls.values().sum::<u64>(),
-        calls,
-        "no call"
-    );
+    assert_eq!(s.sim_calls_where(|_| true), calls, "no call");
     // The usage report shows the budget; others are not affected; removing it lifts it.
-    let (_, r) = get(&s, user, "/api/usage").await;
+    let (_, r) = s.user(user).get("/api/usage").await;
     assert_eq!(r["budget"]["daily_cap_micros"].as_u64(), Some(spent));
     assert!(r["budget"]["spent_today_micros"].as_u64().unwrap() >= spent);
-    submit_job(
-        &s.base_url,
-        "uncapped-user",
-        &json!({"prompt": "Fine", "priority": "bulk"}),
-    )
-    .await;
+    s.user("uncapped-user")
+        .submit_job(&json!({"prompt": "Fine", "priority": "bulk"}))
+        .await;
     set(Value::Null, Value::Null).await;
-    submit_job(
-        &s.base_url,
-        user,
-        &json!({"prompt": "Fine again", "priority": "bulk"}),
-    )
-    .await;
+    s.user(user)
+        .submit_job(&json!({"prompt": "Fine again", "priority": "bulk"}))
+        .await;
     // Bad settings are 400s.
-    let (status, body) = send_json(
-        client()
-            .put(s.url("/api/usage/budget"))
-            .header("x-user-id", ADMIN)
-            .header("content-type", "application/json")
-            .body(json!({"user_id": user, "daily_cap_micros": -5}).to_string()),
-    )
-    .await;
+    let (status, body) = s
+        .user(ADMIN)
+        .put_json(
+            "/api/usage/budget",
+            &json!({"user_id": user, "daily_cap_micros": -5}),
+        )
+        .await;
     assert_error(status, &body, 400, "invalid_amount");
 }
 
@@ -673,13 +601,7 @@ async fn every_ops_list_and_aggregate_is_served_by_an_index(s: Arc<TestStack>) {
         "idx_jobs_waiting",
     ];
     for (name, q) in queries {
-        let plan = {
-            let s = s.clone();
-            let q = q.clone();
-            tokio::task::spawn_blocking(move || s.d1(&format!("EXPLAIN QUERY PLAN {q}")))
-                .await
-                .unwrap()
-        };
+        let plan = s.d1_now(&format!("EXPLAIN QUERY PLAN {q}")).await;
         let details: Vec<String> = plan
             .iter()
             .map(|r| r["detail"].as_str().unwrap_or_default().to_string())

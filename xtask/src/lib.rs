@@ -9,6 +9,7 @@
 //! - [`wrangler_config`]: local wrangler configs generated from `wrangler.toml` and a profile.
 //! - [`stack`]: `wrangler dev` (+ migrations) on a port with its own state directory.
 //! - [`keys`]: API keys made on the command line (`cargo xtask key create`).
+//! - [`testing`]: the test binaries of `cargo xtask test`, built once and run side by side.
 //! - [`http`]: a tiny blocking HTTP client for readiness checks and the cron trigger.
 
 pub mod build;
@@ -17,6 +18,7 @@ pub mod keys;
 pub mod paths;
 pub mod proc;
 pub mod stack;
+pub mod testing;
 pub mod tools;
 pub mod wrangler_config;
 

@@ -1,8 +1,15 @@
 //! `cargo xtask <command>`: the project's two commands and their helpers.
 //!
-//! - `dev [--reset] [--port 8787] [--sim-port 8788]`: build and run the whole stack locally.
-//! - `test`: everything CI runs — fmt, clippy (host and wasm32), host tests, wasm builds, the
-//!   deploy dry run, and the end-to-end suites against a real local stack.
+//! - `dev [--reset] [--auth] [--port 8787] [--sim-port 8788]`: build and run the whole stack
+//!   locally. Its state lives in `.state/dev` (default port) or `.state/dev-<port>`, so two dev
+//!   stacks on different ports run side by side without sharing a config or a database.
+//! - `test [--jobs N]`: everything CI runs — fmt, clippy (host and wasm32), wasm builds, the
+//!   deploy dry run, then every test built once (`cargo test --no-run`) and run side by side:
+//!   host tests (the app's too, on the host), doc-tests, and the end-to-end suites against real
+//!   local stacks, N (3) suites at a time. Ends with every `test result:` line and
+//!   `N passed, N failed`; per-binary logs in `target/xtask-test/`.
+//! - `test --suite NAME`: one end-to-end suite (`end2end/tests/NAME.rs`): builds what it needs
+//!   (the SPA and the Worker), then `cargo test -p end2end --test NAME`.
 //! - `build`: just the two wasm artifacts.
 //! - `chaos [--jobs N] [--kills K]`: the chaos suite's full run (1,000 jobs, faults, two runtime
 //!   kills; minutes — run it in the background); the report lands in `target/chaos/`.
@@ -13,25 +20,26 @@
 //! - `bench render`: SPA and Worker sizes, the dashboard's first render in headless Chromium.
 //! - `bench queries [--rows N]`: dashboard, usage and DLQ queries over 1,000,000 generated jobs.
 //! - `bench load [--clients N] [--seconds S]`: the producers under 200 concurrent clients.
-//! - `key create --user NAME [--admin] [--remote]`: an API key, printed alone on the last line.
+//! - `key create --user NAME [--admin] [--port N] [--remote]`: an API key, printed alone on the
+//!   last line; into the state of the dev stack on port N (default 8787), or the deployed
+//!   database with `--remote`.
 
-use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use xtask::paths::{dev_state, root, target_dir};
+use xtask::paths::{dev_state, root, target_dir, DEV_PORT};
 use xtask::proc::{self, cargo, port_in_use, Service};
 use xtask::stack::{wrangler, Stack, StackOptions};
 use xtask::wrangler_config::{LocalSettings, Profile};
-use xtask::{build, step, tools, Result};
+use xtask::{build, step, testing, tools, Result};
 
-const USAGE: &str = "usage: cargo xtask <dev [--reset] [--auth] [--port N] [--sim-port N] | test | build | chaos [--jobs N] [--kills K] | bench [all] | bench budget [--jobs N] | bench e2e [--jobs N] | bench render | bench queries [--rows N] | bench load [--clients N] [--seconds S] | key create --user NAME [--admin] [--remote]>";
+const USAGE: &str = "usage: cargo xtask <dev [--reset] [--auth] [--port N] [--sim-port N] | test [--suite NAME] [--jobs N] | build | chaos [--jobs N] [--kills K] | bench [all] | bench budget [--jobs N] | bench e2e [--jobs N] | bench render | bench queries [--rows N] | bench load [--clients N] [--seconds S] | key create --user NAME [--admin] [--port N] [--remote]>";
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let result = match args.first().map(String::as_str) {
         Some("dev") => dev(&args[1..]),
-        Some("test") => test(),
+        Some("test") => test(&args[1..]),
         Some("build") => tools::ensure(false).and_then(|_| build_all()),
         Some("bench") => bench(&args[1..]),
         Some("chaos") => chaos(&args[1..]),
@@ -99,19 +107,27 @@ fn chaos(args: &[String]) -> Result<()> {
     Ok(())
 }
 
-/// `key create --user NAME [--admin] [--remote]`: into the local dev state (after a first
-/// `cargo xtask dev`), or the deployed database. The key alone is the last line of stdout.
+/// `key create --user NAME [--admin] [--port N] [--remote]`: into the local state of the dev
+/// stack on port N (default 8787; after a first `cargo xtask dev`), or the deployed database.
+/// The key alone is the last line of stdout.
 fn key(args: &[String]) -> Result<()> {
     if args.first().map(String::as_str) != Some("create") {
         return Err(USAGE.into());
     }
     let (mut user, mut role, mut remote) = (None, pipeline::identity::Role::User, false);
+    let mut port = DEV_PORT;
     let mut it = args[1..].iter();
     while let Some(flag) = it.next() {
         match flag.as_str() {
             "--user" => user = it.next().cloned(),
             "--admin" => role = pipeline::identity::Role::Admin,
             "--remote" => remote = true,
+            "--port" => {
+                port = it
+                    .next()
+                    .and_then(|p| p.parse().ok())
+                    .ok_or("--port needs the dev stack's Worker port")?
+            }
             other => return Err(format!("unknown flag {other}\n{USAGE}").into()),
         }
     }
@@ -119,11 +135,21 @@ fn key(args: &[String]) -> Result<()> {
     let key = if remote {
         xtask::keys::create(xtask::keys::Target::Remote, &user, role)?
     } else {
-        let config = dev_state().join("wrangler.toml");
+        let state = dev_state(port);
+        let config = state.join("wrangler.toml");
         if !config.exists() {
-            return Err("no local state yet: run `cargo xtask dev` once (or pass --remote)".into());
+            return Err(format!(
+                "no local state in {} yet: run `cargo xtask dev{}` once (or pass --remote)",
+                state.display(),
+                if port == DEV_PORT {
+                    String::new()
+                } else {
+                    format!(" --port {port}")
+                }
+            )
+            .into());
         }
-        let persist = dev_state().join("wrangler-state");
+        let persist = state.join("wrangler-state");
         xtask::keys::create(
             xtask::keys::Target::Local {
                 config: &config,
@@ -159,8 +185,8 @@ fn parse_dev(args: &[String]) -> Result<DevArgs> {
     let mut a = DevArgs {
         reset: false,
         auth: false,
-        port: 8787,
-        sim_port: 8788,
+        port: DEV_PORT,
+        sim_port: DEV_PORT + 1,
     };
     let mut it = args.iter();
     while let Some(flag) = it.next() {
@@ -183,9 +209,10 @@ fn parse_dev(args: &[String]) -> Result<DevArgs> {
 }
 
 /// The demo admin and user of `dev --auth`: created on the first start, kept (local dev only)
-/// in `.state/dev/demo-keys.txt` so that later starts can print them again.
+/// in the stack's state (`.state/dev/demo-keys.txt` on the default port) so that later starts
+/// can print them again.
 fn demo_keys(stack: &Stack) -> Result<String> {
-    let file = dev_state().join("demo-keys.txt");
+    let file = stack.state_dir.join("demo-keys.txt");
     if let Ok(text) = std::fs::read_to_string(&file) {
         return Ok(text);
     }
@@ -224,12 +251,17 @@ fn dev(args: &[String]) -> Result<()> {
         .ok()
         .filter(|k| !k.trim().is_empty());
     build_all()?;
+    // Keyed by the Worker's port: a second dev stack never rewrites this one's config.
+    let state = dev_state(args.port);
     if args.reset {
-        step("--reset: wiping local state (.state/dev)");
-        let _ = std::fs::remove_dir_all(dev_state());
+        step(&format!(
+            "--reset: wiping local state ({})",
+            state.display()
+        ));
+        let _ = std::fs::remove_dir_all(&state);
     }
-    std::fs::create_dir_all(dev_state())?;
-    let sim_log = dev_state().join("anthropic-sim.log");
+    std::fs::create_dir_all(&state)?;
+    let sim_log = state.join("anthropic-sim.log");
     let mut sim = None;
     let base_url = match &real_key {
         Some(_) => {
@@ -259,7 +291,7 @@ fn dev(args: &[String]) -> Result<()> {
     proc::catch_interrupts();
     let mut stack = Stack::start(StackOptions {
         port: args.port,
-        state_dir: dev_state(),
+        state_dir: state.clone(),
         fresh: false,
         settings: LocalSettings {
             profile: Profile::Demo,
@@ -305,12 +337,19 @@ fn dev(args: &[String]) -> Result<()> {
     if let Some(keys) = &demo_keys {
         println!(
             "  auth          keys mode; demo keys (kept in {}):",
-            dev_state().join("demo-keys.txt").display()
+            state.join("demo-keys.txt").display()
         );
         for line in keys.lines() {
             println!("                {line}");
         }
-        println!("                more: cargo xtask key create --user NAME [--admin]");
+        println!(
+            "                more: cargo xtask key create --user NAME [--admin]{}",
+            if args.port == DEV_PORT {
+                String::new()
+            } else {
+                format!(" --port {}", args.port)
+            }
+        );
     }
     println!("  Ctrl-C stops everything.");
     println!();
@@ -341,44 +380,165 @@ fn dev(args: &[String]) -> Result<()> {
     Ok(())
 }
 
-/// Everything CI runs. Ends with the test runners' summary lines and a total.
-fn test() -> Result<()> {
+/// Everything CI runs (or, with `--suite NAME`, one end-to-end suite). Ends with the test
+/// runners' summary lines and a total.
+fn test(args: &[String]) -> Result<()> {
+    let mut suite = None;
+    let mut jobs = SUITES_AT_ONCE;
+    let mut it = args.iter();
+    while let Some(flag) = it.next() {
+        match flag.as_str() {
+            "--suite" => suite = Some(it.next().ok_or("--suite needs a suite's name")?.clone()),
+            "--jobs" => {
+                jobs = it
+                    .next()
+                    .and_then(|n| n.parse().ok())
+                    .filter(|n| *n > 0)
+                    .ok_or("--jobs needs a number of suites to run at once")?
+            }
+            other => return Err(format!("unknown flag {other}\n{USAGE}").into()),
+        }
+    }
+    match suite {
+        Some(name) => test_suite(&name),
+        None => test_all(jobs),
+    }
+}
+
+/// End-to-end suites run at once by `cargo xtask test` (each starts its own stack; ≈600 MB).
+const SUITES_AT_ONCE: usize = 3;
+
+/// `cargo xtask test --suite NAME`: what the suite needs (tools, the SPA and the Worker), then
+/// `cargo test -p end2end --test NAME`.
+fn test_suite(name: &str) -> Result<()> {
+    let known = testing::suite_names()?;
+    if !known.iter().any(|k| k == name) {
+        return Err(format!("unknown suite {name:?}; known: {}", known.join(", ")).into());
+    }
     let started = Instant::now();
     tools::ensure(true)?;
-    step("cargo fmt --check");
-    cargo(
-        &["fmt", "--all", "--", "--check"],
-        "cargo fmt --check (run `cargo fmt --all`)",
-    )?;
-    step("clippy, host crates (-D warnings)");
-    cargo(
-        &["clippy", "--all-targets", "--", "-D", "warnings"],
-        "clippy (host)",
-    )?;
-    step("clippy, wasm32 crates (-D warnings)");
-    cargo(
-        &[
-            "clippy",
-            "-p",
-            "worker-app",
-            "-p",
-            "app",
-            "-p",
-            "frontend",
-            "--target",
-            "wasm32-unknown-unknown",
-            "--",
-            "-D",
-            "warnings",
-        ],
-        "clippy (wasm32)",
-    )?;
     build_all()?;
-    deploy_dry_run()?;
-    step("host tests and end-to-end suites (cargo test)");
-    let summary = cargo_test()?;
+    step(&format!(
+        "end-to-end suite {name} (cargo test -p end2end --test {name})"
+    ));
+    let (ran, ok) = testing::cargo_results(
+        &["test", "-p", "end2end", "--test", name, "--color", "always"],
+        &[],
+    )?;
+    let (summary, passed, failed) = testing::summary(&ran);
     step(&format!("done in {:.0} s", started.elapsed().as_secs_f64()));
     println!("{summary}");
+    if !ok || failed > 0 || passed == 0 {
+        return Err(format!("the {name} suite failed").into());
+    }
+    Ok(())
+}
+
+/// Everything CI runs: fmt, clippy (host and wasm32), the wasm builds, the deploy dry run, then
+/// every test — host tests (pipeline, sim, xtask, end2end's own, the app's on the host),
+/// doc-tests and the end-to-end suites — built once and run side by side.
+fn test_all(suites_at_once: usize) -> Result<()> {
+    let started = Instant::now();
+    let mut timings: Vec<(&str, Duration)> = Vec::new();
+    let mut timed = |what: &'static str, f: &mut dyn FnMut() -> Result<()>| -> Result<()> {
+        let t0 = Instant::now();
+        let r = f();
+        timings.push((what, t0.elapsed()));
+        r
+    };
+    timed("tools", &mut || tools::ensure(true))?;
+    timed("fmt", &mut || {
+        step("cargo fmt --check");
+        cargo(
+            &["fmt", "--all", "--", "--check"],
+            "cargo fmt --check (run `cargo fmt --all`)",
+        )
+    })?;
+    timed("clippy host", &mut || {
+        step("clippy, host crates (-D warnings)");
+        cargo(
+            &["clippy", "--all-targets", "--", "-D", "warnings"],
+            "clippy (host)",
+        )
+    })?;
+    timed("clippy wasm32", &mut || {
+        step("clippy, wasm32 crates (-D warnings)");
+        cargo(
+            &[
+                "clippy",
+                "-p",
+                "worker-app",
+                "-p",
+                "app",
+                "-p",
+                "frontend",
+                "--target",
+                "wasm32-unknown-unknown",
+                "--",
+                "-D",
+                "warnings",
+            ],
+            "clippy (wasm32)",
+        )
+    })?;
+    timed("SPA", &mut || build::spa().map(|_| ()))?;
+    timed("Worker", &mut || build::worker().map(|_| ()))?;
+    timed("deploy dry run", &mut deploy_dry_run)?;
+    let mut binaries = Vec::new();
+    timed("build tests", &mut || {
+        step("building the tests (cargo test --no-run): default members, then the app on the host");
+        binaries = testing::build_tests(&["test"], "cargo test --no-run")?;
+        // The app is a wasm32 crate; its unit tests (formatting, chart scales) run on the host.
+        binaries.extend(testing::build_tests(
+            &["test", "-p", "app", "--lib"],
+            "cargo test -p app --lib --no-run",
+        )?);
+        Ok(())
+    })?;
+    let env = vec![(
+        "SIM_SDK_PYTHONPATH".to_string(),
+        tools::python_sdk_dir().to_string_lossy().into_owned(),
+    )];
+    let mut ran = Vec::new();
+    let mut doc_ok = true;
+    timed("tests", &mut || {
+        step(&format!(
+            "running {} test binaries ({suites_at_once} end-to-end suites at a time) and the doc-tests",
+            binaries.len()
+        ));
+        let docs = {
+            let env = env.clone();
+            std::thread::spawn(move || {
+                testing::cargo_results(
+                    &["test", "--doc", "--no-fail-fast", "--color", "always"],
+                    &env,
+                )
+            })
+        };
+        ran = testing::run_all(std::mem::take(&mut binaries), &env, suites_at_once)?;
+        let (doc_ran, ok) = docs.join().map_err(|_| "the doc-tests thread panicked")??;
+        doc_ok = ok;
+        ran.extend(doc_ran);
+        Ok(())
+    })?;
+    let (summary, passed, failed) = testing::summary(&ran);
+    let failed_binaries: Vec<&str> = ran
+        .iter()
+        .filter(|r| !r.success)
+        .map(|r| r.label.as_str())
+        .collect();
+    println!("\ntimings:");
+    for (what, took) in &timings {
+        println!("  {what:<16} {:>6.0} s", took.as_secs_f64());
+    }
+    step(&format!("done in {:.0} s", started.elapsed().as_secs_f64()));
+    println!("{summary}");
+    if !failed_binaries.is_empty() || !doc_ok || failed > 0 {
+        return Err(format!("tests failed: {}", failed_binaries.join(", ")).into());
+    }
+    if passed == 0 {
+        return Err("cargo test ran no test at all".into());
+    }
     Ok(())
 }
 
@@ -403,93 +563,6 @@ fn deploy_dry_run() -> Result<()> {
         step(&format!("dry run ok — {}", line.trim()));
     }
     Ok(())
-}
-
-/// Runs `cargo test --no-fail-fast` (the default members: pipeline, sim, xtask, end2end; every
-/// suite runs even when an earlier one failed), echoing its output,
-/// and returns a summary: each test binary's `test result:` line and the totals.
-fn cargo_test() -> Result<String> {
-    // stderr merged into stdout, so each result line can be labelled with the binary that
-    // cargo announced ("Running …" / "Doc-tests …") just before it.
-    let mut child = Command::new("sh")
-        .args(["-c", "exec cargo test --no-fail-fast --color always 2>&1"])
-        .current_dir(root())
-        .env("SIM_SDK_PYTHONPATH", tools::python_sdk_dir())
-        .stdout(Stdio::piped())
-        .spawn()?;
-    let stdout = child.stdout.take().ok_or("no stdout")?;
-    let mut results = Vec::new();
-    let mut current = String::new();
-    for line in BufReader::new(stdout).lines() {
-        let line = line?;
-        println!("{line}");
-        let plain = strip_ansi(&line);
-        let trimmed = plain.trim_start();
-        if let Some(what) = trimmed.strip_prefix("Running ") {
-            current = label(what);
-        } else if let Some(krate) = trimmed.strip_prefix("Doc-tests ") {
-            current = format!("{krate} doc-tests");
-        } else if trimmed.starts_with("test result:") {
-            results.push((current.clone(), trimmed.to_string()));
-        }
-    }
-    let status = child.wait()?;
-    let count = |word: &str| -> u64 {
-        results
-            .iter()
-            .filter_map(|(_, l)| {
-                let before = l.split(&format!(" {word}")).next()?;
-                before.rsplit(' ').next()?.parse::<u64>().ok()
-            })
-            .sum()
-    };
-    let (passed, failed) = (count("passed"), count("failed"));
-    let mut summary = String::from("\ntest summary:\n");
-    for (binary, r) in &results {
-        // Binaries without tests (doc-tests of crates without examples, bins) are not listed.
-        if !r.contains(" 0 passed; 0 failed;") {
-            summary.push_str(&format!("  {binary:<40} {r}\n"));
-        }
-    }
-    summary.push_str(&format!("{passed} passed, {failed} failed"));
-    if !status.success() || failed > 0 {
-        println!("{summary}");
-        return Err(format!("cargo test failed ({status})").into());
-    }
-    if passed == 0 {
-        return Err("cargo test ran no test at all".into());
-    }
-    Ok(summary)
-}
-
-/// `unittests src/lib.rs (target/debug/deps/pipeline-0123abcd)` → `pipeline unittests src/lib.rs`.
-fn label(running: &str) -> String {
-    let (what, path) = running.split_once(" (").unwrap_or((running, ""));
-    let file = path
-        .trim_end_matches(')')
-        .rsplit('/')
-        .next()
-        .unwrap_or_default();
-    let krate = file.rsplit_once('-').map_or(file, |(name, _hash)| name);
-    format!("{krate} {what}").trim().to_string()
-}
-
-/// Drops ANSI colour sequences (cargo colours its status words).
-fn strip_ansi(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    let mut chars = s.chars();
-    while let Some(c) = chars.next() {
-        if c == '\x1b' {
-            for c in chars.by_ref() {
-                if c.is_ascii_alphabetic() {
-                    break;
-                }
-            }
-        } else {
-            out.push(c);
-        }
-    }
-    out
 }
 
 #[cfg(test)]

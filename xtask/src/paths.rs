@@ -43,10 +43,33 @@ pub fn cargo_bin(name: &str) -> PathBuf {
     home.join("bin").join(name)
 }
 
-/// Local state of `cargo xtask dev` (D1, R2, queues, Durable Objects on disk).
-pub fn dev_state() -> PathBuf {
-    root().join(".state").join("dev")
+/// The Worker port of `cargo xtask dev` without `--port`.
+pub const DEV_PORT: u16 = 8787;
+
+/// Local state of the `cargo xtask dev` whose Worker listens on `port` (D1, R2, queues, Durable
+/// Objects on disk, its generated wrangler.toml, logs and demo keys). Keyed by the port, so two
+/// dev stacks side by side never share a config or a database: `.state/dev` for the default
+/// port (where it always was), `.state/dev-<port>` for any other.
+pub fn dev_state(port: u16) -> PathBuf {
+    let dir = if port == DEV_PORT {
+        "dev".to_string()
+    } else {
+        format!("dev-{port}")
+    };
+    root().join(".state").join(dir)
 }
 
 /// Debian's Chromium, which the browser suites drive.
 pub const CHROMIUM: &str = "/usr/bin/chromium";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_default_dev_stack_keeps_its_state_where_it_was_and_others_get_their_own() {
+        assert_eq!(dev_state(DEV_PORT), root().join(".state/dev"));
+        assert_eq!(dev_state(8797), root().join(".state/dev-8797"));
+        assert_ne!(dev_state(8797), dev_state(8798));
+    }
+}

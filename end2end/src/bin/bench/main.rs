@@ -21,7 +21,7 @@
 
 use std::time::{Duration, Instant};
 
-use end2end::api::{all_jobs, client, get_json, send_json};
+use end2end::api::{client, get_json, send_json};
 use end2end::{spawn_stack_with, TestStack};
 use pipeline::status::Status;
 use serde_json::{json, Value};
@@ -188,7 +188,12 @@ fn budget(args: &[String]) {
         .collect();
         let label = if enforce { "on" } else { "off" };
         eprintln!("==> pass with the budget {label}: starting a fresh stack");
-        let stack = spawn_stack_with(&format!("bench-budget-{label}"), &rt, knobs, vars);
+        let stack = std::sync::Arc::new(spawn_stack_with(
+            &format!("bench-budget-{label}"),
+            &rt,
+            knobs,
+            vars,
+        ));
         let row = rt.block_on(pass(&stack, jobs, enforce));
         eprintln!("==> pass {label}: {row:?}");
         rows.push(row);
@@ -264,7 +269,7 @@ fn job(i: usize) -> (&'static str, Value) {
     }
 }
 
-async fn pass(s: &TestStack, n: usize, enforce: bool) -> Row {
+async fn pass(s: &std::sync::Arc<TestStack>, n: usize, enforce: bool) -> Row {
     let user = "bench";
     let started = Instant::now();
     let mut submitted = 0;
@@ -343,8 +348,10 @@ async fn pass(s: &TestStack, n: usize, enforce: bool) -> Row {
 
 /// (completed, otherwise terminal) among the user's jobs of every kind, from the jobs list (a
 /// few pages, not one request per job, so that watching does not load the Worker).
-async fn count_terminal(s: &TestStack, user: &str) -> (usize, usize) {
-    let statuses: Vec<String> = all_jobs(&s.base_url, user)
+async fn count_terminal(s: &std::sync::Arc<TestStack>, user: &str) -> (usize, usize) {
+    let statuses: Vec<String> = s
+        .user(user)
+        .all_jobs()
         .await
         .iter()
         .map(|j| j["status"].as_str().unwrap_or("").to_string())

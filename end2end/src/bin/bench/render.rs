@@ -12,7 +12,6 @@
 
 use std::time::Duration;
 
-use end2end::api::{client, send_json};
 use end2end::browser::{check_visible, Browser};
 use end2end::{spawn_stack, TestStack};
 use serde_json::json;
@@ -42,7 +41,7 @@ pub fn run(_args: &[String]) {
         .enable_all()
         .build()
         .expect("tokio runtime");
-    let stack = spawn_stack("bench-render", &rt);
+    let stack = std::sync::Arc::new(spawn_stack("bench-render", &rt));
     let table = rt.block_on(async {
         history(&stack).await;
         let (mut cold, mut warm) = (Vec::new(), Vec::new());
@@ -87,30 +86,18 @@ pub fn run(_args: &[String]) {
 }
 
 /// Completed jobs and two metrics rows, so the charts have something to draw.
-async fn history(s: &TestStack) {
+async fn history(s: &std::sync::Arc<TestStack>) {
+    let user = s.user("bench-render");
     let mut ids = Vec::new();
     for i in 0..40 {
-        let (status, ack) = send_json(
-            client()
-                .post(s.url("/jobs"))
-                .header("x-user-id", "bench-render")
-                .header("content-type", "application/json")
-                .body(json!({"prompt": format!("History {i}."), "max_tokens": 64, "output_config": {"effort": "low"}}).to_string()),
-        )
-        .await;
-        assert_eq!(status, 202, "{ack}");
-        ids.push(ack["jobId"].as_str().unwrap().to_string());
+        ids.push(
+            user.submit_job(&json!({"prompt": format!("History {i}."), "max_tokens": 64, "output_config": {"effort": "low"}}))
+                .await,
+        );
     }
     for id in &ids {
-        end2end::eventually(
-            &format!("job {id} completes"),
-            Duration::from_secs(120),
-            || async {
-                let j = end2end::api::get_job(&s.base_url, "bench-render", id).await;
-                (j["status"] == "completed").then_some(())
-            },
-        )
-        .await;
+        user.job_reaches(id, "completed", Duration::from_secs(120))
+            .await;
     }
     for _ in 0..2 {
         assert_eq!(s.trigger_cron(), 200);

@@ -1,0 +1,81 @@
+//! Debian's Chromium driven by playwright-rs, and the helpers tests are written with:
+//! [`action`]s (do), [`find`]s (locate by `data-testid`) and [`check`]s (assert, with
+//! auto-waiting). All three are re-exported here: `use end2end::browser::{click, find, ..}`.
+
+use std::path::Path;
+
+use playwright_rs::protocol::{BrowserContext, BrowserContextOptions, Page, Playwright};
+use playwright_rs::Viewport;
+
+use crate::TestStack;
+
+pub mod action;
+pub mod check;
+pub mod find;
+
+pub use action::*;
+pub use check::*;
+pub use find::*;
+
+/// A headless Chromium with a fresh profile. Keep it alive for as long as its pages are used.
+pub struct Browser {
+    _playwright: Playwright,
+    pub context: BrowserContext,
+}
+
+impl Browser {
+    pub async fn launch(stack: &TestStack, name: &str) -> Browser {
+        let chromium = xtask::paths::CHROMIUM;
+        assert!(
+            Path::new(chromium).exists(),
+            "{chromium} is missing: `cargo xtask test` installs it with apt-get"
+        );
+        let playwright = Playwright::launch()
+            .await
+            .expect("start the Playwright driver (node_modules/playwright-core)");
+        let profile = stack.artifacts.join(format!("profile-{name}"));
+        let _ = std::fs::remove_dir_all(&profile);
+        let options = BrowserContextOptions::builder()
+            .executable_path(chromium.to_string())
+            .headless(true)
+            .viewport(Viewport {
+                width: 1280,
+                height: 800,
+            })
+            // Without the networking flags Chromium floods the closed network with requests.
+            .args(
+                [
+                    "--no-sandbox",
+                    "--disable-gpu",
+                    "--disable-quic",
+                    "--no-first-run",
+                    "--disable-background-networking",
+                    "--disable-component-update",
+                    "--disable-sync",
+                ]
+                .map(String::from)
+                .to_vec(),
+            )
+            .build();
+        let context = playwright
+            .chromium()
+            .launch_persistent_context_with_options(profile.to_string_lossy(), options)
+            .await
+            .expect("launch Chromium");
+        Browser {
+            _playwright: playwright,
+            context,
+        }
+    }
+
+    /// A new page at `url`.
+    pub async fn open(&self, url: &str) -> Page {
+        let page = self.context.new_page().await.expect("new page");
+        page.goto(url, None).await.expect("navigate");
+        page
+    }
+
+    pub async fn close(self) {
+        let _ = self.context.close().await;
+    }
+}

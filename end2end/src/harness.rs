@@ -1,0 +1,116 @@
+//! The suites' harness (`harness = false`): one stack for all the tests of a suite, the tests in
+//! order, cargo's summary line, and the stack torn down whatever happened — a panic included.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crate::stack::{spawn_stack_with, StackConfig, TestStack};
+
+/// One test: a name written as a sentence, and its body.
+pub type TestFn = fn(Arc<TestStack>) -> Pin<Box<dyn Future<Output = ()> + Send>>;
+
+/// The tests of a suite, by function name: `tests![a_thing_happens, another_thing_fails]`.
+#[macro_export]
+macro_rules! tests {
+    ($($t:ident),* $(,)?) => {
+        &[$((stringify!($t), (|s| Box::pin($t(s))) as $crate::TestFn)),*]
+    };
+}
+
+/// Longest a single test may take before it counts as failed.
+pub const TEST_TIMEOUT: Duration = Duration::from_secs(180);
+
+/// Runs `tests` against one fresh default stack and prints cargo's summary line.
+/// An optional command-line argument filters tests by substring, as libtest does.
+pub fn run_suite(suite: &str, tests: &[(&str, TestFn)]) -> ExitCode {
+    run_suite_with(suite, StackConfig::default(), tests)
+}
+
+/// [`run_suite`] on a stack configured by the suite (see [`StackConfig`]).
+pub fn run_suite_with(suite: &str, config: StackConfig, tests: &[(&str, TestFn)]) -> ExitCode {
+    run_suite_timed(suite, config, TEST_TIMEOUT, tests)
+}
+
+/// [`run_suite_with`] where each test may take up to `timeout` (the chaos run).
+pub fn run_suite_timed(
+    suite: &str,
+    config: StackConfig,
+    timeout: Duration,
+    tests: &[(&str, TestFn)],
+) -> ExitCode {
+    let filter = std::env::args().skip(1).find(|a| !a.starts_with('-'));
+    let selected: Vec<_> = tests
+        .iter()
+        .filter(|(name, _)| filter.as_deref().is_none_or(|f| name.contains(f)))
+        .collect();
+    println!("\nrunning {} tests (suite {suite})", selected.len());
+    let started = Instant::now();
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .expect("tokio runtime");
+    let mut failures = Vec::new();
+    if !selected.is_empty() {
+        let stack = Arc::new(spawn_stack_with(suite, &rt, config.knobs, config.vars));
+        println!(
+            "stack of suite {suite} ready in {:.1} s",
+            started.elapsed().as_secs_f64()
+        );
+        for (name, test) in &selected {
+            let t0 = Instant::now();
+            let fut = test(stack.clone());
+            let outcome =
+                rt.block_on(async { tokio::time::timeout(timeout, tokio::spawn(fut)).await });
+            let failure = match outcome {
+                Ok(Ok(())) => None,
+                Ok(Err(join)) => Some(panic_message(join)),
+                Err(_) => Some(format!("timed out after {timeout:?}")),
+            };
+            let ms = t0.elapsed().as_millis();
+            match failure {
+                None => println!("test {name} ... ok ({ms} ms)"),
+                Some(msg) => {
+                    println!("test {name} ... FAILED ({ms} ms)");
+                    failures.push((name.to_string(), msg));
+                }
+            }
+        }
+        // Stops wrangler dev (and workerd) before the runtime and the simulator go away.
+        drop(stack);
+    }
+    rt.shutdown_timeout(Duration::from_secs(5));
+    if !failures.is_empty() {
+        println!("\nfailures:");
+        for (name, msg) in &failures {
+            println!("\n---- {name} ----\n{msg}");
+        }
+    }
+    let failed = failures.len();
+    println!(
+        "\ntest result: {}. {} passed; {} failed; 0 ignored; 0 measured; {} filtered out; finished in {:.2}s\n",
+        if failed == 0 { "ok" } else { "FAILED" },
+        selected.len() - failed,
+        failed,
+        tests.len() - selected.len(),
+        started.elapsed().as_secs_f64()
+    );
+    if failed == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    }
+}
+
+fn panic_message(join: tokio::task::JoinError) -> String {
+    match join.try_into_panic() {
+        Ok(payload) => payload
+            .downcast_ref::<String>()
+            .cloned()
+            .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
+            .unwrap_or_else(|| "panicked".into()),
+        Err(e) => format!("task failed: {e}"),
+    }
+}

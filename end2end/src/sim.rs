@@ -1,0 +1,84 @@
+//! What the simulator saw, for the checks no API answer can make: how often a job was billed
+//! and for how much, the calls by endpoint and status, the webhooks it received, the requests
+//! it refused for their shape, and a Message Batch as the provider holds it.
+
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use crate::api::{client, send_json};
+use crate::stack::{TestStack, SIM_KEY};
+
+impl TestStack {
+    /// How many times the simulator billed `job` (by its `x-job-id` header or batch `custom_id`).
+    pub fn billed(&self, job: &str) -> u64 {
+        let sim = self.sim.lock();
+        sim.stats.billed_by_job.get(job).copied().unwrap_or(0)
+    }
+
+    /// What the simulator billed `job` in all, in micro-dollars.
+    pub fn sim_cost(&self, job: &str) -> u64 {
+        let sim = self.sim.lock();
+        sim.stats.cost_by_job.get(job).copied().unwrap_or(0)
+    }
+
+    /// Calls the simulator answered, by `"<endpoint> <status>"` (e.g. `"batches.create 200"`).
+    pub fn sim_calls(&self, key: &str) -> u64 {
+        self.sim.lock().stats.calls.get(key).copied().unwrap_or(0)
+    }
+
+    /// Calls the simulator answered whose `"<endpoint> <status>"` key `keep` selects.
+    pub fn sim_calls_where(&self, keep: impl Fn(&str) -> bool) -> u64 {
+        let sim = self.sim.lock();
+        sim.stats
+            .calls
+            .iter()
+            .filter(|(k, _)| keep(k))
+            .map(|(_, n)| n)
+            .sum()
+    }
+
+    /// Every webhook the simulator's sink received, in order.
+    pub fn webhooks(&self) -> Vec<Value> {
+        self.sim.lock().webhooks.clone()
+    }
+
+    /// The webhooks of one `event` (e.g. `"dlq.threshold"`).
+    pub fn webhooks_of(&self, event: &str) -> Vec<Value> {
+        self.webhooks()
+            .into_iter()
+            .filter(|h| h["event"] == event)
+            .collect()
+    }
+
+    /// The simulator's count of requests refused for their shape, and the last messages.
+    pub fn shape_refusals(&self) -> (u64, Vec<String>) {
+        let sim = self.sim.lock();
+        (
+            sim.stats.refused_for_shape,
+            sim.stats.shape_refusals.clone(),
+        )
+    }
+
+    /// A Message Batch as the simulator holds it (`GET /v1/messages/batches/:id`).
+    pub async fn sim_batch(self: &Arc<Self>, id: &str) -> Value {
+        let (status, b) = send_json(
+            client()
+                .get(format!("{}/v1/messages/batches/{id}", self.sim_url))
+                .header("x-api-key", SIM_KEY)
+                .header("anthropic-version", "2023-06-01"),
+        )
+        .await;
+        assert_eq!(status, 200, "{b}");
+        b
+    }
+}
+
+/// A user whose `POST /api/claude` calls take the queue path (`inside`) or the direct one, at
+/// the test stacks' rollout of 50%.
+pub fn rollout_user(prefix: &str, inside: bool) -> String {
+    (0..1000)
+        .map(|i| format!("{prefix}-{i}"))
+        .find(|u| pipeline::rollout::in_rollout(u, 50) == inside)
+        .expect("a user on each side of the rollout")
+}

@@ -1,0 +1,214 @@
+//! The stack a suite runs against: the simulator (in this process) and `wrangler dev` on free
+//! ports with a fresh state directory, and what a test may read or do to it from outside the API
+//! (the runtime's state on disk, D1, keys made on the command line, a restart, the cron).
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use xtask::paths::target_dir;
+use xtask::proc::free_port;
+use xtask::stack::{Stack, StackOptions};
+use xtask::wrangler_config::{LocalSettings, Profile};
+
+/// A running stack, shared by the tests of a suite.
+pub struct TestStack {
+    /// The Worker, e.g. `http://127.0.0.1:41234`.
+    pub base_url: String,
+    /// The simulator serving the Worker's Anthropic calls.
+    pub sim_url: String,
+    pub sim: sim::Sim,
+    /// Where this suite may write screenshots and other artifacts.
+    pub artifacts: PathBuf,
+    stack: Mutex<Stack>,
+}
+
+impl TestStack {
+    pub fn url(&self, path: &str) -> String {
+        format!("{}{}", self.base_url, path)
+    }
+
+    /// The runtime, held for one operation (a restart holds it until the Worker answers again,
+    /// so a cron asked for meanwhile waits instead of failing).
+    fn runtime(&self) -> MutexGuard<'_, Stack> {
+        self.stack.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Kills the local runtime mid-run and starts it again on the same port and state.
+    pub fn restart(&self) {
+        self.runtime()
+            .restart()
+            .unwrap_or_else(|e| panic!("restart: {e}"));
+    }
+
+    /// [`Self::restart`] from async code (it blocks for seconds).
+    pub async fn restart_now(self: &Arc<Self>) {
+        let s = self.clone();
+        tokio::task::spawn_blocking(move || s.restart())
+            .await
+            .unwrap();
+    }
+
+    /// Objects in the local R2 bucket, counted from the runtime's state on disk (what a refused
+    /// request must not leave behind).
+    pub fn r2_objects(&self) -> usize {
+        fn walk(dir: &std::path::Path, in_blobs: bool) -> usize {
+            let Ok(entries) = std::fs::read_dir(dir) else {
+                return 0;
+            };
+            entries
+                .flatten()
+                .map(|e| {
+                    let p = e.path();
+                    if p.is_dir() {
+                        walk(&p, in_blobs || p.file_name().is_some_and(|n| n == "blobs"))
+                    } else {
+                        usize::from(in_blobs)
+                    }
+                })
+                .sum()
+        }
+        walk(
+            &self
+                .artifacts
+                .parent()
+                .expect("state dir")
+                .join("wrangler-state"),
+            false,
+        )
+    }
+
+    /// An API key for `user` made with the command-line path (`cargo xtask key create`).
+    pub fn create_key(&self, user: &str, admin: bool) -> String {
+        let role = if admin {
+            pipeline::identity::Role::Admin
+        } else {
+            pipeline::identity::Role::User
+        };
+        self.runtime()
+            .create_key(user, role)
+            .unwrap_or_else(|e| panic!("create a key for {user}: {e}"))
+    }
+
+    /// Rows of a SQL statement run on the stack's local D1 (`wrangler d1 execute`).
+    pub fn d1(&self, sql: &str) -> Vec<serde_json::Value> {
+        self.runtime()
+            .d1(sql)
+            .unwrap_or_else(|e| panic!("d1 {sql}: {e}"))
+    }
+
+    /// [`Self::d1`] from async code (`wrangler d1 execute` takes seconds).
+    pub async fn d1_now(self: &Arc<Self>, sql: &str) -> Vec<serde_json::Value> {
+        let (s, sql) = (self.clone(), sql.to_string());
+        tokio::task::spawn_blocking(move || s.d1(&sql))
+            .await
+            .unwrap()
+    }
+
+    /// Runs the cron now, as the dev tooling does every minute.
+    pub fn trigger_cron(&self) -> u16 {
+        self.try_trigger_cron().expect("cron trigger")
+    }
+
+    /// [`Self::trigger_cron`] that reports a failure (a runtime being restarted) instead of
+    /// panicking.
+    pub fn try_trigger_cron(&self) -> Option<u16> {
+        self.runtime().trigger_cron().ok()
+    }
+
+    /// [`Self::trigger_cron`] from async code; answers the trigger's status.
+    pub async fn cron(self: &Arc<Self>) -> u16 {
+        let s = self.clone();
+        tokio::task::spawn_blocking(move || s.trigger_cron())
+            .await
+            .unwrap()
+    }
+
+    /// [`Self::try_trigger_cron`] from async code.
+    pub async fn try_cron(self: &Arc<Self>) -> Option<u16> {
+        let s = self.clone();
+        tokio::task::spawn_blocking(move || s.try_trigger_cron())
+            .await
+            .unwrap()
+    }
+}
+
+/// How a suite's stack differs from the default one: the simulator's knobs and further Worker
+/// vars (which win over the test profile's).
+#[derive(Debug, Clone, Default)]
+pub struct StackConfig {
+    pub knobs: sim::Knobs,
+    pub vars: Vec<(String, String)>,
+}
+
+impl StackConfig {
+    /// The default stack with these Worker vars.
+    pub fn vars(vars: &[(&str, &str)]) -> StackConfig {
+        StackConfig {
+            knobs: sim::Knobs::default(),
+            vars: vars
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+        }
+    }
+}
+
+/// Starts the simulator (in this process, on `rt`) and a fresh `wrangler dev` pointed at it.
+/// Call it from the thread that outlives the suite: wrangler is tied to it (see `xtask::proc`).
+pub fn spawn_stack(suite: &str, rt: &tokio::runtime::Runtime) -> TestStack {
+    spawn_stack_with(suite, rt, sim::Knobs::default(), Vec::new())
+}
+
+/// [`spawn_stack`] with the simulator's knobs and further Worker vars (which win over the
+/// profile's) chosen by the suite.
+pub fn spawn_stack_with(
+    suite: &str,
+    rt: &tokio::runtime::Runtime,
+    knobs: sim::Knobs,
+    vars: Vec<(String, String)>,
+) -> TestStack {
+    let (sim_addr, sim) = rt
+        .block_on(sim::spawn(sim::Config {
+            api_key: None,
+            knobs,
+        }))
+        .expect("start anthropic-sim");
+    let sim_url = format!("http://{sim_addr}");
+    let state_dir = target_dir().join("e2e").join(suite);
+    let artifacts = state_dir.join("artifacts");
+    let opts = StackOptions {
+        port: free_port().expect("free port"),
+        state_dir,
+        fresh: true,
+        settings: LocalSettings {
+            profile: Profile::Test,
+            auth_mode: "open",
+            anthropic_base_url: sim_url.clone(),
+            extra_vars: vec![
+                // Dead letters are announced to the simulator's webhook sink.
+                (
+                    "NOTIFY_WEBHOOK_URL".into(),
+                    format!("{sim_url}/_sim/webhooks"),
+                ),
+                // Half the users take the queue path of POST /api/claude.
+                ("QUEUE_ROLLOUT_PERCENT".into(), "50".into()),
+            ]
+            .into_iter()
+            .chain(vars)
+            .collect(),
+        },
+        anthropic_api_key: SIM_KEY.into(),
+    };
+    let stack = Stack::start(opts).unwrap_or_else(|e| panic!("the local stack did not start: {e}"));
+    std::fs::create_dir_all(&artifacts).expect("artifacts dir");
+    TestStack {
+        base_url: stack.base_url.clone(),
+        sim_url,
+        sim,
+        artifacts,
+        stack: Mutex::new(stack),
+    }
+}
+
+/// The key the Worker sends the simulator (which accepts any).
+pub const SIM_KEY: &str = "sim-test-key";

@@ -1,0 +1,433 @@
+//! Running the test binaries of `cargo xtask test`: built once by cargo (`cargo test --no-run`,
+//! whose JSON messages name every test executable), then run here — the host tests and the
+//! end-to-end suites side by side, a few suites at a time (each suite starts its own stack on
+//! free ports with its own state directory, so they do not share anything) — each binary's
+//! output kept in a log and echoed whole when it ends, and a summary of every `test result:`
+//! line with the totals.
+
+use std::collections::BTreeMap;
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use crate::paths::{root, target_dir};
+use crate::{step, Result};
+
+/// One test executable, as cargo built it.
+#[derive(Debug, Clone)]
+pub struct TestBinary {
+    /// `pipeline unittests src/lib.rs`, `sim tests/http.rs`, `end2end suite jobs`.
+    pub label: String,
+    pub exe: PathBuf,
+    /// The package's directory: cargo runs tests from there.
+    pub dir: PathBuf,
+    pub package: String,
+    /// The end-to-end suite's name, for a `harness = false` test of `end2end`.
+    pub suite: Option<String>,
+}
+
+/// `cargo <args> --no-run --message-format=json-render-diagnostics`: builds the test targets
+/// that `args` select (compiler messages still reach the terminal) and answers their
+/// executables.
+pub fn build_tests(args: &[&str], what: &str) -> Result<Vec<TestBinary>> {
+    let mut child = Command::new("cargo")
+        .args(args)
+        .args(["--no-run", "--message-format=json-render-diagnostics"])
+        .current_dir(root())
+        .stdout(Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("{what}: cannot start cargo: {e}"))?;
+    let stdout = child.stdout.take().ok_or("no stdout")?;
+    let mut found = Vec::new();
+    for line in BufReader::new(stdout).lines() {
+        let msg: Value = match serde_json::from_str(&line?) {
+            Ok(v) => v,
+            Err(_) => continue,
+        };
+        if msg["reason"] != "compiler-artifact" || msg["profile"]["test"] != true {
+            continue;
+        }
+        let Some(exe) = msg["executable"].as_str() else {
+            continue;
+        };
+        found.push(binary(&msg, exe));
+    }
+    let status = child.wait()?;
+    if !status.success() {
+        return Err(format!("{what} failed ({status})").into());
+    }
+    Ok(found)
+}
+
+fn binary(msg: &Value, exe: &str) -> TestBinary {
+    let manifest = PathBuf::from(msg["manifest_path"].as_str().unwrap_or_default());
+    let dir = manifest
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_else(root);
+    let package = dir
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let target = &msg["target"];
+    let kinds: Vec<&str> = target["kind"]
+        .as_array()
+        .map(|k| k.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    let src = PathBuf::from(target["src_path"].as_str().unwrap_or_default());
+    let rel = src
+        .strip_prefix(&dir)
+        .unwrap_or(&src)
+        .to_string_lossy()
+        .into_owned();
+    let name = target["name"].as_str().unwrap_or_default().to_string();
+    let suite = (package == "end2end" && kinds.contains(&"test")).then(|| name.clone());
+    let label = match (&suite, kinds.contains(&"test")) {
+        (Some(s), _) => format!("end2end suite {s}"),
+        (None, true) => format!("{package} {rel}"),
+        (None, false) => format!("{package} unittests {rel}"),
+    };
+    TestBinary {
+        label,
+        exe: PathBuf::from(exe),
+        dir,
+        package,
+        suite,
+    }
+}
+
+/// The `[env]` of `.cargo/config.toml` (cargo gives it to the tests it runs; so do we), with
+/// `relative = true` paths made absolute.
+fn config_env() -> Vec<(String, String)> {
+    let path = root().join(".cargo").join("config.toml");
+    let Ok(table) = std::fs::read_to_string(&path)
+        .unwrap_or_default()
+        .parse::<toml::Table>()
+    else {
+        return Vec::new();
+    };
+    let Some(env) = table.get("env").and_then(|e| e.as_table()) else {
+        return Vec::new();
+    };
+    env.iter()
+        .filter_map(|(k, v)| match v {
+            toml::Value::String(s) => Some((k.clone(), s.clone())),
+            toml::Value::Table(t) => {
+                let value = t.get("value")?.as_str()?;
+                let relative = t.get("relative").and_then(|r| r.as_bool()) == Some(true);
+                let value = if relative {
+                    root().join(value).to_string_lossy().into_owned()
+                } else {
+                    value.to_string()
+                };
+                Some((k.clone(), value))
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+/// What one binary did.
+#[derive(Debug, Clone)]
+pub struct Ran {
+    pub label: String,
+    /// Whether it was an end-to-end suite.
+    pub suite: bool,
+    /// Its `test result:` lines (one for a libtest binary or a suite).
+    pub results: Vec<String>,
+    pub success: bool,
+    pub took: Duration,
+}
+
+/// Runs `binaries` (with `env` added), at most `suites_at_once` end-to-end suites at a time
+/// and every other binary as soon as it can, longest suites first (`expected` seconds by
+/// label, from the last run). Each binary's output is echoed whole when it ends.
+pub fn run_all(
+    binaries: Vec<TestBinary>,
+    env: &[(String, String)],
+    suites_at_once: usize,
+) -> Result<Vec<Ran>> {
+    let logs = target_dir().join("xtask-test");
+    std::fs::create_dir_all(&logs)?;
+    let expected = read_durations(&logs);
+    let (mut suites, host): (Vec<_>, Vec<_>) =
+        binaries.into_iter().partition(|b| b.suite.is_some());
+    suites.sort_by(|a, b| {
+        let t = |x: &TestBinary| expected.get(&x.label).copied().unwrap_or(60.0);
+        t(b).total_cmp(&t(a))
+    });
+    let mut env = env.to_vec();
+    env.extend(config_env());
+    let (tx, rx) = mpsc::channel::<Ran>();
+    let spawn = |b: TestBinary| {
+        let (tx, env, log) = (tx.clone(), env.clone(), logs.join(file_name(&b.label)));
+        std::thread::spawn(move || {
+            let _ = tx.send(run_one(&b, &env, &log));
+        });
+    };
+    let total = suites.len() + host.len();
+    // Host tests are short: they run beside the first stacks' start.
+    for b in host {
+        spawn(b);
+    }
+    // A suite that ends makes room for the next one.
+    let mut queue = suites.into_iter();
+    for b in queue.by_ref().take(suites_at_once.max(1)) {
+        spawn(b);
+    }
+    let mut ran = Vec::new();
+    while ran.len() < total {
+        let r = rx
+            .recv()
+            .map_err(|e| format!("a test runner thread died: {e}"))?;
+        if r.suite {
+            if let Some(next) = queue.next() {
+                spawn(next);
+            }
+        }
+        ran.push(r);
+    }
+    write_durations(&logs, &ran);
+    Ok(ran)
+}
+
+fn run_one(b: &TestBinary, env: &[(String, String)], log: &Path) -> Ran {
+    step(&format!("started {}", b.label));
+    let started = Instant::now();
+    let status = std::fs::File::create(log).and_then(|out| {
+        let err = out.try_clone()?;
+        Command::new(&b.exe)
+            .current_dir(&b.dir)
+            .envs(env.iter().map(|(k, v)| (k, v)))
+            .env("CARGO_MANIFEST_DIR", &b.dir)
+            .env("CARGO_PKG_NAME", &b.package)
+            .stdin(Stdio::null())
+            .stdout(out)
+            .stderr(err)
+            .status()
+    });
+    let took = started.elapsed();
+    let text = std::fs::read_to_string(log).unwrap_or_default();
+    let results: Vec<String> = text
+        .lines()
+        .map(str::trim_start)
+        .filter(|l| l.starts_with("test result:"))
+        .map(String::from)
+        .collect();
+    let success = matches!(&status, Ok(s) if s.success());
+    // One block per binary, as cargo prints it, so parallel runs never interleave.
+    let mut block = format!("\n     Running {} ({})\n{text}", b.label, b.exe.display());
+    match &status {
+        Ok(s) if !s.success() => block.push_str(&format!("\n{} exited: {s}\n", b.label)),
+        Err(e) => block.push_str(&format!("\n{} did not run: {e}\n", b.label)),
+        _ => {}
+    }
+    print!("{block}");
+    step(&format!(
+        "{} {} in {:.0} s",
+        b.label,
+        if success { "passed" } else { "FAILED" },
+        took.as_secs_f64()
+    ));
+    Ran {
+        label: b.label.clone(),
+        suite: b.suite.is_some(),
+        results,
+        success,
+        took,
+    }
+}
+
+fn file_name(label: &str) -> String {
+    let safe: String = label
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+        .collect();
+    format!("{safe}.log")
+}
+
+fn read_durations(dir: &Path) -> BTreeMap<String, f64> {
+    std::fs::read_to_string(dir.join("durations.json"))
+        .ok()
+        .and_then(|t| serde_json::from_str(&t).ok())
+        .unwrap_or_default()
+}
+
+fn write_durations(dir: &Path, ran: &[Ran]) {
+    let mut d = read_durations(dir);
+    for r in ran {
+        d.insert(r.label.clone(), r.took.as_secs_f64());
+    }
+    if let Ok(text) = serde_json::to_string_pretty(&d) {
+        let _ = std::fs::write(dir.join("durations.json"), text);
+    }
+}
+
+/// `cargo <args>` whose output is echoed and whose `test result:` lines are labelled by the
+/// binary cargo announced before them (for doc-tests, which only cargo can run).
+pub fn cargo_results(args: &[&str], env: &[(String, String)]) -> Result<(Vec<Ran>, bool)> {
+    let started = Instant::now();
+    let mut cmd = Command::new("sh");
+    cmd.arg("-c")
+        .arg(format!("exec cargo {} 2>&1", args.join(" ")))
+        .current_dir(root())
+        .envs(env.iter().map(|(k, v)| (k, v)))
+        .stdout(Stdio::piped());
+    let mut child = cmd.spawn()?;
+    let stdout = child.stdout.take().ok_or("no stdout")?;
+    let mut ran: Vec<Ran> = Vec::new();
+    for line in BufReader::new(stdout).lines() {
+        let line = line?;
+        println!("{line}");
+        let plain = strip_ansi(&line);
+        let trimmed = plain.trim_start();
+        let label = if let Some(what) = trimmed.strip_prefix("Running ") {
+            Some(label(what))
+        } else {
+            trimmed
+                .strip_prefix("Doc-tests ")
+                .map(|k| format!("{k} doc-tests"))
+        };
+        if let Some(label) = label {
+            ran.push(Ran {
+                label,
+                suite: false,
+                results: Vec::new(),
+                success: true,
+                took: Duration::ZERO,
+            });
+        } else if trimmed.starts_with("test result:") {
+            if let Some(last) = ran.last_mut() {
+                last.results.push(trimmed.to_string());
+                last.success = !trimmed.contains("FAILED");
+                last.took = started.elapsed();
+            }
+        }
+    }
+    let status = child.wait()?;
+    Ok((ran, status.success()))
+}
+
+/// Every `test result:` line (binaries without tests left out) and the totals, ending with
+/// `N passed, N failed`; and the totals.
+pub fn summary(ran: &[Ran]) -> (String, u64, u64) {
+    let count = |word: &str| -> u64 {
+        ran.iter()
+            .flat_map(|r| &r.results)
+            .filter_map(|l| {
+                let before = l.split(&format!(" {word}")).next()?;
+                before.rsplit(' ').next()?.parse::<u64>().ok()
+            })
+            .sum()
+    };
+    let (passed, failed) = (count("passed"), count("failed"));
+    let mut text = String::from("\ntest summary:\n");
+    for r in ran {
+        for line in &r.results {
+            if !line.contains(" 0 passed; 0 failed;") {
+                text.push_str(&format!("  {:<40} {line}\n", r.label));
+            }
+        }
+        if !r.success && r.results.is_empty() {
+            text.push_str(&format!("  {:<40} FAILED without a result line\n", r.label));
+        }
+    }
+    text.push_str(&format!("{passed} passed, {failed} failed"));
+    (text, passed, failed)
+}
+
+/// `unittests src/lib.rs (target/debug/deps/pipeline-0123abcd)` → `pipeline unittests src/lib.rs`.
+pub fn label(running: &str) -> String {
+    let (what, path) = running.split_once(" (").unwrap_or((running, ""));
+    let file = path
+        .trim_end_matches(')')
+        .rsplit('/')
+        .next()
+        .unwrap_or_default();
+    let krate = file.rsplit_once('-').map_or(file, |(name, _hash)| name);
+    format!("{krate} {what}").trim().to_string()
+}
+
+/// Drops ANSI colour sequences (cargo colours its status words).
+pub fn strip_ansi(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut chars = s.chars();
+    while let Some(c) = chars.next() {
+        if c == '\x1b' {
+            for c in chars.by_ref() {
+                if c.is_ascii_alphabetic() {
+                    break;
+                }
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// The end-to-end suites: the `[[test]]` targets of `end2end/Cargo.toml`.
+pub fn suite_names() -> Result<Vec<String>> {
+    let path = root().join("end2end").join("Cargo.toml");
+    let text = std::fs::read_to_string(&path).map_err(|e| format!("reading {path:?}: {e}"))?;
+    let table: toml::Table = text.parse().map_err(|e| format!("{path:?}: {e}"))?;
+    Ok(table
+        .get("test")
+        .and_then(|t| t.as_array())
+        .map(|tests| {
+            tests
+                .iter()
+                .filter_map(|t| t.get("name")?.as_str().map(String::from))
+                .collect()
+        })
+        .unwrap_or_default())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_suite_of_end2end_is_known_by_name() {
+        let names = suite_names().unwrap();
+        for s in ["api", "browser", "jobs", "chaos", "models"] {
+            assert!(names.iter().any(|n| n == s), "{s} missing from {names:?}");
+        }
+    }
+
+    #[test]
+    fn the_summary_adds_up_every_result_line_and_skips_empty_binaries() {
+        let ran = |label: &str, line: &str, success| Ran {
+            label: label.into(),
+            suite: false,
+            results: vec![line.into()],
+            success,
+            took: Duration::ZERO,
+        };
+        let (text, passed, failed) = summary(&[
+            ran("a", "test result: ok. 3 passed; 0 failed; 0 ignored", true),
+            ran("b", "test result: ok. 0 passed; 0 failed; 0 ignored", true),
+            ran(
+                "c",
+                "test result: FAILED. 1 passed; 2 failed; 0 ignored",
+                false,
+            ),
+        ]);
+        assert_eq!((passed, failed), (4, 2));
+        assert!(!text.contains("  b "), "{text}");
+        assert!(text.ends_with("4 passed, 2 failed"), "{text}");
+    }
+
+    #[test]
+    fn cargo_labels_name_the_crate_and_the_target() {
+        assert_eq!(
+            label("unittests src/lib.rs (target/debug/deps/pipeline-0123abcd)"),
+            "pipeline unittests src/lib.rs"
+        );
+        assert_eq!(strip_ansi("\x1b[1;32mok\x1b[0m"), "ok");
+    }
+}
