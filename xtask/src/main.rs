@@ -486,12 +486,13 @@ fn test_all(suites_at_once: usize) -> Result<()> {
     timed("deploy dry run", &mut deploy_dry_run)?;
     let mut binaries = Vec::new();
     timed("build tests", &mut || {
-        step("building the tests (cargo test --no-run): default members, then the app on the host");
+        step("building the tests (cargo test --no-run): default members, then the app and the Worker on the host");
         binaries = testing::build_tests(&["test"], "cargo test --no-run")?;
-        // The app is a wasm32 crate; its unit tests (formatting, chart scales) run on the host.
+        // The app and the Worker are wasm32 crates; their unit tests (formatting, chart scales;
+        // the store's rows and query text) are pure and run on the host.
         binaries.extend(testing::build_tests(
-            &["test", "-p", "app", "--lib"],
-            "cargo test -p app --lib --no-run",
+            &["test", "-p", "app", "-p", "worker-app", "--lib"],
+            "cargo test -p app -p worker-app --lib --no-run",
         )?);
         Ok(())
     })?;
