@@ -1,9 +1,19 @@
 //! The claude-pipeline single-page app (Leptos 0.8, client-side rendered).
 //!
 //! # Layout
-//! - [`api`]: the one typed client of the Worker's JSON API.
-//! - `components/`: the layout, navigation, status badge, demo banner, charts and format helpers.
-//! - `pages/`: one component per page of the contract (`/`, `/ui/…`).
+//! - [`api`]: the one typed client of the Worker's JSON API; no page makes a request itself.
+//! - `components/`: what several pages share, one component per file: the layout (navigation,
+//!   who is signed in, health badge, theme), the job-status badge, the attempt log, figure cards,
+//!   the charts, the loading and failure fallbacks; and plain helpers (format, download, ticker).
+//! - `pages/`: one module per page of the contract (`/`, `/ui/…`), a folder when it has parts.
+//!
+//! # Data
+//! A page loads with a `LocalResource` and renders it through `Transition` (the last view stays
+//! while a refetch runs, so polling never flickers) → `ErrorBoundary` (the API's message, under
+//! the page's error test id) → `Suspend`. Mutations are `Action`s; the resources they change
+//! track the action's `version()`, so they refetch when it ends. Lists inside a `Suspend` are
+//! plain iterators, not keyed `<For>`: each refetch re-runs the `Suspend` and rebuilds its view
+//! in place, which disposes the reactive owners a `<For>` would keep its old rows under.
 
 pub mod api;
 mod components;

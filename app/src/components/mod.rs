@@ -1,7 +1,13 @@
+//! Pieces shared by several pages: one component per file, plus plain helpers (`format`,
+//! `download`, `ticker`) and the charts.
+
+pub mod attempt_log;
 pub mod chart;
 pub mod download;
+pub mod failure;
 pub mod format;
+pub mod job_status;
+pub mod kpi;
 pub mod layout;
-pub mod prompt_form;
-pub mod status_badge;
+pub mod loading;
 pub mod ticker;

@@ -1,3 +1,5 @@
+//! One module per page of the contract (`/`, `/ui/…`); a page with parts is a folder.
+
 pub mod batch_detail;
 pub mod dashboard;
 pub mod dead_letters;

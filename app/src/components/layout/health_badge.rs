@@ -1,11 +1,12 @@
+//! The header's one-word summary of the Worker's health.
+
 use leptos::prelude::*;
-use pipeline::dto::HealthReport;
 
-use crate::api::ApiError;
+use super::health::Health;
 
-/// A one-word summary of what the Worker reports about its bindings.
+/// A one-word summary of what the Worker reports about its bindings, linking to the dashboard.
 #[component]
-pub fn StatusBadge(health: LocalResource<Result<HealthReport, ApiError>>) -> impl IntoView {
+pub fn HealthBadge(health: Health) -> impl IntoView {
     let label = move || match health.get() {
         None => ("checking…", "status pending"),
         Some(Ok(h)) if h.ok => ("all systems ok", "status ok"),

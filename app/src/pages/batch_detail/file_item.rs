@@ -1,0 +1,25 @@
+//! One file of an upload.
+
+use leptos::prelude::*;
+use pipeline::dto::BatchFile;
+use pipeline::money::usd;
+
+use super::extraction::Extraction;
+use crate::components::format::bytes;
+use crate::components::job_status::JobStatus;
+
+/// A file: its status chip, name, size, cost, error, and its extraction once completed.
+#[component]
+pub fn FileItem(f: BatchFile) -> impl IntoView {
+    let result_url = f.result_url;
+    view! {
+        <li data-testid="file-row">
+            <JobStatus status=f.status testid="file-chip" />
+            " "
+            <span class="file-name">{f.file_name}</span>
+            <span class="muted">{format!(" · {} · {}", bytes(f.file_size), usd(f.cost_micros))}</span>
+            {f.error.map(|e| view! { <div class="error">{e}</div> })}
+            {f.extraction.map(|x| view! { <Extraction x=x result_url=result_url /> })}
+        </li>
+    }
+}

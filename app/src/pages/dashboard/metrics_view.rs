@@ -1,0 +1,44 @@
+//! The dashboard's metrics report.
+
+use leptos::prelude::*;
+use pipeline::ops::metrics::{MetricsReport, P95_ALERT_MS};
+
+use super::latest::Latest;
+use super::series::{compact, latency, line, tokens};
+use crate::components::chart::{BarChart, LineChart};
+use crate::components::format::{clock, percent, seconds};
+
+/// The metrics report: alerts, the latest row as cards, the series as charts.
+#[component]
+pub fn MetricsView(m: MetricsReport) -> impl IntoView {
+    let latest = m.latest.map(|l| view! { <Latest l=l /> });
+    let none = latest.is_none().then(|| view! {
+        <p class="muted" data-testid="metrics-empty">"No metrics yet: the cron writes a row every minute."</p>
+    });
+    let series = m.series;
+    view! {
+        <ul class="alerts" data-testid="metrics-warnings">
+            {m.warnings.into_iter().map(|w| view! {
+                <li class="alert" data-testid="metrics-warning">{w}</li>
+            }).collect_view()}
+        </ul>
+        {none}
+        {latest}
+        <div class="charts">
+            <LineChart testid="chart-latency" title="End-to-end latency (p50 / p95 / p99)"
+                series=latency(&series) threshold={P95_ALERT_MS as f64}
+                y_fmt={|v| seconds(v as i64)} x_fmt={|x| clock(x as i64)} />
+            <LineChart testid="chart-throughput" title="Completed per minute"
+                series=vec![line("completed / min", &series, |r| Some(r.throughput_per_min))]
+                y_fmt={|v| format!("{v:.1}")} x_fmt={|x| clock(x as i64)} />
+            <BarChart testid="chart-tokens" title="Tokens per model (input + output)"
+                bars=tokens(&series) bar_testid="tokens-bar" y_fmt=compact />
+            <LineChart testid="chart-failures" title="Failed and dead-letter rates"
+                series=vec![
+                    line("failed", &series, |r| Some(r.failed_rate)),
+                    line("dead-lettered", &series, |r| Some(r.dead_letter_rate)),
+                ]
+                y_fmt=percent x_fmt={|x| clock(x as i64)} />
+        </div>
+    }
+}

@@ -1,0 +1,56 @@
+//! The Dashboard (`/ui/dashboard`, admins): live metrics and the Worker's health.
+
+mod budget_use;
+mod health_table;
+mod lane_card;
+mod latest;
+mod metrics_view;
+mod series;
+
+use std::time::Duration;
+
+use leptos::prelude::*;
+
+use crate::api;
+use crate::components::failure::failure;
+use crate::components::loading::Loading;
+use crate::components::ticker::every;
+use health_table::HealthTable;
+use metrics_view::MetricsView;
+
+/// How much history the charts show, and how often they refresh.
+const MINUTES: u32 = 60;
+const REFRESH: Duration = Duration::from_secs(10);
+
+/// Operations: live metrics (alerts, latency, throughput, lanes, tokens, failures, budget use),
+/// refreshed every 10 s, above the Worker's health report.
+#[component]
+pub fn Dashboard() -> impl IntoView {
+    let health = LocalResource::new(api::health);
+    let tick = every(REFRESH);
+    let metrics = LocalResource::new(move || {
+        tick.track();
+        api::metrics(MINUTES)
+    });
+    view! {
+        <section class="page" data-testid="page-dashboard">
+            <h1>"Dashboard"</h1>
+            <Transition fallback=|| view! { <Loading text="Loading metrics…" /> }>
+                <ErrorBoundary fallback=failure("metrics-error")>
+                    {move || Suspend::new(async move { metrics.await.map(|m| view! { <MetricsView m=m /> }) })}
+                </ErrorBoundary>
+            </Transition>
+            <h2>"Health"</h2>
+            <div class="toolbar">
+                <button data-testid="refresh-health" on:click=move |_| health.refetch()>
+                    "Check again"
+                </button>
+            </div>
+            <Transition fallback=|| view! { <Loading text="Asking the Worker…" /> }>
+                <ErrorBoundary fallback=failure("health-error")>
+                    {move || Suspend::new(async move { health.await.map(|h| view! { <HealthTable h=h /> }) })}
+                </ErrorBoundary>
+            </Transition>
+        </section>
+    }
+}

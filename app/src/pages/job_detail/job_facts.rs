@@ -1,0 +1,38 @@
+//! The facts of one job, as its page lists them.
+
+use leptos::prelude::*;
+use pipeline::dto::JobView;
+use pipeline::money::usd;
+
+use crate::components::format::{seconds, tokens};
+use crate::components::job_status::JobStatus;
+
+/// Status, kind, lane and mode, model, attempts, elapsed time, tokens, cost and last error.
+#[component]
+pub fn JobFacts(j: JobView) -> impl IntoView {
+    let cost = if j.cost_unknown {
+        "unknown: the model is not in the price table".to_string()
+    } else {
+        usd(j.cost_micros)
+    };
+    let used = tokens(
+        j.input_tokens,
+        j.output_tokens,
+        j.cache_write_tokens,
+        j.cache_read_tokens,
+    );
+    view! {
+        <dl class="facts">
+            <dt>"Status"</dt>
+            <dd><JobStatus status=j.status testid="detail-status" /></dd>
+            <dt>"Kind"</dt><dd>{j.kind.as_str()}</dd>
+            <dt>"Priority / mode"</dt><dd>{format!("{} / {}", j.priority.as_str(), j.mode.as_str())}</dd>
+            <dt>"Model"</dt><dd data-testid="detail-model">{j.model}</dd>
+            <dt>"Attempts"</dt><dd data-testid="detail-attempts">{j.attempts}</dd>
+            <dt>"Elapsed"</dt><dd data-testid="detail-elapsed">{seconds(j.elapsed_ms)}</dd>
+            <dt>"Tokens"</dt><dd>{used}</dd>
+            <dt>"Cost"</dt><dd data-testid="detail-cost">{cost}</dd>
+            <dt>"Last error"</dt><dd class="error">{j.error.unwrap_or_else(|| "—".into())}</dd>
+        </dl>
+    }
+}

@@ -1,0 +1,24 @@
+//! A completed job's result text.
+
+use leptos::prelude::*;
+
+use crate::api;
+
+/// The result of the job `id`, fetched once it is shown (the page shows it once completed); a
+/// failure to fetch it is said in its place.
+#[component]
+pub fn JobResult(id: Signal<String>) -> impl IntoView {
+    let result = LocalResource::new(move || {
+        let id = id.get();
+        async move { api::job_result(&id).await }
+    });
+    view! {
+        <pre class="result" data-testid="job-result">
+            <Transition fallback=|| "Loading…">
+                {move || Suspend::new(async move {
+                    result.await.unwrap_or_else(|e| e.to_string())
+                })}
+            </Transition>
+        </pre>
+    }
+}

@@ -1,0 +1,60 @@
+//! The Jobs page (`/ui/jobs`): every job of the caller, filtered, live.
+
+mod filter_select;
+mod job_row;
+
+use leptos::prelude::*;
+use pipeline::status::{Kind, Lane, Status};
+
+use crate::api;
+use crate::components::failure::failure;
+use crate::components::loading::Loading;
+use crate::components::ticker::every_second;
+use filter_select::FilterSelect;
+use job_row::JobRow;
+
+/// Every job of the caller (all kinds), filtered, refreshed every second.
+#[component]
+pub fn Jobs() -> impl IntoView {
+    let status = RwSignal::new(String::new());
+    let priority = RwSignal::new(String::new());
+    let kind = RwSignal::new(String::new());
+    let tick = every_second();
+    let list = LocalResource::new(move || {
+        tick.track();
+        let (s, p, k) = (status.get(), priority.get(), kind.get());
+        async move { api::list_jobs(&s, &p, &k).await }
+    });
+    let statuses = Status::ALL.map(Status::as_str).to_vec();
+    let lanes = [Lane::High, Lane::Bulk].map(Lane::as_str).to_vec();
+    let kinds = Kind::ALL.map(Kind::as_str).to_vec();
+    view! {
+        <section class="page" data-testid="page-jobs">
+            <h1>"Jobs"</h1>
+            <div class="filters">
+                <FilterSelect label="Status" testid="filter-status" value=status options=statuses />
+                <FilterSelect label="Priority" testid="filter-priority" value=priority options=lanes />
+                <FilterSelect label="Kind" testid="filter-kind" value=kind options=kinds />
+            </div>
+            <Transition fallback=|| view! { <Loading /> }>
+                <ErrorBoundary fallback=failure("jobs-error")>
+                    <table class="grid" data-testid="jobs-table">
+                        <thead>
+                            <tr>
+                                <th>"Job"</th><th>"Kind"</th><th>"Status"</th><th>"Priority"</th>
+                                <th>"Model"</th><th class="num">"Elapsed"</th><th class="num">"Cost"</th>
+                            </tr>
+                        </thead>
+                        <tbody>
+                            {move || Suspend::new(async move {
+                                list.await.map(|l| view! {
+                                    {l.items.into_iter().map(|j| view! { <JobRow j=j /> }).collect_view()}
+                                })
+                            })}
+                        </tbody>
+                    </table>
+                </ErrorBoundary>
+            </Transition>
+        </section>
+    }
+}

@@ -1,0 +1,106 @@
+//! The prompt-job form of the Submit page.
+
+use leptos::prelude::*;
+use leptos_router::components::A;
+use pipeline::models::DEFAULT_MODEL;
+use serde_json::{json, Value};
+
+use super::model_picker::ModelPicker;
+use crate::api::{self, ApiError};
+
+/// The fields that show their own error; others show under the form.
+const FIELDS: [&str; 2] = ["prompt", "expires_in_s"];
+
+/// The body of `POST /jobs`. An expiry is sent as typed: a number when it is one, else the text,
+/// so that the API says what is wrong with it, next to the field.
+pub fn body(prompt: String, priority: String, model: String, expires: &str) -> Value {
+    let mut body = json!({"prompt": prompt, "priority": priority, "model": model});
+    let exp = expires.trim();
+    if !exp.is_empty() {
+        body["expires_in_s"] = exp
+            .parse::<u64>()
+            .map(Value::from)
+            .unwrap_or_else(|_| Value::String(expires.to_string()));
+    }
+    body
+}
+
+/// The prompt-job form: prompt, priority, model and an optional expiry; errors by field.
+#[component]
+pub fn PromptForm() -> impl IntoView {
+    let prompt = RwSignal::new(String::new());
+    let priority = RwSignal::new("high".to_string());
+    let model = RwSignal::new(DEFAULT_MODEL.to_string());
+    let expires = RwSignal::new(String::new());
+    let error = RwSignal::new(None::<ApiError>);
+    let last = RwSignal::new(None::<String>);
+    let send = Action::new_local(|body: &Value| {
+        let body = body.clone();
+        async move { api::submit_prompt(&body).await }
+    });
+    Effect::new(move |_| match send.value().get() {
+        Some(Ok(ack)) => {
+            error.set(None);
+            prompt.set(String::new());
+            last.set(Some(ack.job_id));
+        }
+        Some(Err(e)) => error.set(Some(e)),
+        None => {}
+    });
+    let field_error = move |name: &'static str| move || error.get().and_then(|e| e.on_field(name));
+    let pending = send.pending();
+    view! {
+        <form class="card form" data-testid="prompt-form" on:submit=move |ev| {
+            ev.prevent_default();
+            send.dispatch(body(prompt.get(), priority.get(), model.get(), &expires.get()));
+        }>
+            <label for="pj-prompt">"Prompt"</label>
+            <textarea id="pj-prompt" data-testid="pj-prompt" rows="4"
+                placeholder="Explain the difference between a queue and a topic."
+                prop:value=prompt on:input=move |ev| prompt.set(event_target_value(&ev))
+            ></textarea>
+            <p class="field-error" data-testid="pj-error-prompt">{field_error("prompt")}</p>
+            <div class="row">
+                <label>
+                    "Priority "
+                    <select data-testid="pj-priority" on:change=move |ev| priority.set(event_target_value(&ev))>
+                        <option value="high">"high — now"</option>
+                        <option value="bulk">"bulk — batched, half price"</option>
+                    </select>
+                </label>
+                <label>"Model " <ModelPicker model=model /></label>
+                <label>
+                    "Expires after (s) "
+                    <input data-testid="pj-expires" size="8" prop:value=expires
+                        on:input=move |ev| expires.set(event_target_value(&ev)) />
+                </label>
+            </div>
+            <p class="field-error" data-testid="pj-error-expires">{field_error("expires_in_s")}</p>
+            <div class="actions">
+                <button type="submit" data-testid="pj-submit" disabled=move || pending.get()>
+                    "Submit job"
+                </button>
+                <span class="muted" data-testid="pj-last">
+                    {move || last.get().map(|id| view! {
+                        "queued " <A href=format!("/ui/jobs/{id}")>{id.clone()}</A>
+                    })}
+                </span>
+            </div>
+            <p class="error">{move || error.get().and_then(|e| e.elsewhere(&FIELDS))}</p>
+        </form>
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_expiry_is_sent_as_a_number_when_it_is_one_and_as_typed_otherwise() {
+        let b = |exp: &str| body("p".into(), "high".into(), "m".into(), exp);
+        assert_eq!(b("")["expires_in_s"], Value::Null);
+        assert_eq!(b(" 60 ")["expires_in_s"], json!(60));
+        assert_eq!(b("soon")["expires_in_s"], json!("soon"));
+        assert_eq!(b("")["model"], json!("m"));
+    }
+}

@@ -1,0 +1,60 @@
+//! Budgets as the Usage page words them.
+
+use pipeline::money::usd;
+use pipeline::ops::budgets::{BudgetSetting, DailyBudget};
+
+fn amount(v: Option<u64>) -> String {
+    v.map_or_else(|| "none".to_string(), usd)
+}
+
+/// "cap $5.000000 · soft $4.000000 · spent today $0.120000", or that there is none.
+pub fn budget_text(b: &DailyBudget) -> String {
+    let spent = format!("spent today {}", usd(b.spent_today_micros));
+    if b.daily_cap_micros.is_none() && b.soft_micros.is_none() {
+        return format!("none set · {spent}");
+    }
+    format!(
+        "cap {} · soft {} · {spent}",
+        amount(b.daily_cap_micros),
+        amount(b.soft_micros)
+    )
+}
+
+/// What the budget form says once a budget is saved.
+pub fn saved_text(s: &BudgetSetting) -> String {
+    format!(
+        "saved for {}: cap {}, soft {}",
+        s.user_id,
+        amount(s.daily_cap_micros),
+        amount(s.soft_micros)
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_budget_reads_as_its_cap_soft_threshold_and_spending() {
+        let setting = BudgetSetting {
+            user_id: "dora".into(),
+            daily_cap_micros: Some(5_000_000),
+            soft_micros: None,
+        };
+        let text = saved_text(&setting);
+        assert!(text.starts_with("saved for dora: cap $5"), "{text}");
+        assert!(text.ends_with("soft none"), "{text}");
+        let none = DailyBudget {
+            daily_cap_micros: None,
+            soft_micros: None,
+            spent_today_micros: 0,
+        };
+        assert!(budget_text(&none).starts_with("none set · spent today $0"));
+        let capped = DailyBudget {
+            daily_cap_micros: Some(1_000_000),
+            ..none
+        };
+        assert!(budget_text(&capped).starts_with("cap $1"));
+        assert!(budget_text(&capped).contains("soft none"));
+    }
+}
