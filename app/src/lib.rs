@@ -25,9 +25,9 @@ use leptos_router::path;
 
 use components::layout::Layout;
 use pages::{
-    batch_detail::BatchDetail, dashboard::Dashboard, dead_letters::DeadLetters,
-    job_detail::JobDetail, jobs::Jobs, not_found::NotFound, sign_in::SignIn, submit::Submit,
-    upload::Upload, usage::Usage,
+    dashboard::Dashboard, dead_letters::DeadLetters, job_detail::JobDetail, jobs::Jobs,
+    not_found::NotFound, sign_in::SignIn, submit::Submit, upload::Upload,
+    upload_detail::UploadDetail, usage::Usage,
 };
 
 /// The whole app: the router inside the shared layout.
@@ -41,7 +41,7 @@ pub fn App() -> impl IntoView {
                     <Route path=path!("/ui/jobs") view=Jobs />
                     <Route path=path!("/ui/jobs/:id") view=JobDetail />
                     <Route path=path!("/ui/upload") view=Upload />
-                    <Route path=path!("/ui/batches/:id") view=BatchDetail />
+                    <Route path=path!("/ui/batches/:id") view=UploadDetail />
                     <Route path=path!("/ui/usage") view=Usage />
                     <Route path=path!("/ui/dashboard") view=Dashboard />
                     <Route path=path!("/ui/dead-letters") view=DeadLetters />

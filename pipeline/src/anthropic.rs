@@ -717,7 +717,7 @@ pub struct MessageBatch {
 
 /// `GET /v1/messages/batches`: a page of the account's batches, newest first.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct BatchList {
+pub struct MessageBatchList {
     pub data: Vec<MessageBatch>,
     #[serde(default)]
     pub has_more: bool,

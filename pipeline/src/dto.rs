@@ -252,7 +252,7 @@ mod tests {
 
 /// `POST /batches` → 202, the seed's shape exactly.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct BatchAck {
+pub struct UploadAck {
     #[serde(rename = "batchId")]
     pub batch_id: String,
     pub total: u32,
@@ -262,7 +262,7 @@ pub struct BatchAck {
 
 /// One file of an upload, as `GET /batches/:id` shows it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct BatchFile {
+pub struct UploadFile {
     pub index: u32,
     pub job_id: String,
     /// Cleaned for display; never a path.
@@ -286,7 +286,7 @@ pub struct BatchFile {
 
 /// `GET /batches/:id`: an upload's totals and its files.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct BatchView {
+pub struct UploadView {
     pub id: String,
     pub mode: Mode,
     pub template: crate::pdf::Template,
@@ -306,12 +306,12 @@ pub struct BatchView {
     /// Ticking until every file has ended, then frozen.
     pub elapsed_ms: i64,
     pub canceled_at: Option<i64>,
-    pub files: Vec<BatchFile>,
+    pub files: Vec<UploadFile>,
 }
 
 /// One upload in `GET /batches`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct BatchSummary {
+pub struct UploadSummary {
     pub id: String,
     pub mode: Mode,
     pub template: crate::pdf::Template,
@@ -325,8 +325,8 @@ pub struct BatchSummary {
 
 /// `GET /batches`: newest first; `next_cursor` fetches the following page.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct BatchList {
-    pub items: Vec<BatchSummary>,
+pub struct UploadList {
+    pub items: Vec<UploadSummary>,
     pub next_cursor: Option<String>,
 }
 

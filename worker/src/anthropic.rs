@@ -7,7 +7,7 @@ use std::time::Duration;
 use futures_util::future::{select, Either};
 use futures_util::pin_mut;
 use pipeline::anthropic::{
-    header, BatchList, CreateBatch, ErrorResponse, Message, MessageBatch, API_VERSION,
+    header, CreateBatch, ErrorResponse, Message, MessageBatch, MessageBatchList, API_VERSION,
 };
 use pipeline::budget::{reported, Reported};
 use pipeline::retry::CallOutcome;
@@ -86,7 +86,10 @@ impl Anthropic {
     }
 
     /// `GET /v1/messages/batches`: a page of the account's batches, newest first.
-    pub async fn list_batches(&self, after_id: Option<&str>) -> Result<BatchList, CallOutcome> {
+    pub async fn list_batches(
+        &self,
+        after_id: Option<&str>,
+    ) -> Result<MessageBatchList, CallOutcome> {
         let path = match after_id {
             Some(a) => format!("/v1/messages/batches?limit=100&after_id={a}"),
             None => "/v1/messages/batches?limit=100".to_owned(),

@@ -7,7 +7,7 @@
 
 use gloo_net::http::{Request, RequestBuilder, Response};
 use pipeline::dto::{
-    BatchList, BatchView, FeedbackAck, FeedbackList, HealthReport, JobAck, JobList, JobView,
+    FeedbackAck, FeedbackList, HealthReport, JobAck, JobList, JobView, UploadList, UploadView,
 };
 use pipeline::error::ErrorBody;
 use pipeline::ops::budgets::BudgetSetting;
@@ -205,17 +205,17 @@ pub async fn cancel_job(id: &str) -> Result<JobView, ApiError> {
 }
 
 /// `GET /batches`: the newest uploads.
-pub async fn list_batches() -> Result<BatchList, ApiError> {
+pub async fn list_batches() -> Result<UploadList, ApiError> {
     call(Request::get("/batches?limit=20")).await
 }
 
 /// `GET /batches/:id`.
-pub async fn get_batch(id: &str) -> Result<BatchView, ApiError> {
+pub async fn get_upload(id: &str) -> Result<UploadView, ApiError> {
     call(Request::get(&format!("/batches/{id}"))).await
 }
 
 /// `POST /batches/:id/cancel`.
-pub async fn cancel_batch(id: &str) -> Result<BatchView, ApiError> {
+pub async fn cancel_upload(id: &str) -> Result<UploadView, ApiError> {
     call(Request::post(&format!("/batches/{id}/cancel"))).await
 }
 

@@ -1,6 +1,6 @@
 //! Sending PDFs with upload progress.
 
-use pipeline::dto::BatchAck;
+use pipeline::dto::UploadAck;
 use pipeline::error::ErrorBody;
 use pipeline::status::Mode;
 
@@ -14,7 +14,7 @@ pub async fn upload_pdfs(
     mode: Mode,
     template: &str,
     on_progress: impl Fn(f64, f64) + 'static,
-) -> Result<BatchAck, ApiError> {
+) -> Result<UploadAck, ApiError> {
     use wasm_bindgen::closure::Closure;
     use wasm_bindgen::JsCast;
     let fail = |what: &str| ApiError {

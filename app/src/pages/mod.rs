@@ -1,6 +1,5 @@
 //! One module per page of the contract (`/`, `/ui/…`); a page with parts is a folder.
 
-pub mod batch_detail;
 pub mod dashboard;
 pub mod dead_letters;
 pub mod job_detail;
@@ -9,4 +8,5 @@ pub mod not_found;
 pub mod sign_in;
 pub mod submit;
 pub mod upload;
+pub mod upload_detail;
 pub mod usage;

@@ -29,10 +29,13 @@ pub struct DlqFilter {
 }
 
 impl DlqFilter {
+    /// The values `status` may take: one of the two ends the triage page lists, or both.
+    pub const STATUSES: [&'static str; 3] = ["dead_lettered", "failed", "all"];
+
     /// Checks the filter's values (400 naming the field otherwise).
     pub fn validate(&self) -> Result<(), ApiError> {
         if let Some(s) = &self.status {
-            if !matches!(s.as_str(), "dead_lettered" | "failed" | "all") {
+            if !DlqFilter::STATUSES.contains(&s.as_str()) {
                 return Err(ApiError::bad_request(
                     "invalid_status",
                     "status must be dead_lettered, failed or all",
@@ -73,7 +76,7 @@ impl DlqFilter {
     /// The statuses the filter covers.
     pub fn statuses(&self) -> &'static [Status] {
         match self.status.as_deref() {
-            Some("failed") => &[Status::Failed],
+            Some(s) if s == Status::Failed.as_str() => &[Status::Failed],
             Some("all") => &[Status::DeadLettered, Status::Failed],
             _ => &[Status::DeadLettered],
         }

@@ -7,7 +7,7 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use futures_util::StreamExt;
-use pipeline::dto::{BatchAck, BatchList};
+use pipeline::dto::{UploadAck, UploadList};
 use pipeline::error::ApiError;
 use pipeline::jobs::Cursor;
 use pipeline::multipart;
@@ -306,7 +306,7 @@ pub async fn submit(
         )
         .into());
     }
-    let ack = BatchAck {
+    let ack = UploadAck {
         total: files.len() as u32,
         poll_url: format!("/batches/{upload_id}"),
         batch_id: upload_id,
@@ -353,7 +353,7 @@ pub async fn list(
         created_at: s.created_at,
         id: s.id.clone(),
     });
-    Ok(Json(BatchList {
+    Ok(Json(UploadList {
         items: rows,
         next_cursor,
     })

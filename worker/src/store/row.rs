@@ -1,6 +1,6 @@
 //! A job as stored, and the API's views of it.
 
-use pipeline::dto::{BatchFile, FeedbackView, JobView};
+use pipeline::dto::{FeedbackView, JobView, UploadFile};
 use pipeline::feedback::Analysis;
 use pipeline::jobs::{elapsed_ms, Cursor};
 use pipeline::status::{Kind, Lane, Mode, Status};
@@ -114,9 +114,9 @@ impl JobRow {
     }
 
     /// A `pdf` job as a file of its upload.
-    pub fn batch_file(&self) -> BatchFile {
+    pub fn upload_file(&self) -> UploadFile {
         let status = self.status;
-        BatchFile {
+        UploadFile {
             index: self.batch_index.unwrap_or(0).max(0) as u32,
             job_id: self.id.clone(),
             file_name: self.file_name.clone().unwrap_or_default(),

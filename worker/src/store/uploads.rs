@@ -1,6 +1,6 @@
 //! PDF uploads (the `batches` table, named so by the public paths) and their files (`pdf` jobs).
 
-use pipeline::dto::{BatchSummary, BatchView};
+use pipeline::dto::{UploadSummary, UploadView};
 use pipeline::jobs::Cursor;
 use pipeline::pdf::Template;
 use pipeline::status::{Kind, Lane, Mode, Status, Transition};
@@ -26,8 +26,8 @@ impl UploadRow {
     }
 
     /// The upload with its totals and files.
-    pub fn view(&self, rows: &[JobRow], now: i64) -> BatchView {
-        let files: Vec<_> = rows.iter().map(JobRow::batch_file).collect();
+    pub fn view(&self, rows: &[JobRow], now: i64) -> UploadView {
+        let files: Vec<_> = rows.iter().map(JobRow::upload_file).collect();
         let mut counts = std::collections::BTreeMap::new();
         for f in &files {
             *counts.entry(f.status.as_str().to_string()).or_insert(0u32) += 1;
@@ -37,8 +37,8 @@ impl UploadRow {
         let completed_at = all_done
             .then(|| files.iter().filter_map(|f| f.completed_at).max())
             .flatten();
-        let sum = |f: fn(&pipeline::dto::BatchFile) -> u64| files.iter().map(f).sum::<u64>();
-        BatchView {
+        let sum = |f: fn(&pipeline::dto::UploadFile) -> u64| files.iter().map(f).sum::<u64>();
+        UploadView {
             id: self.id.clone(),
             mode: self.mode,
             template: self.template(),
@@ -152,7 +152,7 @@ impl Store {
         user: &str,
         cursor: Option<&Cursor>,
         limit: u32,
-    ) -> worker::Result<Vec<BatchSummary>> {
+    ) -> worker::Result<Vec<UploadSummary>> {
         #[derive(Deserialize)]
         struct Row {
             id: String,
@@ -177,7 +177,7 @@ impl Store {
             .await?;
         Ok(rows
             .into_iter()
-            .map(|r| BatchSummary {
+            .map(|r| UploadSummary {
                 template: Template::parse(Some(&r.template)).unwrap_or(Template::Summary),
                 id: r.id,
                 mode: r.mode,

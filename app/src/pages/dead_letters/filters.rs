@@ -52,10 +52,7 @@ pub fn DlqFilters(
         ));
     };
     let input = move |sig: RwSignal<String>| move |ev| sig.set(event_target_value(&ev));
-    let statuses = [Status::DeadLettered, Status::Failed]
-        .map(|s| (s.as_str(), s.as_str().replace('_', "-")))
-        .into_iter()
-        .chain([("all", "all".to_string())]);
+    let statuses = DlqFilter::STATUSES.map(|s| (s, s.replace('_', "-")));
     let replaying = bulk.pending();
     view! {
         <form class="filters" on:submit=apply>

@@ -26,7 +26,7 @@ pub fn Jobs() -> impl IntoView {
         async move { api::list_jobs(&s, &p, &k).await }
     });
     let statuses = Status::ALL.map(Status::as_str).to_vec();
-    let lanes = [Lane::High, Lane::Bulk].map(Lane::as_str).to_vec();
+    let lanes = Lane::ALL.map(Lane::as_str).to_vec();
     let kinds = Kind::ALL.map(Kind::as_str).to_vec();
     view! {
         <section class="page" data-testid="page-jobs">

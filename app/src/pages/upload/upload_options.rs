@@ -17,7 +17,7 @@ pub fn UploadOptions(mode: RwSignal<Mode>, template: RwSignal<Template>) -> impl
     view! {
         <label>"Mode "
             <select data-testid="upload-mode" on:change=move |ev| {
-                mode.set(if event_target_value(&ev) == Mode::Sync.as_str() { Mode::Sync } else { Mode::Batch })
+                mode.set(event_target_value(&ev).parse::<Mode>().unwrap_or(Mode::Batch))
             }>
                 <option value=Mode::Batch.as_str() selected>"batch (half price)"</option>
                 <option value=Mode::Sync.as_str()>"sync"</option>

@@ -1,7 +1,7 @@
 //! An upload's progress and totals.
 
 use leptos::prelude::*;
-use pipeline::dto::BatchView;
+use pipeline::dto::UploadView;
 use pipeline::money::usd;
 
 use crate::components::format::{seconds, tokens};
@@ -9,7 +9,7 @@ use crate::components::format::{seconds, tokens};
 /// The progress bar (files done / total), then mode, template, elapsed time, tokens, cost so far
 /// and the files by status.
 #[component]
-pub fn BatchFacts(b: BatchView) -> impl IntoView {
+pub fn UploadFacts(b: UploadView) -> impl IntoView {
     let used = tokens(
         b.input_tokens,
         b.output_tokens,

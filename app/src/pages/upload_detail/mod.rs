@@ -1,8 +1,8 @@
 //! The upload page (`/ui/batches/:id`): one upload's files, live.
 
-mod batch_facts;
 mod extraction;
 mod file_item;
+mod upload_facts;
 
 use leptos::prelude::*;
 use leptos_router::hooks::use_params_map;
@@ -12,26 +12,26 @@ use crate::components::failure::failure;
 use crate::components::format::short_id;
 use crate::components::loading::Loading;
 use crate::components::ticker::every_second;
-use batch_facts::BatchFacts;
 use file_item::FileItem;
+use upload_facts::UploadFacts;
 
 /// One upload: a progress bar (done / total), a chip per file that updates live, elapsed time,
 /// tokens and cost so far, each finished file's extraction (expandable), and a cancel button
 /// while files are waiting. Refreshed every second and after a cancel.
 #[component]
-pub fn BatchDetail() -> impl IntoView {
+pub fn UploadDetail() -> impl IntoView {
     let params = use_params_map();
     let id = move || params.read().get("id").unwrap_or_default();
     let tick = every_second();
     let cancel = Action::new_local(move |_: &()| {
         let id = id();
-        async move { api::cancel_batch(&id).await }
+        async move { api::cancel_upload(&id).await }
     });
     let batch = LocalResource::new(move || {
         tick.track();
         cancel.version().track();
         let id = id();
-        async move { api::get_batch(&id).await }
+        async move { api::get_upload(&id).await }
     });
     view! {
         <section class="page" data-testid="page-batch">
@@ -43,7 +43,7 @@ pub fn BatchDetail() -> impl IntoView {
                             let waiting = b.done < b.total;
                             let files = b.files.clone();
                             view! {
-                                <BatchFacts b=b />
+                                <UploadFacts b=b />
                                 <Show when=move || waiting>
                                     <button class="secondary" data-testid="cancel-batch"
                                         on:click=move |_| { cancel.dispatch(()); }>

@@ -1,7 +1,7 @@
 //! One file of an upload.
 
 use leptos::prelude::*;
-use pipeline::dto::BatchFile;
+use pipeline::dto::UploadFile;
 use pipeline::money::usd;
 
 use super::extraction::Extraction;
@@ -10,7 +10,7 @@ use crate::components::job_status::JobStatus;
 
 /// A file: its status chip, name, size, cost, error, and its extraction once completed.
 #[component]
-pub fn FileItem(f: BatchFile) -> impl IntoView {
+pub fn FileItem(f: UploadFile) -> impl IntoView {
     let result_url = f.result_url;
     view! {
         <li data-testid="file-row">
