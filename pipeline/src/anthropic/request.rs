@@ -1,0 +1,343 @@
+//! What the Worker sends: the Messages request and its parameters, and `count_tokens`.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// `POST /v1/messages` request body. Every optional parameter is skipped when absent, so a
+/// request carries only what its model accepts (see [`crate::models`] for what each refuses).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct MessagesRequest {
+    pub model: String,
+    pub max_tokens: u32,
+    pub messages: Vec<InputMessage>,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub system: Option<Content>,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub stop_sequences: Option<Vec<String>>,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub metadata: Option<Metadata>,
+    /// Sampling: refused (400) by the 5.x models at any non-default value.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub temperature: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub top_p: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub top_k: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub thinking: Option<Thinking>,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub output_config: Option<OutputConfig>,
+    /// Tool definitions, passed through as the caller wrote them (client and server tools).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub tools: Option<Vec<Value>>,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub tool_choice: Option<ToolChoice>,
+}
+
+impl MessagesRequest {
+    /// A request with no optional parameter set.
+    pub fn new(model: &str, max_tokens: u32, messages: Vec<InputMessage>) -> MessagesRequest {
+        MessagesRequest {
+            model: model.to_owned(),
+            max_tokens,
+            messages,
+            ..MessagesRequest::default()
+        }
+    }
+
+    /// The conversation ends with an assistant turn: a prefill, which the 5.5 models refuse.
+    pub fn has_prefill(&self) -> bool {
+        self.messages
+            .last()
+            .is_some_and(|m| m.role == Role::Assistant)
+    }
+}
+
+/// `POST /v1/messages/count_tokens` body: the parts of a Messages request that are input (SDK
+/// `MessageCountTokensParams`: no `max_tokens`, `metadata`, `stop_sequences` or sampling).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CountTokensRequest<'a> {
+    pub model: &'a str,
+    pub messages: &'a [InputMessage],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub system: Option<&'a Content>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub thinking: Option<&'a Thinking>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub output_config: Option<&'a OutputConfig>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tools: Option<&'a [Value]>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tool_choice: Option<&'a ToolChoice>,
+}
+
+impl<'a> From<&'a MessagesRequest> for CountTokensRequest<'a> {
+    fn from(r: &'a MessagesRequest) -> Self {
+        CountTokensRequest {
+            model: &r.model,
+            messages: &r.messages,
+            system: r.system.as_ref(),
+            thinking: r.thinking.as_ref(),
+            output_config: r.output_config.as_ref(),
+            tools: r.tools.as_deref(),
+            tool_choice: r.tool_choice.as_ref(),
+        }
+    }
+}
+
+/// `metadata`: an opaque id of the end user (no name, email or phone number, per the docs).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Metadata {
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub user_id: Option<String>,
+}
+
+/// `thinking`: `{"type":"adaptive"}` (the 5.x default), `{"type":"enabled","budget_tokens":N}`
+/// (the older manual budget) or `{"type":"disabled"}`; `display` is `summarized` or `omitted`
+/// (SDK `ThinkingConfigParam`, anthropic-sdk-typescript `src/resources/messages/messages.ts`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
+pub enum Thinking {
+    Adaptive {
+        #[serde(skip_serializing_if = "Option::is_none", default)]
+        display: Option<ThinkingDisplay>,
+    },
+    Enabled {
+        budget_tokens: u32,
+        #[serde(skip_serializing_if = "Option::is_none", default)]
+        display: Option<ThinkingDisplay>,
+    },
+    Disabled,
+}
+
+impl Thinking {
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Thinking::Adaptive { .. } => "adaptive",
+            Thinking::Enabled { .. } => "enabled",
+            Thinking::Disabled => "disabled",
+        }
+    }
+}
+
+/// `thinking.display`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ThinkingDisplay {
+    Summarized,
+    Omitted,
+}
+
+/// `output_config`: how hard the model works (`effort`) and the shape of its answer (`format`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OutputConfig {
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub effort: Option<Effort>,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub format: Option<OutputFormat>,
+}
+
+/// Effort levels, least to most (platform.claude.com/docs/en/build-with-claude/effort).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Effort {
+    Low,
+    Medium,
+    High,
+    Xhigh,
+    Max,
+}
+
+impl Effort {
+    pub const ALL: [Effort; 5] = [
+        Effort::Low,
+        Effort::Medium,
+        Effort::High,
+        Effort::Xhigh,
+        Effort::Max,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Effort::Low => "low",
+            Effort::Medium => "medium",
+            Effort::High => "high",
+            Effort::Xhigh => "xhigh",
+            Effort::Max => "max",
+        }
+    }
+}
+
+/// `output_config.format`: structured outputs, `{"type":"json_schema","schema":{…}}`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
+pub enum OutputFormat {
+    JsonSchema { schema: Value },
+}
+
+/// `tool_choice`: `auto` and `none` leave the choice to the model; `any` and `tool` force a
+/// tool call (refused by the 5.5 models).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
+pub enum ToolChoice {
+    Auto {
+        #[serde(skip_serializing_if = "Option::is_none", default)]
+        disable_parallel_tool_use: Option<bool>,
+    },
+    Any {
+        #[serde(skip_serializing_if = "Option::is_none", default)]
+        disable_parallel_tool_use: Option<bool>,
+    },
+    Tool {
+        name: String,
+        #[serde(skip_serializing_if = "Option::is_none", default)]
+        disable_parallel_tool_use: Option<bool>,
+    },
+    None,
+}
+
+impl ToolChoice {
+    /// `any` or `tool`: the model must call a tool.
+    pub fn is_forced(&self) -> bool {
+        matches!(self, ToolChoice::Any { .. } | ToolChoice::Tool { .. })
+    }
+}
+
+/// One turn of the conversation.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct InputMessage {
+    pub role: Role,
+    pub content: Content,
+}
+
+impl InputMessage {
+    pub fn user(content: Content) -> InputMessage {
+        InputMessage {
+            role: Role::User,
+            content,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    User,
+    Assistant,
+}
+
+/// Message content: a plain string or a list of blocks.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum Content {
+    Text(String),
+    Blocks(Vec<InputBlock>),
+}
+
+impl Content {
+    /// The text of the content (text blocks joined; documents and other blocks left out).
+    pub fn text(&self) -> String {
+        match self {
+            Content::Text(t) => t.clone(),
+            Content::Blocks(blocks) => blocks
+                .iter()
+                .filter_map(|b| match b {
+                    InputBlock::Text { text, .. } => Some(text.as_str()),
+                    _ => None,
+                })
+                .collect::<Vec<_>>()
+                .join(" "),
+        }
+    }
+}
+
+/// An input content block. Text and documents are built by the product; any other block a
+/// caller sends in a prompt job's `messages` (images, tool results…) is carried as written.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum InputBlock {
+    Text {
+        #[serde(rename = "type")]
+        kind: TextTag,
+        text: String,
+        #[serde(skip_serializing_if = "Option::is_none", default)]
+        cache_control: Option<CacheControl>,
+    },
+    Document {
+        #[serde(rename = "type")]
+        kind: DocumentTag,
+        source: DocumentSource,
+        #[serde(skip_serializing_if = "Option::is_none", default)]
+        cache_control: Option<CacheControl>,
+    },
+    Other(Value),
+}
+
+/// The `"type":"text"` tag of an input text block (a unit type, so `untagged` can match it).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TextTag {
+    #[default]
+    Text,
+}
+
+/// The `"type":"document"` tag.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DocumentTag {
+    #[default]
+    Document,
+}
+
+impl InputBlock {
+    /// A text block, behind a cache breakpoint when `cache_control` is given.
+    pub fn text(text: impl Into<String>, cache_control: Option<CacheControl>) -> InputBlock {
+        InputBlock::Text {
+            kind: TextTag::Text,
+            text: text.into(),
+            cache_control,
+        }
+    }
+
+    /// A base64 PDF document block.
+    pub fn pdf(data: String, cache_control: Option<CacheControl>) -> InputBlock {
+        InputBlock::Document {
+            kind: DocumentTag::Document,
+            source: DocumentSource {
+                kind: "base64".into(),
+                media_type: "application/pdf".into(),
+                data,
+            },
+            cache_control,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CacheControl {
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// `5m` (the default when absent) or `1h`.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub ttl: Option<String>,
+}
+
+impl CacheControl {
+    /// `{"type":"ephemeral"}`: a 5-minute cache breakpoint.
+    pub fn ephemeral() -> CacheControl {
+        CacheControl {
+            kind: "ephemeral".into(),
+            ttl: None,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DocumentSource {
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub media_type: String,
+    pub data: String,
+}
