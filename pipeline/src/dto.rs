@@ -2,6 +2,11 @@
 
 use serde::{Deserialize, Serialize};
 
+mod machinery;
+mod requests;
+pub use machinery::{BatchMachinery, FlushReport, PollReport, RecoveryReport};
+pub use requests::{FeedbackRequest, JobRequest, KeyRequest};
+
 use crate::feedback::Analysis;
 use crate::identity::{AuthMode, Role};
 use crate::status::{Kind, Lane, Mode, Status};
@@ -77,6 +82,59 @@ pub enum QueueMessage {
     Job { id: String },
 }
 
+/// What a job (or an upload, summed over its files) has spent so far: tokens of each kind and
+/// their cost. Views embed it flattened, so its fields sit at the top level of their JSON.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Spend {
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    pub cache_write_tokens: u64,
+    pub cache_read_tokens: u64,
+    pub cost_micros: u64,
+    /// The model that answered is not in the price table: `cost_micros` is not its cost.
+    #[serde(default)]
+    pub cost_unknown: bool,
+}
+
+impl Spend {
+    /// Token counts for people: `12 in · 40 out · 0 cache write · 3 cache read`.
+    pub fn tokens_text(&self) -> String {
+        format!(
+            "{} in · {} out · {} cache write · {} cache read",
+            self.input_tokens, self.output_tokens, self.cache_write_tokens, self.cache_read_tokens
+        )
+    }
+
+    /// The cost for people: `$0.000303`, or `unknown` when the model has no price.
+    pub fn cost_text(&self) -> String {
+        if self.cost_unknown {
+            "unknown".into()
+        } else {
+            crate::money::usd(self.cost_micros)
+        }
+    }
+}
+
+impl std::ops::Add for Spend {
+    type Output = Spend;
+    fn add(self, o: Spend) -> Spend {
+        Spend {
+            input_tokens: self.input_tokens + o.input_tokens,
+            output_tokens: self.output_tokens + o.output_tokens,
+            cache_write_tokens: self.cache_write_tokens + o.cache_write_tokens,
+            cache_read_tokens: self.cache_read_tokens + o.cache_read_tokens,
+            cost_micros: self.cost_micros + o.cost_micros,
+            cost_unknown: self.cost_unknown || o.cost_unknown,
+        }
+    }
+}
+
+impl std::iter::Sum for Spend {
+    fn sum<I: Iterator<Item = Spend>>(iter: I) -> Spend {
+        iter.fold(Spend::default(), |a, b| a + b)
+    }
+}
+
 /// `POST /feedback` → 202, the seed's shape exactly.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FeedbackAck {
@@ -104,14 +162,9 @@ pub struct FeedbackView {
     pub raw_text: Option<String>,
     pub attempts: u32,
     pub anthropic_batch_id: Option<String>,
-    pub input_tokens: u64,
-    pub output_tokens: u64,
-    pub cache_write_tokens: u64,
-    pub cache_read_tokens: u64,
-    pub cost_micros: u64,
-    /// The model that answered is not in the price table: `cost_micros` is not its cost.
-    #[serde(default)]
-    pub cost_unknown: bool,
+    /// Tokens and cost so far (flattened: the fields sit at the top level).
+    #[serde(flatten)]
+    pub spend: Spend,
     pub error: Option<String>,
     pub created_at: i64,
     pub started_at: Option<i64>,
@@ -151,14 +204,9 @@ pub struct JobView {
     /// The model that answered (or will be asked).
     pub model: String,
     pub attempts: u32,
-    pub input_tokens: u64,
-    pub output_tokens: u64,
-    pub cache_write_tokens: u64,
-    pub cache_read_tokens: u64,
-    pub cost_micros: u64,
-    /// The model that answered is not in the price table: `cost_micros` is not its cost.
-    #[serde(default)]
-    pub cost_unknown: bool,
+    /// Tokens and cost so far (flattened: the fields sit at the top level).
+    #[serde(flatten)]
+    pub spend: Spend,
     pub error: Option<String>,
     pub anthropic_batch_id: Option<String>,
     pub created_at: i64,
@@ -270,13 +318,9 @@ pub struct UploadFile {
     pub file_size: u64,
     pub status: Status,
     pub error: Option<String>,
-    pub input_tokens: u64,
-    pub output_tokens: u64,
-    pub cache_write_tokens: u64,
-    pub cache_read_tokens: u64,
-    pub cost_micros: u64,
-    #[serde(default)]
-    pub cost_unknown: bool,
+    /// Tokens and cost so far (flattened: the fields sit at the top level).
+    #[serde(flatten)]
+    pub spend: Spend,
     /// The structured extraction, once completed.
     pub extraction: Option<crate::pdf::Extraction>,
     /// `/jobs/<id>/result`, once completed.
@@ -295,11 +339,9 @@ pub struct UploadView {
     pub done: u32,
     /// Files by status.
     pub counts: std::collections::BTreeMap<String, u32>,
-    pub input_tokens: u64,
-    pub output_tokens: u64,
-    pub cache_write_tokens: u64,
-    pub cache_read_tokens: u64,
-    pub cost_micros: u64,
+    /// The files' tokens and cost, summed (`cost_unknown` when any file's is).
+    #[serde(flatten)]
+    pub spend: Spend,
     pub created_at: i64,
     /// When the last file ended, once all have.
     pub completed_at: Option<i64>,

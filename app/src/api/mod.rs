@@ -7,14 +7,14 @@
 
 use gloo_net::http::{Request, RequestBuilder, Response};
 use pipeline::dto::{
-    FeedbackAck, FeedbackList, HealthReport, JobAck, JobList, JobView, UploadList, UploadView,
+    BatchMachinery, FeedbackAck, FeedbackList, FeedbackRequest, HealthReport, JobAck, JobList,
+    JobRequest, JobView, UploadList, UploadView,
 };
 use pipeline::error::ErrorBody;
 use pipeline::ops::budgets::BudgetSetting;
 use pipeline::ops::dlq::{DlqFilter, DlqList, ReplayAck, ReplayEdit};
 use pipeline::ops::metrics::MetricsReport;
 use pipeline::ops::usage::UsageReport;
-use pipeline::status::Mode;
 use serde::de::DeserializeOwned;
 use serde::Deserialize;
 
@@ -142,13 +142,8 @@ async fn call_text(rb: RequestBuilder) -> Result<String, ApiError> {
 }
 
 /// `POST /feedback`.
-pub async fn submit_feedback(
-    source: &str,
-    text: &str,
-    mode: Mode,
-) -> Result<FeedbackAck, ApiError> {
-    let body = serde_json::json!({"source": source, "text": text, "mode": mode});
-    call_json(Request::post("/feedback"), &body).await
+pub async fn submit_feedback(request: &FeedbackRequest) -> Result<FeedbackAck, ApiError> {
+    call_json(Request::post("/feedback"), request).await
 }
 
 /// `GET /api/feedback`: the newest page.
@@ -157,7 +152,7 @@ pub async fn list_feedback() -> Result<FeedbackList, ApiError> {
 }
 
 /// `POST /api/batches/poll`: settle ended Message Batches now.
-pub async fn poll_batches() -> Result<serde_json::Value, ApiError> {
+pub async fn poll_batches() -> Result<BatchMachinery, ApiError> {
     call(Request::post("/api/batches/poll")).await
 }
 
@@ -174,8 +169,8 @@ pub async fn health() -> Result<HealthReport, ApiError> {
 }
 
 /// `POST /jobs`.
-pub async fn submit_prompt(body: &serde_json::Value) -> Result<JobAck, ApiError> {
-    call_json(Request::post("/jobs"), body).await
+pub async fn submit_prompt(request: &JobRequest) -> Result<JobAck, ApiError> {
+    call_json(Request::post("/jobs"), request).await
 }
 
 /// `GET /jobs` with filters (`status`, `priority`, `kind`; empty means any).

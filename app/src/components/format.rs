@@ -42,11 +42,6 @@ pub fn when(ms: i64) -> String {
     )
 }
 
-/// Token counts for people: `12 in · 40 out · 0 cache write · 0 cache read`.
-pub fn tokens(input: u64, output: u64, cache_write: u64, cache_read: u64) -> String {
-    format!("{input} in · {output} out · {cache_write} cache write · {cache_read} cache read")
-}
-
 /// The first eight characters of an id, enough to tell jobs apart on a page.
 pub fn short_id(id: &str) -> String {
     id.chars().take(8).collect()
@@ -75,11 +70,7 @@ mod tests {
     }
 
     #[test]
-    fn token_counts_and_ids_read_naturally() {
-        assert_eq!(
-            tokens(12, 40, 0, 3),
-            "12 in · 40 out · 0 cache write · 3 cache read"
-        );
+    fn ids_read_short() {
         assert_eq!(short_id("0123456789abcdef"), "01234567");
         assert_eq!(short_id("abc"), "abc");
     }

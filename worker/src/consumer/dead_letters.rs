@@ -7,44 +7,55 @@ use pipeline::retry::dead_letter_reason;
 use crate::config::now_ms;
 use crate::services::AppState;
 use crate::store::lifecycle::Scope;
+use crate::store::JobRow;
 
-/// Marks a dead-lettered job (its last retry's reason restated as the end) and announces it.
+/// Marks a dead-lettered job (its last retry's reason restated as the end) and announces it —
+/// once: a job that ended meanwhile (the guard refuses it) is neither changed nor announced.
 pub async fn dead_letter(state: &AppState, id: &str) {
     let marked = async {
-        let Some(row) = state.store.job(id).await? else {
-            return Ok(());
+        let Some(mut row) = state.store.job(id).await? else {
+            return Ok(None);
         };
         let failure = Failure::new(dead_letter_reason(
             row.error.as_deref(),
             row.attempts.max(0) as u32,
         ));
-        state
+        let changed = state
             .store
             .dead_letter(id, &failure, now_ms(), Scope::Sync)?
             .run()
-            .await
-            .map(|_| ())
+            .await?;
+        row.error = Some(failure.reason);
+        Ok::<_, worker::Error>((changed > 0).then_some(row))
     }
     .await;
-    if let Err(e) = marked {
-        worker::console_error!("dead-lettering {id} failed: {e}");
+    match marked {
+        Ok(Some(row)) => announce(state, row).await,
+        Ok(None) => {}
+        Err(e) => worker::console_error!("dead-lettering {id} failed: {e}"),
     }
-    announce_dead_letter(state, id).await;
 }
 
-/// Calls the webhook about a dead-lettered job (best effort).
+/// Calls the webhook about a job another path dead-lettered (best effort).
 pub async fn announce_dead_letter(state: &AppState, id: &str) {
+    if state.config.notify_webhook_url.is_none() {
+        return;
+    }
+    match state.store.job(id).await {
+        Ok(Some(row)) => announce(state, row).await,
+        Ok(None) => {}
+        Err(e) => {
+            worker::console_error!("dead letter {id}: cannot load the row for the webhook: {e}")
+        }
+    }
+}
+
+/// Posts the `job.failed` event of a dead-lettered row to the webhook, if one is set.
+async fn announce(state: &AppState, row: JobRow) {
     let Some(url) = state.config.notify_webhook_url.as_deref() else {
         return;
     };
-    let row = match state.store.job(id).await {
-        Ok(Some(row)) => row,
-        Ok(None) => return,
-        Err(e) => {
-            worker::console_error!("dead letter {id}: cannot load the row for the webhook: {e}");
-            return;
-        }
-    };
+    let id = row.id.clone();
     let error = row
         .error
         .clone()

@@ -16,9 +16,9 @@
 use pipeline::anthropic::{BatchRequest, CreateBatch};
 use pipeline::batching::{self, Created, Recovery, Unknown};
 use pipeline::clock::parse_rfc3339;
+use pipeline::dto::{FlushReport, RecoveryReport};
 use pipeline::ops::failures::Failure;
 use pipeline::retry::describe;
-use serde::Serialize;
 
 use crate::config::now_ms;
 use crate::requests::request_of;
@@ -27,17 +27,6 @@ use crate::store::lifecycle::Scope;
 
 /// At most this many flushes per run (each one create call), so one invocation stays bounded.
 const MAX_FLUSHES_PER_RUN: usize = 10;
-
-/// What a run of [`flush_due`] did.
-#[derive(Debug, Default, Serialize)]
-pub struct FlushReport {
-    pub batches_created: u32,
-    pub jobs_submitted: u32,
-    pub jobs_failed: u32,
-    /// Flushes left `claimed` because the create call's outcome is unknown.
-    pub outcomes_unknown: u32,
-    pub errors: Vec<String>,
-}
 
 /// Flushes while a flush is due (by size or age) — or, with `force`, while any job waits.
 pub async fn flush_due(state: &AppState, force: bool) -> FlushReport {
@@ -174,14 +163,6 @@ async fn flush_once(state: &AppState, report: &mut FlushReport) -> worker::Resul
             Ok(false)
         }
     }
-}
-
-/// What a recovery run did.
-#[derive(Debug, Default, Serialize)]
-pub struct RecoveryReport {
-    pub adopted: u32,
-    pub released: u32,
-    pub waiting: u32,
 }
 
 /// Resolves flushes left `claimed` once their create call can no longer be in flight: the

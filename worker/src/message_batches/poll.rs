@@ -5,28 +5,14 @@
 use pipeline::answer::{settle_answer, End};
 use pipeline::anthropic::{parse_results, BatchResult};
 use pipeline::batching::{line_outcome, Outcome};
+use pipeline::dto::PollReport;
 use pipeline::ops::failures::Failure;
 use pipeline::pricing::Tier;
 use pipeline::retry::describe;
-use serde::Serialize;
 
 use crate::config::now_ms;
 use crate::services::AppState;
 use crate::store::lifecycle::Scope;
-
-/// What one poll did.
-#[derive(Debug, Default, Serialize)]
-pub struct PollReport {
-    pub batches_checked: u32,
-    pub batches_ended: u32,
-    pub jobs_completed: u32,
-    pub jobs_failed: u32,
-    /// Transient errors and expiries, back in the accumulation for a later batch.
-    pub jobs_resubmitted: u32,
-    pub jobs_dead_lettered: u32,
-    pub jobs_canceled: u32,
-    pub errors: Vec<String>,
-}
 
 pub async fn poll(state: &AppState) -> worker::Result<PollReport> {
     let mut report = PollReport::default();

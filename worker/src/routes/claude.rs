@@ -71,9 +71,9 @@ pub async fn call(
                     job_id: Some(id),
                     text,
                     model: view.model,
-                    input_tokens: view.input_tokens,
-                    output_tokens: view.output_tokens,
-                    cost_micros: Some(view.cost_micros),
+                    input_tokens: view.spend.input_tokens,
+                    output_tokens: view.spend.output_tokens,
+                    cost_micros: Some(view.spend.cost_micros),
                 })
                 .into_response());
             }

@@ -6,15 +6,13 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use pipeline::dto::{FeedbackAck, FeedbackList};
+use pipeline::feedback;
 use pipeline::status::{Kind, Mode, Status};
-use pipeline::{feedback, prompt};
 
 use crate::config::now_ms;
 use crate::error::AppError;
 use crate::identity::Caller;
-use crate::routes::{
-    enqueue_failed, idempotency, next_page, own_job, producer_body, AppState, Idem, PageQuery,
-};
+use crate::routes::{accept, enqueue_failed, next_page, own_job, AppState, Idem, PageQuery};
 use crate::services::new_id;
 use crate::store::jobs::{JobFilter, NewJob};
 use crate::store::row::job_cursor;
@@ -33,18 +31,15 @@ pub async fn submit(
     headers: HeaderMap,
     body: Bytes,
 ) -> Result<Response, AppError> {
-    let key = producer_body(&headers, &body, MAX_BODY_BYTES)?;
-    let input = feedback::parse_input(&body, now_ms())?;
     let user = caller.user_id.as_str();
-    crate::ops::admit(&state, user).await?;
-    let now = now_ms();
-    // Keys are per user across producers: the path is part of the hash, so a key first used on
-    // `/jobs` never replays as feedback.
-    let hash = prompt::body_hash(&[b"POST /feedback\n".as_slice(), &body].concat());
-    let record = match idempotency(&state, user, key, hash, now).await? {
+    let limits = ("POST /feedback\n", MAX_BODY_BYTES);
+    let (input, idem) =
+        accept(&state, user, &headers, &body, limits, feedback::parse_input).await?;
+    let record = match idem {
         Idem::Replay(id) => return Ok(ack(id, input.mode)),
         Idem::Fresh(record) => record,
     };
+    let now = now_ms();
     let id = new_id()?;
     let lane = input.mode.default_lane();
     let mut statements = vec![state.store.insert_job(&NewJob {

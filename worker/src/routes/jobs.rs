@@ -16,9 +16,7 @@ use crate::blobs::prompt_key;
 use crate::config::now_ms;
 use crate::error::AppError;
 use crate::identity::Caller;
-use crate::routes::{
-    enqueue_failed, idempotency, next_page, own_job, page, producer_body, AppState, Idem,
-};
+use crate::routes::{accept, enqueue_failed, next_page, own_job, page, AppState, Idem};
 use crate::services::new_id;
 use crate::store::jobs::{JobFilter, NewJob};
 use crate::store::row::job_cursor;
@@ -38,11 +36,10 @@ pub async fn submit(
     headers: HeaderMap,
     body: Bytes,
 ) -> Result<Response, AppError> {
-    let key = producer_body(&headers, &body, MAX_BODY_BYTES)?;
-    let input = prompt::parse_input(&body, now_ms())?;
     let user = caller.user_id.as_str();
-    crate::ops::admit(&state, user).await?;
-    let record = match idempotency(&state, user, key, prompt::body_hash(&body), now_ms()).await? {
+    let limits = ("", MAX_BODY_BYTES);
+    let (input, idem) = accept(&state, user, &headers, &body, limits, prompt::parse_input).await?;
+    let record = match idem {
         Idem::Replay(job_id) => return Ok(accepted(&job_id)),
         Idem::Fresh(record) => record,
     };

@@ -88,6 +88,27 @@ pub enum Idem {
     Replay(String),
 }
 
+/// A JSON producer's admission, in the contract's order: the body is JSON within `max` bytes
+/// and its `Idempotency-Key` well-formed; `parse` accepts it; the caller may submit (caps);
+/// then the key is looked up — its record hashes `route` (empty for `/jobs`, whose records
+/// predate the prefix) followed by the body, so a key used on one producer never replays on
+/// another.
+pub async fn accept<T>(
+    state: &AppState,
+    user: &str,
+    headers: &HeaderMap,
+    body: &[u8],
+    (route, max): (&str, usize),
+    parse: impl FnOnce(&[u8], i64) -> Result<T, ApiError>,
+) -> Result<(T, Idem), AppError> {
+    let key = producer_body(headers, body, max)?;
+    let input = parse(body, crate::config::now_ms())?;
+    crate::ops::admit(state, user).await?;
+    let hash = pipeline::prompt::body_hash(&[route.as_bytes(), body].concat());
+    let idem = idempotency(state, user, key, hash, crate::config::now_ms()).await?;
+    Ok((input, idem))
+}
+
 /// A producer's checks before it reads the body: JSON within `max` bytes, and its
 /// `Idempotency-Key` (if any) well-formed.
 pub fn producer_body(

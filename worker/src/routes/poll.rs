@@ -5,14 +5,12 @@
 use axum::extract::State;
 use axum::response::{IntoResponse, Response};
 use axum::Json;
+use pipeline::dto::BatchMachinery;
 use pipeline::error::ApiError;
-
-use serde::Serialize;
 
 use crate::error::AppError;
 use crate::identity::Caller;
-use crate::message_batches::flush::{self, FlushReport, RecoveryReport};
-use crate::message_batches::poll::{self, PollReport};
+use crate::message_batches::{flush, poll};
 use crate::routes::AppState;
 
 #[worker::send]
@@ -50,12 +48,4 @@ async fn batch_machinery(
         poll: report,
     })
     .into_response())
-}
-
-/// What one run of the batch machinery did.
-#[derive(Serialize)]
-struct BatchMachinery {
-    flush: FlushReport,
-    recovery: RecoveryReport,
-    poll: PollReport,
 }

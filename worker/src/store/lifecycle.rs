@@ -4,6 +4,7 @@
 //! attempt log.
 
 use pipeline::answer::{End, Settled};
+use pipeline::anthropic::Usage;
 use pipeline::dto::AttemptView;
 use pipeline::ops::failures::Failure;
 use pipeline::status::{Status, Transition};
@@ -89,23 +90,24 @@ impl Store {
                     scope.guard(t, 10)
                 );
                 let u = s.usage.unwrap_or_default();
-                Ok(Statement(self.stmt(
-                    &sql,
-                    &[
-                        id.into(),
-                        num(u.input_tokens as i64),
-                        num(u.output_tokens as i64),
-                        num(u.cache_creation_input_tokens as i64),
-                        num(u.cache_read_input_tokens as i64),
-                        num(s.cost_micros.unwrap_or(0) as i64),
-                        opt(s.raw_text.as_deref()),
-                        opt(result.as_deref()),
-                        num(now),
-                        scope.batch(),
-                        s.answered_by.as_str().into(),
-                        JsValue::from_bool(s.cost_micros.is_none()),
-                    ],
-                )?))
+                Ok(Statement(
+                    self.stmt(
+                        &sql,
+                        &[
+                            &[id.into()][..],
+                            &spent(&u, s.cost_micros),
+                            &[
+                                opt(s.raw_text.as_deref()),
+                                opt(result.as_deref()),
+                                num(now),
+                                scope.batch(),
+                                s.answered_by.as_str().into(),
+                                JsValue::from_bool(s.cost_micros.is_none()),
+                            ],
+                        ]
+                        .concat(),
+                    )?,
+                ))
             }
             End::Fail(f) => self.fail(id, f, Some(s), now, scope),
         }
@@ -136,25 +138,28 @@ impl Store {
             t.set(),
             scope.guard(t, 10)
         );
-        Ok(Statement(self.stmt(
-            &sql,
-            &[
-                id.into(),
-                f.reason.as_str().into(),
-                opt(paid.and_then(|s| s.raw_text.as_deref())),
-                num(u.input_tokens as i64),
-                num(u.output_tokens as i64),
-                num(u.cache_creation_input_tokens as i64),
-                num(u.cache_read_input_tokens as i64),
-                num(cost.unwrap_or(0) as i64),
-                num(now),
-                scope.batch(),
-                JsValue::from_bool(usage.is_some() && cost.is_none()),
-                // A paid answer is always stored in R2 before its row is failed: point at it.
-                JsValue::from_bool(usage.is_some()),
-                f.class.as_str().into(),
-            ],
-        )?))
+        Ok(Statement(
+            self.stmt(
+                &sql,
+                &[
+                    &[
+                        id.into(),
+                        f.reason.as_str().into(),
+                        opt(paid.and_then(|s| s.raw_text.as_deref())),
+                    ][..],
+                    &spent(&u, cost),
+                    &[
+                        num(now),
+                        scope.batch(),
+                        JsValue::from_bool(usage.is_some() && cost.is_none()),
+                        // A paid answer is always stored in R2 before its row is failed: point at it.
+                        JsValue::from_bool(usage.is_some()),
+                        f.class.as_str().into(),
+                    ],
+                ]
+                .concat(),
+            )?,
+        ))
     }
 
     /// A failure worth a retry: back to `queued` with the reason until the retry runs; an
@@ -328,28 +333,34 @@ impl Store {
             outcome: String,
             error: Option<String>,
         }
-        let rows: Vec<Row> = self
-            .of_jobs(
-                "SELECT job_id, n, model, started_at, ended_at, outcome, error \
-                 FROM job_attempts WHERE job_id IN ({ids}) ORDER BY job_id, n",
-                job_ids,
-            )
-            .await?;
-        Ok(rows
-            .into_iter()
-            .map(|r| {
-                (
-                    r.job_id,
-                    AttemptView {
-                        n: r.n.max(0.0) as u32,
-                        model: r.model,
-                        started_at: r.started_at as i64,
-                        ended_at: r.ended_at as i64,
-                        outcome: r.outcome,
-                        error: r.error,
-                    },
-                )
-            })
-            .collect())
+        self.of_jobs(
+            "SELECT job_id, n, model, started_at, ended_at, outcome, error \
+             FROM job_attempts WHERE job_id IN ({ids}) ORDER BY job_id, n",
+            job_ids,
+            |r: Row| {
+                let entry = AttemptView {
+                    n: r.n.max(0.0) as u32,
+                    model: r.model,
+                    started_at: r.started_at as i64,
+                    ended_at: r.ended_at as i64,
+                    outcome: r.outcome,
+                    error: r.error,
+                };
+                (r.job_id, entry)
+            },
+        )
+        .await
     }
+}
+
+/// What a paid answer spent, in the order the settling statements bind it: its four token
+/// counts, then its cost (0 when the model has no price).
+fn spent(u: &Usage, cost: Option<u64>) -> [JsValue; 5] {
+    [
+        num(u.input_tokens as i64),
+        num(u.output_tokens as i64),
+        num(u.cache_creation_input_tokens as i64),
+        num(u.cache_read_input_tokens as i64),
+        num(cost.unwrap_or(0) as i64),
+    ]
 }

@@ -72,17 +72,20 @@ impl Store {
     }
 
     /// The rows of a per-job table for these jobs: `sql` has one `{ids}` where the id list goes.
-    async fn of_jobs<T: DeserializeOwned>(
+    async fn of_jobs<R: DeserializeOwned, V>(
         &self,
         sql: &str,
         job_ids: &[String],
-    ) -> worker::Result<Vec<T>> {
+        entry: impl Fn(R) -> (String, V),
+    ) -> worker::Result<Vec<(String, V)>> {
         if job_ids.is_empty() {
             return Ok(Vec::new());
         }
         let args: Vec<JsValue> = job_ids.iter().map(|i| JsValue::from_str(i)).collect();
-        self.all(&sql.replace("{ids}", &marks(job_ids.len())), &args)
-            .await
+        let rows: Vec<R> = self
+            .all(&sql.replace("{ids}", &marks(job_ids.len())), &args)
+            .await?;
+        Ok(rows.into_iter().map(entry).collect())
     }
 
     /// Runs statements in one transaction (`db.batch()`): all or nothing.

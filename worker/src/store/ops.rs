@@ -283,27 +283,21 @@ impl Store {
             action: String,
             detail: Option<String>,
         }
-        let rows: Vec<Row> = self
-            .of_jobs(
-                "SELECT job_id, at, actor, action, detail FROM job_audit \
-                 WHERE job_id IN ({ids}) ORDER BY job_id, at",
-                job_ids,
-            )
-            .await?;
-        Ok(rows
-            .into_iter()
-            .map(|r| {
-                (
-                    r.job_id,
-                    AuditEntry {
-                        at: r.at as i64,
-                        actor: r.actor,
-                        action: r.action,
-                        detail: r.detail,
-                    },
-                )
-            })
-            .collect())
+        self.of_jobs(
+            "SELECT job_id, at, actor, action, detail FROM job_audit \
+             WHERE job_id IN ({ids}) ORDER BY job_id, at",
+            job_ids,
+            |r: Row| {
+                let entry = AuditEntry {
+                    at: r.at as i64,
+                    actor: r.actor,
+                    action: r.action,
+                    detail: r.detail,
+                };
+                (r.job_id, entry)
+            },
+        )
+        .await
     }
 
     /// A replay, all or nothing: the original's guarded `replayed_to`, the new job copied from

@@ -1,6 +1,6 @@
 //! A job as stored, and the API's views of it.
 
-use pipeline::dto::{FeedbackView, JobView, UploadFile};
+use pipeline::dto::{FeedbackView, JobView, Spend, UploadFile};
 use pipeline::feedback::Analysis;
 use pipeline::jobs::{elapsed_ms, Cursor};
 use pipeline::status::{Kind, Lane, Mode, Status};
@@ -89,12 +89,7 @@ impl JobRow {
             mode: self.mode,
             model: self.model.clone().unwrap_or_default(),
             attempts: self.attempts.max(0) as u32,
-            input_tokens: self.input_tokens.max(0) as u64,
-            output_tokens: self.output_tokens.max(0) as u64,
-            cache_write_tokens: self.cache_write_tokens.max(0) as u64,
-            cache_read_tokens: self.cache_read_tokens.max(0) as u64,
-            cost_micros: self.cost_micros.max(0) as u64,
-            cost_unknown: self.cost_unknown != 0,
+            spend: self.spend(),
             error: self.error.clone(),
             anthropic_batch_id: self.anthropic_batch_id.clone(),
             created_at: self.created_at,
@@ -104,6 +99,18 @@ impl JobRow {
             elapsed_ms: elapsed_ms(status, self.created_at, self.completed_at, now),
             result_url: self.result_url(),
             attempt_log: Vec::new(),
+        }
+    }
+
+    /// What the job has spent so far.
+    pub fn spend(&self) -> Spend {
+        Spend {
+            input_tokens: self.input_tokens.max(0) as u64,
+            output_tokens: self.output_tokens.max(0) as u64,
+            cache_write_tokens: self.cache_write_tokens.max(0) as u64,
+            cache_read_tokens: self.cache_read_tokens.max(0) as u64,
+            cost_micros: self.cost_micros.max(0) as u64,
+            cost_unknown: self.cost_unknown != 0,
         }
     }
 
@@ -123,12 +130,7 @@ impl JobRow {
             file_size: self.file_size.unwrap_or(0).max(0) as u64,
             status,
             error: self.error.clone(),
-            input_tokens: self.input_tokens.max(0) as u64,
-            output_tokens: self.output_tokens.max(0) as u64,
-            cache_write_tokens: self.cache_write_tokens.max(0) as u64,
-            cache_read_tokens: self.cache_read_tokens.max(0) as u64,
-            cost_micros: self.cost_micros.max(0) as u64,
-            cost_unknown: self.cost_unknown != 0,
+            spend: self.spend(),
             extraction: self
                 .analysis
                 .as_deref()
@@ -156,12 +158,7 @@ impl JobRow {
             raw_text: self.raw_text.clone(),
             attempts: self.attempts.max(0) as u32,
             anthropic_batch_id: self.anthropic_batch_id.clone(),
-            input_tokens: self.input_tokens.max(0) as u64,
-            output_tokens: self.output_tokens.max(0) as u64,
-            cache_write_tokens: self.cache_write_tokens.max(0) as u64,
-            cache_read_tokens: self.cache_read_tokens.max(0) as u64,
-            cost_micros: self.cost_micros.max(0) as u64,
-            cost_unknown: self.cost_unknown != 0,
+            spend: self.spend(),
             error: self.error.clone(),
             created_at: self.created_at,
             started_at: self.started_at,

@@ -37,7 +37,6 @@ impl UploadRow {
         let completed_at = all_done
             .then(|| files.iter().filter_map(|f| f.completed_at).max())
             .flatten();
-        let sum = |f: fn(&pipeline::dto::UploadFile) -> u64| files.iter().map(f).sum::<u64>();
         UploadView {
             id: self.id.clone(),
             mode: self.mode,
@@ -45,11 +44,7 @@ impl UploadRow {
             total: self.total.max(0) as u32,
             done,
             counts,
-            input_tokens: sum(|f| f.input_tokens),
-            output_tokens: sum(|f| f.output_tokens),
-            cache_write_tokens: sum(|f| f.cache_write_tokens),
-            cache_read_tokens: sum(|f| f.cache_read_tokens),
-            cost_micros: sum(|f| f.cost_micros),
+            spend: files.iter().map(|f| f.spend).sum(),
             created_at: self.created_at,
             completed_at,
             elapsed_ms: completed_at.unwrap_or(now).max(self.created_at) - self.created_at,

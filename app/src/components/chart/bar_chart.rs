@@ -2,7 +2,7 @@
 
 use leptos::prelude::*;
 
-use super::frame::{axes, no_data, px, view_box};
+use super::frame::{axes, px, Figure};
 use super::geometry::{bar_boxes, nice_ceiling, HEIGHT};
 
 /// One bar of a [`BarChart`].
@@ -62,15 +62,7 @@ pub fn BarChart(
                 {drawn}
             </g>
         }
+        .into_any()
     });
-    let empty = plot.is_none().then(no_data);
-    view! {
-        <figure class="chart">
-            <figcaption>{title}</figcaption>
-            <svg data-testid=testid viewBox=view_box() role="img" aria-label=title>
-                {plot}
-                {empty}
-            </svg>
-        </figure>
-    }
+    view! { <Figure testid title plot /> }
 }

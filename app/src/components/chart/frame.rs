@@ -1,11 +1,12 @@
-//! What every chart draws around its data: the viewBox, the axes and the empty state.
+//! What every chart draws around its data: the figure and its caption, the viewBox, the axes and
+//! the empty state.
 
 use leptos::prelude::*;
 
 use super::geometry::{BASE, HEIGHT, LEFT, RIGHT, TOP, WIDTH};
 
 /// The `viewBox` every chart draws in; CSS scales it to the page's width.
-pub fn view_box() -> String {
+fn view_box() -> String {
     format!("0 0 {WIDTH} {HEIGHT}")
 }
 
@@ -26,8 +27,30 @@ pub fn axes(y_max_label: String) -> impl IntoView {
     }
 }
 
+/// The figure every chart is: its caption, then the SVG with the plot — or "no data yet" when
+/// there is none — then whatever follows it (a legend).
+#[component]
+pub fn Figure(
+    testid: &'static str,
+    title: &'static str,
+    plot: Option<AnyView>,
+    #[prop(optional)] children: Option<Children>,
+) -> impl IntoView {
+    let empty = plot.is_none().then(no_data);
+    view! {
+        <figure class="chart">
+            <figcaption>{title}</figcaption>
+            <svg data-testid=testid viewBox=view_box() role="img" aria-label=title>
+                {plot}
+                {empty}
+            </svg>
+            {children.map(|c| c())}
+        </figure>
+    }
+}
+
 /// What an empty chart says, inside its frame.
-pub fn no_data() -> impl IntoView {
+fn no_data() -> impl IntoView {
     view! {
         <text class="no-data" x=px(WIDTH / 2.0) y=px(HEIGHT / 2.0) text-anchor="middle">
             "no data yet"

@@ -2,7 +2,7 @@
 
 use leptos::prelude::*;
 
-use super::frame::{axes, no_data, px, view_box};
+use super::frame::{axes, px, Figure};
 use super::geometry::{Scale, Series, HEIGHT, LEFT, RIGHT, WIDTH};
 
 /// Lines over time (or any x), with an optional dashed threshold and a legend.
@@ -57,20 +57,15 @@ pub fn LineChart(
                 {lines}
             </g>
         }
+        .into_any()
     });
-    let empty = plot.is_none().then(no_data);
     view! {
-        <figure class="chart">
-            <figcaption>{title}</figcaption>
-            <svg data-testid=testid viewBox=view_box() role="img" aria-label=title>
-                {plot}
-                {empty}
-            </svg>
+        <Figure testid title plot>
             <ul class="legend">
                 {legend.into_iter().enumerate().map(|(i, l)| view! {
                     <li><span class=format!("swatch series-{}", i % 4)></span>{l}</li>
                 }).collect_view()}
             </ul>
-        </figure>
+        </Figure>
     }
 }

@@ -2,25 +2,18 @@
 
 use leptos::prelude::*;
 use pipeline::dto::JobView;
-use pipeline::money::usd;
 
-use crate::components::format::{seconds, tokens};
+use crate::components::format::seconds;
 use crate::components::job_status::JobStatus;
 
 /// Status, kind, lane and mode, model, attempts, elapsed time, tokens, cost and last error.
 #[component]
 pub fn JobFacts(j: JobView) -> impl IntoView {
-    let cost = if j.cost_unknown {
-        "unknown: the model is not in the price table".to_string()
-    } else {
-        usd(j.cost_micros)
+    let cost = match j.spend.cost_unknown {
+        true => "unknown: the model is not in the price table".to_string(),
+        false => j.spend.cost_text(),
     };
-    let used = tokens(
-        j.input_tokens,
-        j.output_tokens,
-        j.cache_write_tokens,
-        j.cache_read_tokens,
-    );
+    let used = j.spend.tokens_text();
     view! {
         <dl class="facts">
             <dt>"Status"</dt>

@@ -3,7 +3,6 @@
 use leptos::prelude::*;
 use leptos_router::components::A;
 use pipeline::dto::JobView;
-use pipeline::money::usd;
 
 use crate::components::format::{seconds, short_id};
 use crate::components::job_status::JobStatus;
@@ -11,10 +10,9 @@ use crate::components::job_status::JobStatus;
 /// A job: its short id (a link to its page), kind, status, lane, model, elapsed time and cost.
 #[component]
 pub fn JobRow(j: JobView) -> impl IntoView {
-    let cost = if j.cost_unknown {
-        "?".to_string()
-    } else {
-        usd(j.cost_micros)
+    let cost = match j.spend.cost_unknown {
+        true => "?".to_string(),
+        false => j.spend.cost_text(),
     };
     let (testid, href, short) = (
         format!("jobrow-{}", j.id),

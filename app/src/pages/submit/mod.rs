@@ -8,6 +8,7 @@ mod prompt_form;
 mod recent_feedback;
 
 use leptos::prelude::*;
+use pipeline::dto::FeedbackRequest;
 use pipeline::status::Mode;
 
 use crate::api;
@@ -20,8 +21,13 @@ use recent_feedback::RecentFeedback;
 pub fn Submit() -> impl IntoView {
     // The list follows this action's version, so it refreshes at once after a submission.
     let send: SendFeedback = Action::new_local(|(source, text, mode): &(String, String, Mode)| {
-        let (source, text, mode) = (source.clone(), text.clone(), *mode);
-        async move { api::submit_feedback(&source, &text, mode).await }
+        let request = FeedbackRequest {
+            text: text.clone(),
+            mode: Some(*mode),
+            source: Some(source.clone()),
+            model: None,
+        };
+        async move { api::submit_feedback(&request).await }
     });
     view! {
         <section class="page" data-testid="page-submit">

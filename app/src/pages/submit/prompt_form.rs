@@ -2,8 +2,9 @@
 
 use leptos::prelude::*;
 use leptos_router::components::A;
+use pipeline::dto::JobRequest;
 use pipeline::models::DEFAULT_MODEL;
-use serde_json::{json, Value};
+use pipeline::status::Lane;
 
 use super::model_picker::ModelPicker;
 use crate::api::{self, ApiError};
@@ -11,18 +12,36 @@ use crate::api::{self, ApiError};
 /// The fields that show their own error; others show under the form.
 const FIELDS: [&str; 2] = ["prompt", "expires_in_s"];
 
-/// The body of `POST /jobs`. An expiry is sent as typed: a number when it is one, else the text,
-/// so that the API says what is wrong with it, next to the field.
-pub fn body(prompt: String, priority: String, model: String, expires: &str) -> Value {
-    let mut body = json!({"prompt": prompt, "priority": priority, "model": model});
+/// The body of `POST /jobs`, or the error to show next to a field the API would refuse for its
+/// type (an expiry that is not a whole number), in the API's own words.
+pub fn body(
+    prompt: String,
+    priority: &str,
+    model: String,
+    expires: &str,
+) -> Result<JobRequest, ApiError> {
+    let refuse = |field: &str, message: String| ApiError {
+        status: 400,
+        message,
+        field: Some(field.to_owned()),
+    };
+    let priority = priority
+        .parse::<Lane>()
+        .map_err(|e| refuse("priority", e.to_string()))?;
     let exp = expires.trim();
-    if !exp.is_empty() {
-        body["expires_in_s"] = exp
-            .parse::<u64>()
-            .map(Value::from)
-            .unwrap_or_else(|_| Value::String(expires.to_string()));
-    }
-    body
+    let expires_in_s =
+        match exp.is_empty() {
+            true => None,
+            false => Some(exp.parse::<u64>().map_err(|_| {
+                refuse("expires_in_s", "expires_in_s must be a whole number".into())
+            })?),
+        };
+    Ok(JobRequest {
+        priority: Some(priority),
+        model: Some(model),
+        expires_in_s,
+        ..JobRequest::prompt(prompt)
+    })
 }
 
 /// The prompt-job form: prompt, priority, model and an optional expiry; errors by field.
@@ -34,9 +53,9 @@ pub fn PromptForm() -> impl IntoView {
     let expires = RwSignal::new(String::new());
     let error = RwSignal::new(None::<ApiError>);
     let last = RwSignal::new(None::<String>);
-    let send = Action::new_local(|body: &Value| {
+    let send = Action::new_local(|body: &Result<JobRequest, ApiError>| {
         let body = body.clone();
-        async move { api::submit_prompt(&body).await }
+        async move { api::submit_prompt(&body?).await }
     });
     Effect::new(move |_| match send.value().get() {
         Some(Ok(ack)) => {
@@ -52,7 +71,7 @@ pub fn PromptForm() -> impl IntoView {
     view! {
         <form class="card form" data-testid="prompt-form" on:submit=move |ev| {
             ev.prevent_default();
-            send.dispatch(body(prompt.get(), priority.get(), model.get(), &expires.get()));
+            send.dispatch(body(prompt.get(), &priority.get(), model.get(), &expires.get()));
         }>
             <label for="pj-prompt">"Prompt"</label>
             <textarea id="pj-prompt" data-testid="pj-prompt" rows="4"
@@ -96,11 +115,16 @@ mod tests {
     use super::*;
 
     #[test]
-    fn an_expiry_is_sent_as_a_number_when_it_is_one_and_as_typed_otherwise() {
-        let b = |exp: &str| body("p".into(), "high".into(), "m".into(), exp);
-        assert_eq!(b("")["expires_in_s"], Value::Null);
-        assert_eq!(b(" 60 ")["expires_in_s"], json!(60));
-        assert_eq!(b("soon")["expires_in_s"], json!("soon"));
-        assert_eq!(b("")["model"], json!("m"));
+    fn an_expiry_is_sent_as_a_number_and_anything_else_is_refused_at_its_field() {
+        let b = |exp: &str| body("p".into(), "high", "m".into(), exp);
+        assert_eq!(b("").unwrap().expires_in_s, None);
+        assert_eq!(b(" 60 ").unwrap().expires_in_s, Some(60));
+        let refused = b("soon").unwrap_err();
+        assert_eq!(
+            refused.on_field("expires_in_s").as_deref(),
+            Some("expires_in_s must be a whole number")
+        );
+        assert_eq!(b("").unwrap().model.as_deref(), Some("m"));
+        assert_eq!(b("").unwrap().priority, Some(Lane::High));
     }
 }

@@ -2,7 +2,6 @@
 
 use leptos::prelude::*;
 use pipeline::dto::UploadFile;
-use pipeline::money::usd;
 
 use super::extraction::Extraction;
 use crate::components::format::bytes;
@@ -17,7 +16,7 @@ pub fn FileItem(f: UploadFile) -> impl IntoView {
             <JobStatus status=f.status testid="file-chip" />
             " "
             <span class="file-name">{f.file_name}</span>
-            <span class="muted">{format!(" · {} · {}", bytes(f.file_size), usd(f.cost_micros))}</span>
+            <span class="muted">{format!(" · {} · {}", bytes(f.file_size), f.spend.cost_text())}</span>
             {f.error.map(|e| view! { <div class="error">{e}</div> })}
             {f.extraction.map(|x| view! { <Extraction x=x result_url=result_url /> })}
         </li>

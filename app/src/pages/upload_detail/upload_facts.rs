@@ -2,20 +2,14 @@
 
 use leptos::prelude::*;
 use pipeline::dto::UploadView;
-use pipeline::money::usd;
 
-use crate::components::format::{seconds, tokens};
+use crate::components::format::seconds;
 
 /// The progress bar (files done / total), then mode, template, elapsed time, tokens, cost so far
 /// and the files by status.
 #[component]
 pub fn UploadFacts(b: UploadView) -> impl IntoView {
-    let used = tokens(
-        b.input_tokens,
-        b.output_tokens,
-        b.cache_write_tokens,
-        b.cache_read_tokens,
-    );
+    let used = b.spend.tokens_text();
     let by_status = b
         .counts
         .iter()
@@ -32,7 +26,7 @@ pub fn UploadFacts(b: UploadView) -> impl IntoView {
             <dt>"Mode / template"</dt><dd>{format!("{} / {}", b.mode.as_str(), b.template.as_str())}</dd>
             <dt>"Elapsed"</dt><dd data-testid="batch-elapsed">{seconds(b.elapsed_ms)}</dd>
             <dt>"Tokens"</dt><dd data-testid="batch-tokens">{used}</dd>
-            <dt>"Cost so far"</dt><dd data-testid="batch-cost">{usd(b.cost_micros)}</dd>
+            <dt>"Cost so far"</dt><dd data-testid="batch-cost">{b.spend.cost_text()}</dd>
             <dt>"By status"</dt><dd>{by_status}</dd>
         </dl>
     }

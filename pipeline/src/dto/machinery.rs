@@ -1,0 +1,46 @@
+//! What one run of the batch machinery did (`POST /api/batches/poll` and `/flush`, and the cron):
+//! flush due accumulations into Message Batches, resolve flushes of unknown outcome, settle the
+//! batches that ended.
+
+use serde::{Deserialize, Serialize};
+
+/// `POST /api/batches/poll` and `POST /api/batches/flush`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BatchMachinery {
+    pub flush: FlushReport,
+    pub recovery: RecoveryReport,
+    pub poll: PollReport,
+}
+
+/// What a run of the flush did.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FlushReport {
+    pub batches_created: u32,
+    pub jobs_submitted: u32,
+    pub jobs_failed: u32,
+    /// Flushes left `claimed` because the create call's outcome is unknown.
+    pub outcomes_unknown: u32,
+    pub errors: Vec<String>,
+}
+
+/// What a recovery run (of flushes whose create call's outcome was unknown) did.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RecoveryReport {
+    pub adopted: u32,
+    pub released: u32,
+    pub waiting: u32,
+}
+
+/// What one poll of the open Message Batches did.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PollReport {
+    pub batches_checked: u32,
+    pub batches_ended: u32,
+    pub jobs_completed: u32,
+    pub jobs_failed: u32,
+    /// Transient errors and expiries, back in the accumulation for a later batch.
+    pub jobs_resubmitted: u32,
+    pub jobs_dead_lettered: u32,
+    pub jobs_canceled: u32,
+    pub errors: Vec<String>,
+}

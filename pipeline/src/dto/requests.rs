@@ -1,0 +1,183 @@
+//! The JSON bodies the producers and the admin endpoints accept, as types: the SPA and the test
+//! client build requests from them, and each parser's tests prove it accepts what they send.
+//! The parsers themselves stay hand-written (`feedback::parse_input`, `prompt::parse_input`,
+//! `identity::parse_key_input`) so that every refusal is a 400 naming its field in words.
+//! `PUT /api/usage/budget` takes [`crate::ops::budgets::BudgetSetting`], a replay takes
+//! [`crate::ops::dlq::ReplayEdit`] and a bulk replay [`crate::ops::dlq::DlqFilter`].
+
+use serde::{Deserialize, Serialize};
+
+use crate::anthropic::{Content, InputMessage, Metadata, OutputConfig, Thinking, ToolChoice};
+use crate::identity::Role;
+use crate::status::{Lane, Mode};
+
+/// `POST /feedback`.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct FeedbackRequest {
+    pub text: String,
+    /// `sync` (the default) or `batch`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mode: Option<Mode>,
+    /// A short token saying where the feedback came from (`api` when absent).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
+    /// A current catalog model (the default model when absent).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+}
+
+/// `POST /jobs` and `POST /api/claude`: a prompt (or a whole conversation) and how to run it.
+/// Every field but one of `prompt` / `messages` is optional; the Messages parameters are checked
+/// against the model before anything is stored.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct JobRequest {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub prompt: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub messages: Option<Vec<InputMessage>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub system: Option<Content>,
+    /// `high` (the default) or `bulk`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub priority: Option<Lane>,
+    /// The lane's default when absent: `sync` on `high`, `batch` on `bulk`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mode: Option<Mode>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_tokens: Option<u32>,
+    /// The job expires (and is never sent) when it has not started this many seconds after
+    /// its submission.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub expires_in_s: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stop_sequences: Option<Vec<String>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub metadata: Option<Metadata>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub thinking: Option<Thinking>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub output_config: Option<OutputConfig>,
+    /// Tool definitions, as the Messages API takes them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tools: Option<Vec<serde_json::Value>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tool_choice: Option<ToolChoice>,
+}
+
+impl JobRequest {
+    /// A one-prompt job with every other field at its default.
+    pub fn prompt(prompt: impl Into<String>) -> JobRequest {
+        JobRequest {
+            prompt: Some(prompt.into()),
+            ..JobRequest::default()
+        }
+    }
+}
+
+/// `POST /api/keys` (admins): who the new key is for.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct KeyRequest {
+    pub user_id: String,
+    /// `user` when absent.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub role: Option<Role>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::anthropic::{Effort, ThinkingDisplay};
+
+    const NOW: i64 = 1_780_000_000_000;
+
+    fn every_field() -> JobRequest {
+        JobRequest {
+            prompt: Some("Say hi".into()),
+            messages: None,
+            system: Some(Content::Text("Be brief.".into())),
+            priority: Some(Lane::Bulk),
+            mode: Some(Mode::Batch),
+            model: Some(crate::models::DEFAULT_MODEL.into()),
+            max_tokens: Some(2048),
+            expires_in_s: Some(600),
+            stop_sequences: Some(vec!["END".into()]),
+            metadata: Some(Metadata {
+                user_id: Some("u-1".into()),
+            }),
+            thinking: Some(Thinking::Adaptive {
+                display: Some(ThinkingDisplay::Summarized),
+            }),
+            output_config: Some(OutputConfig {
+                effort: Some(Effort::Low),
+                ..OutputConfig::default()
+            }),
+            tools: Some(vec![serde_json::json!({
+                "name": "lookup", "description": "Looks a word up.",
+                "input_schema": {"type": "object", "properties": {}}
+            })]),
+            tool_choice: Some(ToolChoice::Auto {
+                disable_parallel_tool_use: None,
+            }),
+        }
+    }
+
+    #[test]
+    fn a_job_request_names_exactly_the_fields_the_parser_reads() {
+        let body = serde_json::to_value(JobRequest {
+            messages: Some(vec![InputMessage::user(Content::Text("Hi".into()))]),
+            ..every_field()
+        })
+        .unwrap();
+        let mut sent: Vec<&str> = body
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(|k| k.as_str())
+            .collect();
+        let mut read = crate::prompt::FIELDS.to_vec();
+        sent.sort_unstable();
+        read.sort_unstable();
+        assert_eq!(sent, read);
+    }
+
+    #[test]
+    fn the_prompt_parser_accepts_a_job_request_with_every_field_set() {
+        let body = serde_json::to_vec(&every_field()).unwrap();
+        let input = crate::prompt::parse_input(&body, NOW).unwrap();
+        assert_eq!((input.priority, input.mode), (Lane::Bulk, Mode::Batch));
+        assert_eq!(input.expires_in_s, Some(600));
+        assert_eq!(input.request.max_tokens, 2048);
+    }
+
+    #[test]
+    fn the_smallest_job_request_is_its_prompt() {
+        let body = serde_json::to_string(&JobRequest::prompt("Hi")).unwrap();
+        assert_eq!(body, r#"{"prompt":"Hi"}"#);
+        crate::prompt::parse_input(body.as_bytes(), NOW).unwrap();
+    }
+
+    #[test]
+    fn the_feedback_parser_accepts_a_feedback_request() {
+        let req = FeedbackRequest {
+            text: "The export button does nothing.".into(),
+            mode: Some(Mode::Batch),
+            source: Some("web".into()),
+            model: Some(crate::models::DEFAULT_MODEL.into()),
+        };
+        let input = crate::feedback::parse_input(&serde_json::to_vec(&req).unwrap(), NOW).unwrap();
+        assert_eq!((input.mode, input.source.as_str()), (Mode::Batch, "web"));
+    }
+
+    #[test]
+    fn the_key_parser_accepts_a_key_request() {
+        let req = KeyRequest {
+            user_id: "ann".into(),
+            role: Some(Role::Admin),
+        };
+        let (user, role) =
+            crate::identity::parse_key_input(&serde_json::to_vec(&req).unwrap()).unwrap();
+        assert_eq!((user.as_str(), role), ("ann", Role::Admin));
+    }
+}
