@@ -30,7 +30,8 @@
 //! - [`anthropic`]: Anthropic wire types (Messages API, error bodies, rate-limit headers).
 //! - [`clock`]: RFC 3339 timestamps and UTC calendar days (chrono).
 //! - [`money`]: micro-dollars written and read for people.
-//! - [`dto`]: the JSON shapes the Worker serves and the SPA reads.
+//! - [`dto`]: the JSON shapes the Worker serves and the SPA reads, and the request bodies the
+//!   producers accept ([`dto::JobRequest`], [`dto::FeedbackRequest`], [`dto::KeyRequest`]).
 //! - [`error`]: the contract's error envelope.
 //! - [`feedback`]: the feedback flow's input, prompt and analysis (with JSON repair).
 
