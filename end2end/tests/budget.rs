@@ -5,6 +5,9 @@
 //! adopted rather than paid twice, errored batch requests are resubmitted or failed, canceling
 //! reaches into Anthropic batches, prompt caching shows up where it really happens, and every
 //! job's cost equals what the simulator billed.
+//!
+//! One file on purpose, though over 400 lines: a suite is one stack and one binary (run by name
+//! by `cargo xtask test`), and its scenarios share that stack.
 
 use std::process::ExitCode;
 use std::sync::Arc;

@@ -14,6 +14,9 @@
 //! Clients behave as real ones must across a restart: every `POST /jobs` and `POST /feedback`
 //! carries an `Idempotency-Key` and is sent again, with the same key, after a transport error or a
 //! 5xx — so a retry never makes a second job. Uploads are sent before the first kill.
+//!
+//! One file on purpose, though over 400 lines: a suite is one stack and one binary (run by name
+//! by `cargo xtask test`), and its scenarios share that stack.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::process::ExitCode;

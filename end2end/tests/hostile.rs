@@ -3,6 +3,9 @@
 //! each the suite checks that nothing was left behind — no row, no R2 object — and that the
 //! Worker still answers; at the end, that no queue message reached a consumer without its row.
 //! Input that is legitimate data (markup in a text, odd file names) is accepted and stays inert.
+//!
+//! One file on purpose, though over 400 lines: a suite is one stack and one binary (run by name
+//! by `cargo xtask test`), and its scenarios share that stack.
 
 use std::process::ExitCode;
 use std::sync::Arc;

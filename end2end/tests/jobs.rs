@@ -1,5 +1,8 @@
 //! Prompt-jobs suite: `/jobs` through the real local stack and the simulator — both lanes, the
 //! R2 claim-check and result, Idempotency-Key, cancel, expiry, filters and ownership.
+//!
+//! One file on purpose, though over 400 lines: a suite is one stack and one binary (run by name
+//! by `cargo xtask test`), and its scenarios share that stack.
 
 use std::process::ExitCode;
 use std::sync::Arc;

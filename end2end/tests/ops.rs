@@ -3,6 +3,9 @@
 //! CSV, daily caps (429 before anything is paid) and the soft threshold's alert, DLQ triage —
 //! replay, edit-then-replay, bulk replay, discard, 409s — and the query plans of every list and
 //! aggregate of the ops side.
+//!
+//! One file on purpose, though over 400 lines: a suite is one stack and one binary (run by name
+//! by `cargo xtask test`), and its scenarios share that stack.
 
 /// The store's query text, as the Worker runs it.
 #[path = "../../worker/src/store/sql.rs"]

@@ -1,4 +1,8 @@
 //! The simulator over real HTTP: every endpoint, error path and marker, as a client sees them.
+//!
+//! One file on purpose, though over 400 lines: one test binary whose tests share the `Api`
+//! client at its top (each test starts its own simulator); splitting it would only add
+//! binaries to build and link, or move that client into a shared module.
 
 use std::time::{Duration, Instant};
 

@@ -388,46 +388,4 @@ pub fn suite_names() -> Result<Vec<String>> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn every_suite_of_end2end_is_known_by_name() {
-        let names = suite_names().unwrap();
-        for s in ["api", "browser", "jobs", "chaos", "models"] {
-            assert!(names.iter().any(|n| n == s), "{s} missing from {names:?}");
-        }
-    }
-
-    #[test]
-    fn the_summary_adds_up_every_result_line_and_skips_empty_binaries() {
-        let ran = |label: &str, line: &str, success| Ran {
-            label: label.into(),
-            suite: false,
-            results: vec![line.into()],
-            success,
-            took: Duration::ZERO,
-        };
-        let (text, passed, failed) = summary(&[
-            ran("a", "test result: ok. 3 passed; 0 failed; 0 ignored", true),
-            ran("b", "test result: ok. 0 passed; 0 failed; 0 ignored", true),
-            ran(
-                "c",
-                "test result: FAILED. 1 passed; 2 failed; 0 ignored",
-                false,
-            ),
-        ]);
-        assert_eq!((passed, failed), (4, 2));
-        assert!(!text.contains("  b "), "{text}");
-        assert!(text.ends_with("4 passed, 2 failed"), "{text}");
-    }
-
-    #[test]
-    fn cargo_labels_name_the_crate_and_the_target() {
-        assert_eq!(
-            label("unittests src/lib.rs (target/debug/deps/pipeline-0123abcd)"),
-            "pipeline unittests src/lib.rs"
-        );
-        assert_eq!(strip_ansi("\x1b[1;32mok\x1b[0m"), "ok");
-    }
-}
+mod tests;

@@ -1,9 +1,5 @@
-//! The Message Batches API: create, retrieve, list, cancel, delete, and results as JSONL.
-//!
-//! A batch is processed when its processing time has passed (lazily, on the next look at it):
-//! each request is validated and answered like a Messages call — markers included, random faults
-//! not — and billed at half price under its `custom_id`. A canceled batch ends with `canceled`
-//! results; a `[[sim:hang]]` request ends `expired`.
+//! The HTTP handlers of the Message Batches API: each checks the headers, settles the batches
+//! that are due, and is counted in the stats; with `batch_faults`, each may fail on its own.
 
 use axum::body::Bytes;
 use axum::extract::rejection::BytesRejection;
@@ -12,161 +8,14 @@ use axum::http::HeaderMap;
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use pipeline::anthropic::ErrorType;
-use pipeline::clock::format_rfc3339;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
+use super::{settle, Batch, Counts, CANCEL_MS, MAX_BATCH_BYTES, MAX_REQUESTS};
 use crate::errors::{new_id, with_headers, SimError};
-use crate::faults::{self, Fault, Rng};
-use crate::messages::{check_headers, commit, json_body, message, plan};
-use crate::request::{self, fnv};
+use crate::faults::{self, Fault};
+use crate::messages::{check_headers, json_body};
 use crate::{now_ms, Inner, Sim};
-
-/// At most 100,000 requests…
-pub const MAX_REQUESTS: usize = 100_000;
-/// …and 256 MB per batch.
-pub const MAX_BATCH_BYTES: usize = 256 * 1024 * 1024;
-/// Results are kept (and the batch listed) for 29 days; it expires after 24 hours.
-const EXPIRES_MS: i64 = 24 * 3600 * 1000;
-/// A canceled batch takes this long to go from `canceling` to `ended`.
-const CANCEL_MS: i64 = 200;
-
-/// One Message Batch.
-#[derive(Debug, Clone)]
-pub struct Batch {
-    pub id: String,
-    pub created_at: i64,
-    pub ends_at: i64,
-    pub cancel_initiated_at: Option<i64>,
-    pub ended_at: Option<i64>,
-    /// `(custom_id, params)`, emptied once processed.
-    pub requests: Vec<(String, Value)>,
-    pub total: u64,
-    /// JSONL lines, once ended.
-    pub results: Vec<Value>,
-    pub counts: Counts,
-    /// The `anthropic-version` of the create call: each request is read under it.
-    pub version: String,
-}
-
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Counts {
-    pub succeeded: u64,
-    pub errored: u64,
-    pub canceled: u64,
-    pub expired: u64,
-}
-
-impl Batch {
-    fn status(&self) -> &'static str {
-        match (self.ended_at, self.cancel_initiated_at) {
-            (Some(_), _) => "ended",
-            (None, Some(_)) => "canceling",
-            (None, None) => "in_progress",
-        }
-    }
-
-    /// The Message Batch object; `base` is the simulator's own URL, for `results_url`.
-    fn view(&self, base: &str) -> Value {
-        let processing = if self.ended_at.is_some() {
-            0
-        } else {
-            self.total
-        };
-        let ts = |t: Option<i64>| t.map(format_rfc3339);
-        json!({
-            "id": self.id,
-            "type": "message_batch",
-            "processing_status": self.status(),
-            "request_counts": {
-                "processing": processing,
-                "succeeded": self.counts.succeeded,
-                "errored": self.counts.errored,
-                "canceled": self.counts.canceled,
-                "expired": self.counts.expired,
-            },
-            "ended_at": ts(self.ended_at),
-            "created_at": format_rfc3339(self.created_at),
-            "expires_at": format_rfc3339(self.created_at + EXPIRES_MS),
-            "archived_at": null,
-            "cancel_initiated_at": ts(self.cancel_initiated_at),
-            "results_url": self.ended_at.map(|_| format!("{base}/v1/messages/batches/{}/results", self.id)),
-        })
-    }
-}
-
-/// Processes every batch whose time has come.
-pub fn settle(inner: &mut Inner, now: i64) {
-    for i in 0..inner.batches.len() {
-        let b = &inner.batches[i];
-        if b.ended_at.is_some() || b.ends_at > now {
-            continue;
-        }
-        let ended = b.ends_at;
-        let canceled = b.cancel_initiated_at.is_some();
-        let version = b.version.clone();
-        let id_hash = fnv(b.id.as_bytes());
-        let requests = std::mem::take(&mut inner.batches[i].requests);
-        let mut counts = Counts::default();
-        let mut results = Vec::with_capacity(requests.len());
-        for (custom_id, params) in &requests {
-            let result = if canceled {
-                json!({"type": "canceled"})
-            } else {
-                run_one(inner, custom_id, params, &version, ended)
-            };
-            match result["type"].as_str() {
-                Some("succeeded") => counts.succeeded += 1,
-                Some("errored") => counts.errored += 1,
-                Some("canceled") => counts.canceled += 1,
-                _ => counts.expired += 1,
-            }
-            results.push(json!({"custom_id": custom_id, "result": result}));
-        }
-        // Results come back in no particular order, as the API warns: shuffle them.
-        let mut rng = Rng::new(id_hash);
-        for k in (1..results.len()).rev() {
-            let j = (rng.next_u64() % (k as u64 + 1)) as usize;
-            results.swap(k, j);
-        }
-        let b = &mut inner.batches[i];
-        b.results = results;
-        b.counts = counts;
-        b.ended_at = Some(ended);
-    }
-}
-
-fn run_one(inner: &mut Inner, custom_id: &str, params: &Value, version: &str, now: i64) -> Value {
-    let errored = |kind: ErrorType, message: String| json!({"type": "errored", "error": {"type": "error", "error": {"type": kind, "message": message}}});
-    let req = match request::parse(params, true, version, now) {
-        Ok(r) => r,
-        Err(e) => {
-            inner.stats.refused("batch request", &e);
-            return errored(e.kind, e.message);
-        }
-    };
-    let fault = faults::decide(
-        &req.markers,
-        &req.model,
-        req.prompt_hash,
-        &mut inner.counters,
-        &inner.knobs,
-        &mut inner.rng,
-        inner.knobs.batch_faults,
-    );
-    match fault {
-        Fault::Status(s) => {
-            let e = SimError::injected(s, 0);
-            errored(e.kind, e.message)
-        }
-        Fault::Hang => json!({"type": "expired"}),
-        Fault::None | Fault::Slow(_) => {
-            let (answer, usage) = plan(inner, &req, now);
-            commit(inner, &req, &usage, now, true, Some(custom_id));
-            json!({"type": "succeeded", "message": message(&req, answer, usage, true)})
-        }
-    }
-}
 
 fn base_url(headers: &HeaderMap) -> String {
     let host = headers
