@@ -295,7 +295,7 @@ async fn each_role_sees_usage_and_an_admin_sees_charts_and_replays_a_dead_letter
     let (_, usage) = s.key(Some(&user)).get("/api/usage").await;
     let cost = format!(
         "${}",
-        pipeline::money::dollars(usage["totals"]["cost_micros"].as_u64().unwrap())
+        pipeline::money::UsdMicros(usage["totals"]["cost_micros"].as_u64().unwrap()).dollars()
     );
     // Two cron runs: the metrics series has points to draw.
     for _ in 0..2 {

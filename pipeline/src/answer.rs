@@ -7,6 +7,7 @@
 
 use crate::anthropic::{Message, StopReason, Usage};
 use crate::feedback::{parse_analysis, Analysis};
+use crate::money::UsdMicros;
 use crate::ops::failures::Failure;
 use crate::pdf::{parse_extraction, Extraction};
 use crate::pricing::{cost_micros, Tier};
@@ -94,7 +95,7 @@ pub struct Settled {
     /// `None` only for an undecodable answer whose usage cannot be read either.
     pub usage: Option<Usage>,
     /// `None` when the model that answered has no price in the catalog.
-    pub cost_micros: Option<u64>,
+    pub cost_micros: Option<UsdMicros>,
     /// The answer's text, kept on the row for feedback (it is short); the others only in R2.
     pub raw_text: Option<String>,
     /// The model that answered (after a fallback, not the one asked for).
@@ -265,7 +266,7 @@ mod tests {
         assert!(matches!(s.end, End::Complete { result: Some(_) }));
         assert!(s.raw_text.as_deref().is_some_and(|t| t.contains("Crash.")));
         assert_eq!(s.answered_by, "claude-sonnet-5-5");
-        assert!(s.cost_micros.is_some_and(|c| c > 0));
+        assert!(s.cost_micros.is_some_and(|c| c.0 > 0));
         let p = settle_answer(Kind::Prompt, &m, Tier::Standard, 1_796_083_200_000);
         assert_eq!(p.raw_text, None, "prompt answers live in R2 only");
     }

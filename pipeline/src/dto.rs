@@ -1,5 +1,6 @@
 //! JSON shapes shared by the Worker (which serves them) and the SPA (which reads them).
 
+use crate::money::UsdMicros;
 use serde::{Deserialize, Serialize};
 
 mod machinery;
@@ -90,7 +91,7 @@ pub struct Spend {
     pub output_tokens: u64,
     pub cache_write_tokens: u64,
     pub cache_read_tokens: u64,
-    pub cost_micros: u64,
+    pub cost_micros: UsdMicros,
     /// The model that answered is not in the price table: `cost_micros` is not its cost.
     #[serde(default)]
     pub cost_unknown: bool,
@@ -110,7 +111,7 @@ impl Spend {
         if self.cost_unknown {
             "unknown".into()
         } else {
-            crate::money::usd(self.cost_micros)
+            self.cost_micros.usd()
         }
     }
 }
@@ -312,7 +313,7 @@ pub struct UploadSummary {
     pub total: u32,
     pub done: u32,
     pub completed: u32,
-    pub cost_micros: u64,
+    pub cost_micros: UsdMicros,
     pub created_at: i64,
     pub canceled_at: Option<i64>,
 }
@@ -406,7 +407,7 @@ pub struct ClaudeAnswer {
     pub model: String,
     pub input_tokens: u64,
     pub output_tokens: u64,
-    pub cost_micros: Option<u64>,
+    pub cost_micros: Option<UsdMicros>,
 }
 
 /// `POST /api/dlq/:id/discard`.

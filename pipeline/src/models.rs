@@ -13,7 +13,7 @@
 //!
 //! Sources (read 2026-12-01; each row names its own page):
 //! - MODELS: platform.claude.com/docs/en/models/overview ("Compare models", legacy list, footnotes)
-//! - per-model pages: platform.claude.com/docs/en/models/<model>/overview and whats-new-…
+//! - per-model pages: `platform.claude.com/docs/en/models/<model>/overview` and whats-new-…
 //! - S55-MIG: platform.claude.com/docs/en/models/sonnet-5-5/migration-guide
 //! - S5-MIG: platform.claude.com/docs/en/models/sonnet-5/migration-guide
 //! - H55-MIG: platform.claude.com/docs/en/models/haiku-5-5/migration-guide

@@ -6,6 +6,7 @@
 //! cost 1.25× input (5-minute) or 2× (1-hour); cache reads the model's own rate; the Message
 //! Batches API half of everything (platform.claude.com/docs/en/about-claude/pricing).
 
+use crate::money::UsdMicros;
 use serde::{Deserialize, Serialize};
 
 use crate::anthropic::Usage;
@@ -32,7 +33,7 @@ pub fn price_of(model: &str, at_ms: i64) -> Option<(&'static Model, &'static Pri
 /// the API counts it in `output_tokens`) at the output price; a long-prompt band multiplies
 /// everything; the Message Batches API halves all of it (stacking with the cache multipliers).
 /// `None` for a model the catalog does not know: flagged, never priced 0.
-pub fn cost_micros(model: &str, usage: &Usage, tier: Tier, at_ms: i64) -> Option<u64> {
+pub fn cost_micros(model: &str, usage: &Usage, tier: Tier, at_ms: i64) -> Option<UsdMicros> {
     let (m, p) = price_of(model, at_ms)?;
     let prompt = usage.input_tokens as u64
         + usage.cache_creation_input_tokens as u64
@@ -60,7 +61,9 @@ pub fn cost_micros(model: &str, usage: &Usage, tier: Tier, at_ms: i64) -> Option
             Tier::Standard => 1,
             Tier::Batch => 2,
         };
-    Some(((numerator + denominator / 2) / denominator) as u64)
+    Some(UsdMicros(
+        ((numerator + denominator / 2) / denominator) as u64,
+    ))
 }
 
 #[cfg(test)]
@@ -82,7 +85,7 @@ mod tests {
     const NOW: i64 = 1_796_083_200_000;
 
     fn cost(m: &str, usage: &Usage, tier: Tier) -> u64 {
-        cost_micros(m, usage, tier, NOW).unwrap()
+        cost_micros(m, usage, tier, NOW).unwrap().0
     }
 
     fn live() -> impl Iterator<Item = &'static str> {
@@ -190,7 +193,11 @@ mod tests {
         let reads = u(0, 0, 0, 1_000_000);
         let before = 1_791_244_800_000; // 2026-10-06
         let after = 1_791_331_200_000; // 2026-10-07
-        let at = |t| cost_micros("claude-sonnet-5-5", &reads, Tier::Standard, t).unwrap();
+        let at = |t| {
+            cost_micros("claude-sonnet-5-5", &reads, Tier::Standard, t)
+                .unwrap()
+                .0
+        };
         assert_eq!((at(before), at(after)), (200_000, 100_000));
     }
 

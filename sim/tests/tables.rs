@@ -189,7 +189,7 @@ fn both_tables_bill_the_same_usage_the_same() {
     for m in CATALOG.iter().filter(|m| !m.is_retired(now)) {
         for (tier, batch) in [(Tier::Standard, false), (Tier::Batch, true)] {
             assert_eq!(
-                cost_micros(m.id, &usage, tier, now),
+                cost_micros(m.id, &usage, tier, now).map(|c| c.0),
                 Some(sim::pricing::cost_micros(m.id, &usage, batch, now)),
                 "{} {tier:?}",
                 m.id

@@ -2,7 +2,7 @@
 //! producers' daily-budget check. The decisions are `pipeline::ops`; the queries are the store's.
 
 use pipeline::clock::{day_of, DAY_MS};
-use pipeline::money::dollars;
+use pipeline::money::UsdMicros;
 use pipeline::ops::budgets::{check_daily_cap, soft_reached};
 use pipeline::ops::metrics::{dlq_crossing, BudgetCharge, Metrics, MetricsInput};
 use serde::Serialize;
@@ -87,8 +87,8 @@ struct SoftThreshold<'a> {
     event: &'static str,
     user_id: &'a str,
     day: &'a str,
-    spent_micros: u64,
-    soft_micros: Option<u64>,
+    spent_micros: UsdMicros,
+    soft_micros: Option<UsdMicros>,
     text: String,
 }
 
@@ -161,7 +161,7 @@ pub async fn admit(state: &AppState, user: &str) -> Result<(), AppError> {
     }
     if soft_reached(budget.spent_today_micros, budget.soft_micros) {
         let day = day_of(now);
-        let spent = dollars(budget.spent_today_micros);
+        let spent = budget.spent_today_micros.dollars();
         let payload = SoftThreshold {
             event: "usage.soft_threshold",
             user_id: user,

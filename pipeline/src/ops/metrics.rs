@@ -1,6 +1,7 @@
 //! The metrics row the cron writes every minute: percentiles, rates, lanes, models, budget
 //! use, and the thresholds that raise warnings and the DLQ alert.
 
+use crate::money::UsdMicros;
 use serde::{Deserialize, Serialize};
 
 use crate::status::Lane;
@@ -54,7 +55,7 @@ pub struct ModelMetrics {
     pub output_tokens: u64,
     pub cache_write_tokens: u64,
     pub cache_read_tokens: u64,
-    pub cost_micros: u64,
+    pub cost_micros: UsdMicros,
 }
 
 /// What the budget charged a model class so far, and its limits per minute.
@@ -127,7 +128,7 @@ pub struct EndedJob {
     #[serde(default)]
     pub cache_read_tokens: u64,
     #[serde(default)]
-    pub cost_micros: u64,
+    pub cost_micros: UsdMicros,
 }
 
 /// Pending work by lane and status, as the metrics query groups it.

@@ -1,12 +1,13 @@
 //! Per-user usage reports: which UTC days, tokens and cost by day and model, what batches and
 //! caching saved, and the CSV export.
 
+use crate::money::UsdMicros;
 use serde::{Deserialize, Serialize};
 
 use super::budgets::DailyBudget;
 use crate::clock::{day_of, parse_day, DAY_MS};
 use crate::error::ApiError;
-use crate::money::dollars;
+
 use crate::status::Mode;
 
 /// The longest range one usage request may cover.
@@ -91,7 +92,7 @@ pub struct UsageGroup {
     pub output_tokens: u64,
     pub cache_write_tokens: u64,
     pub cache_read_tokens: u64,
-    pub cost_micros: u64,
+    pub cost_micros: UsdMicros,
     #[serde(default)]
     pub cost_unknown: u64,
 }
@@ -104,7 +105,7 @@ pub struct UsageTotals {
     pub output_tokens: u64,
     pub cache_write_tokens: u64,
     pub cache_read_tokens: u64,
-    pub cost_micros: u64,
+    pub cost_micros: UsdMicros,
     /// Jobs answered by a model the price table does not know (their cost is not included).
     pub cost_unknown_jobs: u64,
 }
@@ -134,7 +135,7 @@ pub struct UsageRow {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct UsageDay {
     pub day: String,
-    pub cost_micros: u64,
+    pub cost_micros: UsdMicros,
     pub jobs: u64,
 }
 
@@ -142,10 +143,10 @@ pub struct UsageDay {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Savings {
     /// The Message Batches API bills half: batch jobs would have cost this much more in sync.
-    pub batch_micros: u64,
+    pub batch_micros: UsdMicros,
     /// Cache reads billed at the read price instead of the input price, less the 5-minute write
     /// premium (0.25× input) paid for the writes; never below 0.
-    pub cache_micros: u64,
+    pub cache_micros: UsdMicros,
 }
 
 /// `GET /api/usage`.
@@ -172,7 +173,7 @@ impl UsageReport {
         let mut days: Vec<UsageDay> = (0..n_days)
             .map(|i| UsageDay {
                 day: day_of((first_day + i as i64) * DAY_MS),
-                cost_micros: 0,
+                cost_micros: UsdMicros::ZERO,
                 jobs: 0,
             })
             .collect();
@@ -212,7 +213,7 @@ impl UsageReport {
                 cache_saved += net;
             }
         }
-        savings.cache_micros = (cache_saved.max(0) / 1_000_000) as u64;
+        savings.cache_micros = UsdMicros((cache_saved.max(0) / 1_000_000) as u64);
         rows.sort_by(|a, b| a.day.cmp(&b.day).then(a.model.cmp(&b.model)));
         UsageReport {
             user_id: q.user_id.clone(),
@@ -242,7 +243,7 @@ impl UsageReport {
                 t.output_tokens,
                 t.cache_write_tokens,
                 t.cache_read_tokens,
-                dollars(t.cost_micros)
+                t.cost_micros.dollars()
             ));
         }
         out
@@ -277,7 +278,7 @@ mod tests {
             output_tokens: 10,
             cache_write_tokens: cw,
             cache_read_tokens: cr,
-            cost_micros: cost,
+            cost_micros: UsdMicros(cost),
             cost_unknown: 0,
         }
     }

@@ -12,7 +12,8 @@ use serde::Deserialize;
 use wasm_bindgen::JsValue;
 
 use super::row::COLUMNS;
-use super::{num, opt, JobRow, Statement, Store};
+use super::{money, num, opt, JobRow, Statement, Store};
+use pipeline::money::UsdMicros;
 
 /// Which rows a settlement may touch: a synchronous call's job, or a job of this Message Batch
 /// (still `submitted` in it).
@@ -355,12 +356,12 @@ impl Store {
 
 /// What a paid answer spent, in the order the settling statements bind it: its four token
 /// counts, then its cost (0 when the model has no price).
-fn spent(u: &Usage, cost: Option<u64>) -> [JsValue; 5] {
+fn spent(u: &Usage, cost: Option<UsdMicros>) -> [JsValue; 5] {
     [
         num(u.input_tokens as i64),
         num(u.output_tokens as i64),
         num(u.cache_creation_input_tokens as i64),
         num(u.cache_read_input_tokens as i64),
-        num(cost.unwrap_or(0) as i64),
+        money(cost.unwrap_or_default()),
     ]
 }

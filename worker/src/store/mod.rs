@@ -28,6 +28,7 @@ pub mod uploads;
 
 use std::sync::Arc;
 
+use pipeline::money::UsdMicros;
 use serde::de::DeserializeOwned;
 use wasm_bindgen::JsValue;
 use worker::{D1Database, D1PreparedStatement, D1Result};
@@ -114,6 +115,16 @@ pub fn changes(r: &D1Result) -> worker::Result<usize> {
 /// A number bound into a statement.
 fn num(v: i64) -> JsValue {
     JsValue::from_f64(v as f64)
+}
+
+/// An amount bound into a statement.
+fn money(m: UsdMicros) -> JsValue {
+    num(m.0 as i64)
+}
+
+/// An amount as D1 answers it (a JavaScript number, never negative in our columns).
+fn micros(v: f64) -> UsdMicros {
+    UsdMicros(v.max(0.0) as u64)
 }
 
 /// Optional text bound into a statement (NULL when absent).

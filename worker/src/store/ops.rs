@@ -12,7 +12,8 @@ use wasm_bindgen::JsValue;
 
 use super::row::COLUMNS;
 use super::sql::{self, SqlValue};
-use super::{num, opt, JobRow, Statement, Store};
+use super::{micros, money, num, opt, JobRow, Statement, Store};
+use pipeline::money::UsdMicros;
 
 /// A background path's last heartbeat: when it ran and what it noted.
 #[derive(Debug, Deserialize)]
@@ -214,12 +215,9 @@ impl Store {
             .first(sql::SPENT, &[user.into(), num(day_start)])
             .await?;
         Ok(DailyBudget {
-            daily_cap_micros: caps
-                .as_ref()
-                .and_then(|c| c.daily_cap_micros)
-                .map(|v| v as u64),
-            soft_micros: caps.as_ref().and_then(|c| c.soft_micros).map(|v| v as u64),
-            spent_today_micros: spent.map(|s| s.spent as u64).unwrap_or(0),
+            daily_cap_micros: caps.as_ref().and_then(|c| c.daily_cap_micros).map(micros),
+            soft_micros: caps.as_ref().and_then(|c| c.soft_micros).map(micros),
+            spent_today_micros: spent.map(|s| micros(s.spent)).unwrap_or_default(),
         })
     }
 
@@ -233,7 +231,7 @@ impl Store {
             .await?;
             return Ok(());
         }
-        let amount = |v: Option<u64>| v.map(|n| num(n as i64)).unwrap_or(JsValue::NULL);
+        let amount = |v: Option<UsdMicros>| v.map(money).unwrap_or(JsValue::NULL);
         self.run(
             "INSERT INTO user_budgets (user_id, daily_cap_micros, soft_micros, updated_at) \
              VALUES (?1, ?2, ?3, ?4) ON CONFLICT(user_id) DO UPDATE SET \

@@ -3,6 +3,7 @@
 use pipeline::dto::{FeedbackView, JobView, Spend, UploadFile};
 use pipeline::feedback::Analysis;
 use pipeline::jobs::{elapsed_ms, Cursor};
+use pipeline::money::UsdMicros;
 use pipeline::status::{Kind, Lane, Mode, Status};
 use serde::Deserialize;
 
@@ -26,7 +27,7 @@ pub struct JobRow {
     pub output_tokens: i64,
     pub cache_write_tokens: i64,
     pub cache_read_tokens: i64,
-    pub cost_micros: i64,
+    pub cost_micros: UsdMicros,
     pub error: Option<String>,
     pub created_at: i64,
     pub started_at: Option<i64>,
@@ -109,7 +110,7 @@ impl JobRow {
             output_tokens: self.output_tokens.max(0) as u64,
             cache_write_tokens: self.cache_write_tokens.max(0) as u64,
             cache_read_tokens: self.cache_read_tokens.max(0) as u64,
-            cost_micros: self.cost_micros.max(0) as u64,
+            cost_micros: self.cost_micros,
             cost_unknown: self.cost_unknown != 0,
         }
     }

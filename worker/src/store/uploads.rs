@@ -7,7 +7,7 @@ use pipeline::status::{Kind, Lane, Mode, Status, Transition};
 use serde::Deserialize;
 
 use super::row::COLUMNS;
-use super::{num, JobRow, Statement, Store};
+use super::{micros, num, JobRow, Statement, Store};
 
 /// An upload as stored.
 #[derive(Debug, Clone, Deserialize)]
@@ -179,7 +179,7 @@ impl Store {
                 total: r.total.max(0) as u32,
                 done: r.done.max(0) as u32,
                 completed: r.completed.max(0) as u32,
-                cost_micros: r.cost.max(0) as u64,
+                cost_micros: micros(r.cost as f64),
                 created_at: r.created_at,
                 canceled_at: r.canceled_at,
             })

@@ -1,7 +1,6 @@
 //! The caller's earlier uploads.
 
 use leptos::prelude::*;
-use pipeline::money::usd;
 
 use crate::api;
 use crate::components::failure::failure;
@@ -28,7 +27,7 @@ pub fn PastUploads() -> impl IntoView {
                                             <td><a href=format!("/ui/batches/{}", b.id)><code>{short_id(&b.id)}</code></a></td>
                                             <td>{b.mode.as_str()}</td>
                                             <td class="num">{format!("{}/{}", b.done, b.total)}</td>
-                                            <td class="num">{usd(b.cost_micros)}</td>
+                                            <td class="num">{b.cost_micros.usd()}</td>
                                         </tr>
                                     }).collect_view()}
                                 </tbody>

@@ -1,7 +1,7 @@
 //! Admins' form for a user's daily budget.
 
 use leptos::prelude::*;
-use pipeline::money::{dollars, parse_dollars};
+use pipeline::money::{parse_dollars, UsdMicros};
 use pipeline::ops::budgets::BudgetSetting;
 use pipeline::ops::usage::UsageReport;
 
@@ -35,7 +35,7 @@ pub fn BudgetForm(
     // The fields start from the budget the report shows.
     Effect::new(move |_| {
         if let Some(Ok(r)) = report.get() {
-            let plain = |v: Option<u64>| v.map(dollars).unwrap_or_default();
+            let plain = |v: Option<UsdMicros>| v.map(UsdMicros::dollars).unwrap_or_default();
             cap.set(plain(r.budget.daily_cap_micros));
             soft.set(plain(r.budget.soft_micros));
         }

@@ -1,15 +1,15 @@
 //! Budgets as the Usage page words them.
 
-use pipeline::money::usd;
+use pipeline::money::UsdMicros;
 use pipeline::ops::budgets::{BudgetSetting, DailyBudget};
 
-fn amount(v: Option<u64>) -> String {
-    v.map_or_else(|| "none".to_string(), usd)
+fn amount(v: Option<UsdMicros>) -> String {
+    v.map_or_else(|| "none".to_string(), UsdMicros::usd)
 }
 
 /// "cap $5.000000 · soft $4.000000 · spent today $0.120000", or that there is none.
 pub fn budget_text(b: &DailyBudget) -> String {
-    let spent = format!("spent today {}", usd(b.spent_today_micros));
+    let spent = format!("spent today {}", b.spent_today_micros.usd());
     if b.daily_cap_micros.is_none() && b.soft_micros.is_none() {
         return format!("none set · {spent}");
     }
@@ -38,7 +38,7 @@ mod tests {
     fn a_budget_reads_as_its_cap_soft_threshold_and_spending() {
         let setting = BudgetSetting {
             user_id: "dora".into(),
-            daily_cap_micros: Some(5_000_000),
+            daily_cap_micros: Some(UsdMicros(5_000_000)),
             soft_micros: None,
         };
         let text = saved_text(&setting);
@@ -47,11 +47,11 @@ mod tests {
         let none = DailyBudget {
             daily_cap_micros: None,
             soft_micros: None,
-            spent_today_micros: 0,
+            spent_today_micros: UsdMicros(0),
         };
         assert!(budget_text(&none).starts_with("none set · spent today $0"));
         let capped = DailyBudget {
-            daily_cap_micros: Some(1_000_000),
+            daily_cap_micros: Some(UsdMicros(1_000_000)),
             ..none
         };
         assert!(budget_text(&capped).starts_with("cap $1"));

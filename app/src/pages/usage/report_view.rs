@@ -1,7 +1,7 @@
 //! One usage report: totals, savings, budget, the chart and the table.
 
 use leptos::prelude::*;
-use pipeline::money::usd;
+use pipeline::money::UsdMicros;
 use pipeline::ops::usage::UsageReport;
 
 use super::budget_text::budget_text;
@@ -24,17 +24,17 @@ pub fn ReportView(r: UsageReport) -> impl IntoView {
         .iter()
         .map(|d| Bar {
             label: d.day.get(5..).unwrap_or(&d.day).to_string(),
-            value: d.cost_micros as f64,
-            title: format!("{}: {} ({} jobs)", d.day, usd(d.cost_micros), d.jobs),
+            value: d.cost_micros.as_f64(),
+            title: format!("{}: {} ({} jobs)", d.day, d.cost_micros.usd(), d.jobs),
         })
         .collect::<Vec<_>>();
     view! {
         <h2>{format!("{} · {} to {}", r.user_id, r.from, r.to)}</h2>
         <div class="kpis">
-            <Kpi label="Cost" testid="usage-total-cost" value=usd(t.cost_micros) />
+            <Kpi label="Cost" testid="usage-total-cost" value=t.cost_micros.usd() />
             <Kpi label="Jobs" testid="usage-total-jobs" value=t.jobs.to_string() />
-            <Kpi label="Saved by batches" testid="usage-saving-batch" value=usd(r.savings.batch_micros) />
-            <Kpi label="Saved by caching" testid="usage-saving-cache" value=usd(r.savings.cache_micros) />
+            <Kpi label="Saved by batches" testid="usage-saving-batch" value=r.savings.batch_micros.usd() />
+            <Kpi label="Saved by caching" testid="usage-saving-cache" value=r.savings.cache_micros.usd() />
         </div>
         {unknown.map(|u| view! { <p class="muted">{u}</p> })}
         <dl class="facts">
@@ -45,7 +45,7 @@ pub fn ReportView(r: UsageReport) -> impl IntoView {
             <dt>"Daily budget"</dt><dd data-testid="usage-budget">{budget_text(&r.budget)}</dd>
         </dl>
         <BarChart testid="usage-chart" title="Cost per day (UTC)" bars=bars bar_testid="usage-bar"
-            y_fmt={|v| usd(v.round() as u64)} />
+            y_fmt={|v| UsdMicros(v.round() as u64).usd()} />
         <UsageTable rows=r.rows />
     }
 }

@@ -1,7 +1,6 @@
 //! The usage report's table by day and model.
 
 use leptos::prelude::*;
-use pipeline::money::usd;
 use pipeline::ops::usage::UsageRow;
 
 /// One row per day and model: jobs, the four token counts and the cost.
@@ -26,7 +25,7 @@ pub fn UsageTable(rows: Vec<UsageRow>) -> impl IntoView {
                             <td>{row.day}</td><td>{row.model}</td>
                             <td class="num">{t.jobs}</td><td class="num">{t.input_tokens}</td>
                             <td class="num">{t.output_tokens}</td><td class="num">{t.cache_write_tokens}</td>
-                            <td class="num">{t.cache_read_tokens}</td><td class="num">{usd(t.cost_micros)}</td>
+                            <td class="num">{t.cache_read_tokens}</td><td class="num">{t.cost_micros.usd()}</td>
                         </tr>
                     }
                 }).collect_view()}

@@ -57,7 +57,7 @@ fn metrics_from_rows() {
         output_tokens: 5,
         cache_write_tokens: 0,
         cache_read_tokens: 0,
-        cost_micros: cost,
+        cost_micros: UsdMicros(cost),
     };
     let rows = [
         ended("completed", 0, 100, 1_000, 3),
