@@ -4,9 +4,17 @@
 
 use serde_json::Value;
 
-/// A client for the Worker (and the simulator), with a generous timeout.
+/// A client for the Worker (and the simulator), with a generous timeout. It says it is a client
+/// (`X-Requested-With`), as the SPA does: an open-mode stack refuses a body-less or non-JSON
+/// write without it ([`pipeline::open_mode`]).
 pub fn client() -> reqwest::Client {
+    let mut headers = reqwest::header::HeaderMap::new();
+    headers.insert(
+        pipeline::open_mode::CLIENT_HEADER,
+        reqwest::header::HeaderValue::from_static("end2end"),
+    );
     reqwest::Client::builder()
+        .default_headers(headers)
         .timeout(std::time::Duration::from_secs(60))
         .build()
         .expect("http client")

@@ -14,7 +14,7 @@ use end2end::browser::{
 use end2end::{run_suite_with, tests, StackConfig, TestStack};
 use playwright_rs::expect;
 use reqwest::Method;
-use serde_json::json;
+use serde_json::{json, Value};
 
 fn main() -> ExitCode {
     run_suite_with(
@@ -92,6 +92,19 @@ async fn a_command_line_admin_key_issues_and_revokes_keys_over_http(s: Arc<TestS
     let (status, me) = s.key(Some(&key)).get("/api/health").await;
     assert_eq!((status, me["user_id"].as_str()), (200, Some("carol")));
     assert_eq!(me["role"], "user");
+    // A user learns the service is up, not how it is wired; an admin gets the details.
+    assert_eq!(me["ok"], true);
+    for detail in ["checks", "anthropic", "cron_last_run_at"] {
+        assert!(
+            me.get(detail).is_none_or(Value::is_null),
+            "{detail} is for admins: {me}"
+        );
+    }
+    let (_, full) = s.key(Some(&admin)).get("/api/health").await;
+    assert!(
+        full["checks"].as_array().is_some_and(|c| c.len() >= 4),
+        "{full}"
+    );
     // The list shows it without the key.
     let (_, list) = s.key(Some(&admin)).get("/api/keys").await;
     let text = list.to_string();

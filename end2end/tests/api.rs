@@ -23,6 +23,9 @@ fn main() -> ExitCode {
             unknown_api_paths_are_a_json_404,
             a_wrong_method_is_a_json_405,
             the_spa_and_its_assets_are_served_with_deep_link_fallback,
+            open_mode_refuses_a_write_a_web_page_could_send,
+            open_mode_serves_loopback_hosts_only,
+            answers_and_pages_carry_security_headers,
         ],
     )
 }
@@ -157,5 +160,115 @@ async fn the_spa_and_its_assets_are_served_with_deep_link_fallback(s: Arc<TestSt
         assert_eq!(resp.status().as_u16(), 200, "{name}");
         let got = resp.headers()["content-type"].to_str().unwrap().to_owned();
         assert!(got.contains(ctype), "{name}: {got}");
+    }
+}
+
+/// A plain client, without the `X-Requested-With` the test client always sends: what a web page's
+/// form or a "simple" `fetch` looks like to the Worker.
+fn page_like() -> reqwest::Client {
+    reqwest::Client::builder()
+        .timeout(Duration::from_secs(30))
+        .build()
+        .unwrap()
+}
+
+async fn open_mode_refuses_a_write_a_web_page_could_send(s: Arc<TestStack>) {
+    let page = page_like();
+    let poll = s.url("/api/batches/poll");
+    // A form post: no JSON, no client header.
+    let form = page
+        .post(&poll)
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body("a=1");
+    let (status, e) = send_json(form).await;
+    assert_error(status, &e, 403, "forbidden");
+    assert!(
+        e["error"].as_str().unwrap().contains("x-requested-with"),
+        "{e}"
+    );
+    // Another site's page, whatever it carries.
+    let cross = page
+        .post(s.url("/jobs"))
+        .header("content-type", "application/json")
+        .header("x-requested-with", "x")
+        .header("origin", "https://evil.example")
+        .body(r#"{"prompt":"spend my money"}"#);
+    let (status, e) = send_json(cross).await;
+    assert_error(status, &e, 403, "forbidden");
+    let fetched = page
+        .post(s.url("/jobs"))
+        .header("content-type", "application/json")
+        .header("sec-fetch-site", "cross-site")
+        .body(r#"{"prompt":"spend my money"}"#);
+    let (status, e) = send_json(fetched).await;
+    assert_error(status, &e, 403, "forbidden");
+    // Nothing was made.
+    let (_, jobs) = s.anon().get("/jobs").await;
+    assert!(
+        jobs["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|j| j["status"] != "queued" || j["kind"] != "prompt"),
+        "{jobs}"
+    );
+    // A client says so, and a JSON body from the same origin needs nothing more.
+    let (status, _) = send_json(page.post(&poll).header("x-requested-with", "curl")).await;
+    assert_eq!(status, 200);
+    let same_origin = page
+        .post(s.url("/api/batches/poll"))
+        .header("content-type", "application/json")
+        .header("origin", s.base_url.as_str())
+        .header("sec-fetch-site", "same-origin")
+        .body("{}");
+    let (status, body) = send_json(same_origin).await;
+    assert_eq!(status, 200, "{body}");
+}
+
+async fn open_mode_serves_loopback_hosts_only(s: Arc<TestStack>) {
+    // A deployed Worker left in open mode: reached by a public name.
+    let deployed = page_like()
+        .get(s.url("/api/health"))
+        .header("host", "claude-pipeline.example.workers.dev");
+    let (status, e) = send_json(deployed).await;
+    assert_error(status, &e, 503, "open_mode_not_local");
+    assert!(
+        e["error"].as_str().unwrap().contains("AUTH_MODE=keys"),
+        "{e}"
+    );
+    let (status, _) = send_json(page_like().get(s.url("/api/health"))).await;
+    assert_eq!(status, 200, "loopback is served");
+}
+
+async fn answers_and_pages_carry_security_headers(s: Arc<TestStack>) {
+    let client = page_like();
+    for path in ["/api/health", "/api/nope", "/jobs"] {
+        let r = client.get(s.url(path)).send().await.unwrap();
+        let h = r.headers();
+        assert_eq!(h["x-content-type-options"], "nosniff", "{path}");
+        assert_eq!(h["x-frame-options"], "DENY", "{path}");
+        assert_eq!(h["referrer-policy"], "no-referrer", "{path}");
+        let csp = h["content-security-policy"].to_str().unwrap();
+        assert!(
+            csp.contains("default-src 'none'") && csp.contains("frame-ancestors 'none'"),
+            "{path}: {csp}"
+        );
+    }
+    for path in ["/", "/ui/jobs", "/ui/dashboard"] {
+        let r = client.get(s.url(path)).send().await.unwrap();
+        assert_eq!(r.status(), 200, "{path}");
+        let h = r.headers().clone();
+        let csp = h["content-security-policy"].to_str().unwrap().to_string();
+        assert!(
+            csp.contains("script-src 'self' 'wasm-unsafe-eval'")
+                && csp.contains("frame-ancestors 'none'"),
+            "{path}: {csp}"
+        );
+        assert_eq!(h["x-content-type-options"], "nosniff", "{path}");
+        let html = r.text().await.unwrap();
+        assert!(
+            !html.contains("<script type=\"module\">"),
+            "no inline script for the policy to block: {html}"
+        );
     }
 }

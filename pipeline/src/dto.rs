@@ -12,7 +12,9 @@ use crate::feedback::Analysis;
 use crate::identity::{AuthMode, Role};
 use crate::status::{Kind, Lane, Mode, Status};
 
-/// `GET /api/health`: what the Worker found when it touched each binding.
+/// `GET /api/health`: what the Worker found when it touched each binding. Users learn only
+/// whether the service is up (and who they are); the checks, the Anthropic target and the
+/// heartbeats are for admins.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct HealthReport {
     /// True when every check passed.
@@ -22,8 +24,11 @@ pub struct HealthReport {
     /// Who the caller was resolved as.
     pub user_id: String,
     pub role: Role,
-    /// Where Anthropic calls go, and whether a real API key is configured.
-    pub anthropic: AnthropicTarget,
+    /// Where Anthropic calls go, and whether a real API key is configured (admins).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub anthropic: Option<AnthropicTarget>,
+    /// Every binding's check (admins).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub checks: Vec<Check>,
     /// Last cron run (epoch ms), from its D1 heartbeat.
     pub cron_last_run_at: Option<i64>,

@@ -9,6 +9,10 @@ pub struct ErrorBody {
     pub code: String,
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub field: Option<String>,
+    /// A 500's reference: the same id is in the Worker's log next to the details, which the
+    /// answer never carries.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub request_id: Option<String>,
 }
 
 /// An error with its HTTP status, decided in `pipeline` and sent as-is by the Worker.
@@ -26,6 +30,7 @@ impl ApiError {
                 error: message.into(),
                 code: code.to_owned(),
                 field: field.map(str::to_owned),
+                request_id: None,
             },
         }
     }

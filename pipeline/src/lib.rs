@@ -13,6 +13,7 @@
 //! - [`budget`]: the token budget (RPM / ITPM / OTPM buckets, reservations, reconciliation).
 //! - [`lanes`]: per-lane in-flight slots (leases) kept by the BUDGET Durable Object.
 //! - [`multipart`]: a streaming, tolerant multipart/form-data reader.
+//! - [`open_mode`]: what `AUTH_MODE=open` allows: loopback hosts, no cross-site writes.
 //! - [`ops`]: the operator's side: failure classes, metrics, usage reports, daily budgets, DLQ triage.
 //! - [`pdf`]: multi-PDF uploads: limits, file checks, display names, templates, requests, extraction.
 //! - [`models`]: the model catalog: ids, limits, what each model refuses, prices with their
@@ -50,6 +51,7 @@ pub mod lanes;
 pub mod models;
 pub mod money;
 pub mod multipart;
+pub mod open_mode;
 pub mod ops;
 pub mod pdf;
 pub mod pricing;

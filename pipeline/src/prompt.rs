@@ -316,12 +316,31 @@ pub enum Idempotency {
     Conflict,
 }
 
-/// Decides from the stored `(body_hash, job_id, created_at)` for this user and key, if any.
-pub fn idempotency(stored: Option<(&str, &str, i64)>, body_hash: &str, now: i64) -> Idempotency {
+/// The stored record of a user's key, with what became of its job.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StoredKey<'a> {
+    pub body_hash: &'a str,
+    pub job_id: &'a str,
+    pub created_at: i64,
+    /// The job's message was never queued (`enqueue_failed`): the job will never run.
+    pub never_queued: bool,
+}
+
+impl StoredKey<'_> {
+    /// Whether the record still holds its key at `now`: younger than the TTL, and its job
+    /// real. An expired record, or one whose job could not be queued, gives the key up — the
+    /// caller's retry with the same key makes a real job.
+    pub fn holds(&self, now: i64) -> bool {
+        now - self.created_at < IDEMPOTENCY_TTL_MS && !self.never_queued
+    }
+}
+
+/// Decides from the stored record for this user and key, if any.
+pub fn idempotency(stored: Option<StoredKey<'_>>, body_hash: &str, now: i64) -> Idempotency {
     match stored {
-        Some((_, _, at)) if now - at >= IDEMPOTENCY_TTL_MS => Idempotency::Fresh,
-        Some((hash, job, _)) if hash == body_hash => Idempotency::Replay {
-            job_id: job.to_owned(),
+        Some(k) if !k.holds(now) => Idempotency::Fresh,
+        Some(k) if k.body_hash == body_hash => Idempotency::Replay {
+            job_id: k.job_id.to_owned(),
         },
         Some(_) => Idempotency::Conflict,
         None => Idempotency::Fresh,

@@ -138,8 +138,12 @@ pub enum Transition {
     Complete,
     /// A permanent failure, or a paid answer with nothing to use.
     Fail,
-    /// Retries exhausted.
+    /// Retries exhausted (the consumer that made the last call ends the job).
     DeadLetter,
+    /// The dead-letter queue: a message that ran out of the queue's own retries ends its job —
+    /// only while the job waits in `queued`. A `running` job has a call in flight and a
+    /// `submitted` one is inside a Message Batch that bills it: neither is the DLQ's to end.
+    DeadLetterQueued,
     /// A job whose `expires_at` passed before it ran (seen by a consumer).
     Expire,
     /// The cron expires queued jobs past their `expires_at`.
@@ -151,7 +155,7 @@ pub enum Transition {
 }
 
 impl Transition {
-    pub const ALL: [Transition; 13] = [
+    pub const ALL: [Transition; 14] = [
         Transition::EnqueueFail,
         Transition::Claim,
         Transition::Submit,
@@ -161,6 +165,7 @@ impl Transition {
         Transition::Complete,
         Transition::Fail,
         Transition::DeadLetter,
+        Transition::DeadLetterQueued,
         Transition::Expire,
         Transition::ExpireStale,
         Transition::Cancel,
@@ -172,7 +177,7 @@ impl Transition {
         use Status::*;
         match self {
             Transition::EnqueueFail | Transition::Claim | Transition::Submit => &[Queued],
-            Transition::ExpireStale => &[Queued],
+            Transition::ExpireStale | Transition::DeadLetterQueued => &[Queued],
             // Guarded as "not terminal": a late answer of a call the reconciler gave up on
             // still settles the job, so it is never called again.
             Transition::Requeue
@@ -194,7 +199,7 @@ impl Transition {
             Transition::Requeue | Transition::Reconcile | Transition::Resubmit => Status::Queued,
             Transition::Complete => Status::Completed,
             Transition::Fail => Status::Failed,
-            Transition::DeadLetter => Status::DeadLettered,
+            Transition::DeadLetter | Transition::DeadLetterQueued => Status::DeadLettered,
             Transition::Expire | Transition::ExpireStale => Status::Expired,
             Transition::Cancel | Transition::CancelInBatch => Status::Canceled,
         }

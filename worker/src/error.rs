@@ -12,7 +12,24 @@ impl IntoResponse for AppError {
     fn into_response(self) -> Response {
         let status =
             StatusCode::from_u16(self.0.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-        (status, axum::Json(self.0.body)).into_response()
+        let mut body = self.0.body;
+        if status == StatusCode::INTERNAL_SERVER_ERROR {
+            // The details stay in the log, under an id the client can quote.
+            let id = crate::services::random_bytes()
+                .map(|b| {
+                    b[..8]
+                        .iter()
+                        .map(|x| format!("{x:02x}"))
+                        .collect::<String>()
+                })
+                .unwrap_or_else(|_| crate::config::now_ms().to_string());
+            worker::console_error!("request {id}: 500 {}: {}", body.code, body.error);
+            body.error = format!(
+                "an internal error occurred; quote request {id} to find its details in the log"
+            );
+            body.request_id = Some(id);
+        }
+        (status, axum::Json(body)).into_response()
     }
 }
 
@@ -22,12 +39,9 @@ impl From<ApiError> for AppError {
     }
 }
 
-/// A platform failure (D1, R2, a queue): logged in full, answered as a 500 without internals.
+/// A platform failure (D1, R2, a queue): a 500 whose details go to the log only.
 impl From<worker::Error> for AppError {
     fn from(e: worker::Error) -> Self {
-        worker::console_error!("platform error: {e}");
-        AppError(ApiError::internal(
-            "an internal error occurred; it has been logged",
-        ))
+        AppError(ApiError::internal(format!("platform error: {e}")))
     }
 }

@@ -85,11 +85,19 @@ fn assemble_dist(pkg: &Path) -> Result<()> {
     let wasm = copy(pkg.join("app_bg.wasm"), "app_bg", "wasm")?;
     let js = copy(pkg.join("app.js"), "app", "js")?;
     let css = copy(root().join("style").join("main.css"), "style", "css")?;
-    let html = std::fs::read_to_string(root().join("frontend").join("static").join("index.html"))?
-        .replace("__JS__", &js)
-        .replace("__WASM__", &wasm)
-        .replace("__STYLE__", &css);
+    let statics = root().join("frontend").join("static");
+    let names = |text: String| {
+        text.replace("__JS__", &js)
+            .replace("__WASM__", &wasm)
+            .replace("__STYLE__", &css)
+    };
+    let boot = names(std::fs::read_to_string(statics.join("boot.js"))?);
+    let boot_name = format!("boot-{:016x}.js", fnv(boot.as_bytes()));
+    std::fs::write(out.join(&boot_name), boot)?;
+    let html =
+        names(std::fs::read_to_string(statics.join("index.html"))?).replace("__BOOT__", &boot_name);
     std::fs::write(out.join("index.html"), html)?;
+    std::fs::copy(statics.join("_headers"), out.join("_headers"))?;
     Ok(())
 }
 

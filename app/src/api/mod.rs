@@ -38,6 +38,8 @@ pub fn api_key() -> Option<String> {
 
 /// Every request carries the session's key, when there is one.
 fn authed(rb: RequestBuilder) -> RequestBuilder {
+    // Says this is a client, not a page's form: an open-mode stack needs it on a write.
+    let rb = rb.header(pipeline::open_mode::CLIENT_HEADER, "claude-pipeline-spa");
     match api_key() {
         Some(k) => rb.header("authorization", &format!("Bearer {k}")),
         None => rb,

@@ -33,6 +33,13 @@ pub async fn upload_pdfs(
         .map_err(|_| fail("template"))?;
     let xhr = web_sys::XmlHttpRequest::new().map_err(|_| fail("no XMLHttpRequest"))?;
     xhr.open("POST", "/batches").map_err(|_| fail("open"))?;
+    xhr.set_request_header(pipeline::open_mode::CLIENT_HEADER, "claude-pipeline-spa")
+        .map_err(|_| fail("a header"))?;
+    // Keys mode: the upload is the caller's, like every other call.
+    if let Some(key) = super::api_key() {
+        xhr.set_request_header("authorization", &format!("Bearer {key}"))
+            .map_err(|_| fail("the key"))?;
+    }
     let progress =
         Closure::<dyn Fn(web_sys::ProgressEvent)>::new(move |e: web_sys::ProgressEvent| {
             on_progress(e.loaded(), e.total());

@@ -195,7 +195,12 @@ fn idempotency_keys_are_bounded_printable_ascii() {
 #[test]
 fn a_reused_key_replays_the_same_body_and_refuses_another() {
     let h = body_hash(b"{\"prompt\":\"a\"}");
-    let stored = Some((h.as_str(), "job-1", 0));
+    let stored = Some(StoredKey {
+        body_hash: &h,
+        job_id: "job-1",
+        created_at: 0,
+        never_queued: false,
+    });
     assert_eq!(
         idempotency(stored, &h, 1000),
         Idempotency::Replay {
@@ -211,4 +216,19 @@ fn a_reused_key_replays_the_same_body_and_refuses_another() {
         Idempotency::Fresh
     );
     assert_eq!(idempotency(None, &h, 0), Idempotency::Fresh);
+}
+
+#[test]
+fn a_key_whose_job_was_never_queued_makes_a_real_job_when_sent_again() {
+    let h = body_hash(b"{\"prompt\":\"a\"}");
+    let stored = StoredKey {
+        body_hash: &h,
+        job_id: "job-1",
+        created_at: 0,
+        never_queued: true,
+    };
+    assert!(!stored.holds(1));
+    assert_eq!(idempotency(Some(stored), &h, 1), Idempotency::Fresh);
+    let other = body_hash(b"{\"prompt\":\"b\"}");
+    assert_eq!(idempotency(Some(stored), &other, 1), Idempotency::Fresh);
 }

@@ -123,3 +123,12 @@ fn sync_rides_the_high_lane_and_batch_the_bulk_lane() {
     assert_eq!(Mode::Sync.default_lane(), Lane::High);
     assert_eq!(Mode::Batch.default_lane(), Lane::Bulk);
 }
+
+#[test]
+fn the_dead_letter_queue_ends_only_a_job_still_waiting() {
+    // A running job has a call in flight, a submitted one sits in a Message Batch that bills it:
+    // a message that ran out of queue retries must not end either.
+    assert_eq!(Transition::DeadLetterQueued.from(), &[Status::Queued]);
+    assert_eq!(Transition::DeadLetterQueued.to(), Status::DeadLettered);
+    assert!(Transition::DeadLetter.from().contains(&Status::Running));
+}

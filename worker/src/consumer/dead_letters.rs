@@ -3,6 +3,7 @@
 
 use pipeline::ops::failures::Failure;
 use pipeline::retry::dead_letter_reason;
+use pipeline::status::Transition;
 
 use crate::config::now_ms;
 use crate::services::AppState;
@@ -22,7 +23,13 @@ pub async fn dead_letter(state: &AppState, id: &str) {
         ));
         let changed = state
             .store
-            .dead_letter(id, &failure, now_ms(), Scope::Sync)?
+            .dead_letter(
+                Transition::DeadLetterQueued,
+                id,
+                &failure,
+                now_ms(),
+                Scope::Sync,
+            )?
             .run()
             .await?;
         row.error = Some(failure.reason);

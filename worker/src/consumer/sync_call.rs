@@ -12,7 +12,7 @@ use pipeline::pricing::Tier;
 use pipeline::retry::{
     decide, describe, is_overload, is_spend_limit, model_for, CallOutcome, Decision,
 };
-use pipeline::status::Lane;
+use pipeline::status::{Lane, Transition};
 use serde_json::Value;
 use worker::{Delay, Message, MessageExt};
 
@@ -258,7 +258,7 @@ async fn apply(
         Decision::DeadLetter(f) => {
             state
                 .store
-                .dead_letter(id, &f, now_ms(), Scope::Sync)?
+                .dead_letter(Transition::DeadLetter, id, &f, now_ms(), Scope::Sync)?
                 .run()
                 .await?;
             announce_dead_letter(state, id).await;

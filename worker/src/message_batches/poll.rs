@@ -9,6 +9,7 @@ use pipeline::dto::PollReport;
 use pipeline::ops::failures::Failure;
 use pipeline::pricing::Tier;
 use pipeline::retry::describe;
+use pipeline::status::Transition;
 
 use crate::config::now_ms;
 use crate::services::AppState;
@@ -97,7 +98,13 @@ async fn settle_batch(
                 report.jobs_resubmitted += 1;
             }
             Some(Outcome::DeadLetter(reason)) => {
-                statements.push(store.dead_letter(&row.id, &Failure::new(reason), now, scope)?);
+                statements.push(store.dead_letter(
+                    Transition::DeadLetter,
+                    &row.id,
+                    &Failure::new(reason),
+                    now,
+                    scope,
+                )?);
                 dead.push(row.id.clone());
                 report.jobs_dead_lettered += 1;
             }

@@ -12,7 +12,9 @@ use pipeline::status::{Kind, Mode, Status};
 use crate::config::now_ms;
 use crate::error::AppError;
 use crate::identity::Caller;
-use crate::routes::{accept, enqueue_failed, next_page, own_job, AppState, Idem, PageQuery};
+use crate::routes::{
+    accept, commit_job, enqueue_failed, next_page, own_job, AppState, Idem, PageQuery,
+};
 use crate::services::new_id;
 use crate::store::jobs::{JobFilter, NewJob};
 use crate::store::row::job_cursor;
@@ -42,7 +44,7 @@ pub async fn submit(
     let now = now_ms();
     let id = new_id()?;
     let lane = input.mode.default_lane();
-    let mut statements = vec![state.store.insert_job(&NewJob {
+    let job = state.store.insert_job(&NewJob {
         id: &id,
         user_id: user,
         kind: Kind::Feedback,
@@ -54,11 +56,10 @@ pub async fn submit(
         prompt_key: None,
         expires_at: None,
         now,
-    })?];
-    if let Some((k, h)) = &record {
-        statements.push(state.store.remember_idempotency(user, k, h, &id, now)?);
+    })?;
+    if let Some(winner) = commit_job(&state, user, record.as_ref(), &id, vec![job], now).await? {
+        return Ok(ack(winner, input.mode));
     }
-    state.store.batch(statements).await?;
     if let Err(e) = state.lanes.send(lane, &id).await {
         return Err(enqueue_failed(&state, &id, "job", e).await);
     }

@@ -1,4 +1,5 @@
-//! `GET /api/health`: touches D1, R2, the Durable Object and a queue, and says what it found.
+//! `GET /api/health`: touches D1, R2, the Durable Object and a queue, and says what it found —
+//! to admins; users hear only whether the service is up.
 
 use axum::extract::State;
 use axum::http::StatusCode;
@@ -98,15 +99,29 @@ pub async fn get(
         auth_mode: state.config.auth_mode,
         user_id: caller.user_id.as_str().into(),
         role: caller.role,
-        anthropic: AnthropicTarget::describe(
+        anthropic: Some(AnthropicTarget::describe(
             &state.config.anthropic_base_url,
             !state.config.anthropic_api_key.is_empty(),
-        ),
+        )),
         checks,
         cron_last_run_at,
         queue_last_consumed_at,
         queue_last_ping_sent_at,
         now: now_ms(),
+    };
+    // Users see only whether the service is up: which binding failed, how, and where the
+    // calls go is for whoever can act on it.
+    let report = if caller.is_admin() {
+        report
+    } else {
+        HealthReport {
+            anthropic: None,
+            checks: Vec::new(),
+            cron_last_run_at: None,
+            queue_last_consumed_at: None,
+            queue_last_ping_sent_at: None,
+            ..report
+        }
     };
     let status = if ok {
         StatusCode::OK

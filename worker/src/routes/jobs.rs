@@ -16,7 +16,7 @@ use crate::blobs::prompt_key;
 use crate::config::now_ms;
 use crate::error::AppError;
 use crate::identity::Caller;
-use crate::routes::{accept, enqueue_failed, next_page, own_job, page, AppState, Idem};
+use crate::routes::{accept, commit_job, enqueue_failed, next_page, own_job, page, AppState, Idem};
 use crate::services::new_id;
 use crate::store::jobs::{JobFilter, NewJob};
 use crate::store::row::job_cursor;
@@ -43,19 +43,19 @@ pub async fn submit(
         Idem::Replay(job_id) => return Ok(accepted(&job_id)),
         Idem::Fresh(record) => record,
     };
-    let record = record.as_ref().map(|(k, h)| (k.as_str(), h.as_str()));
-    let id = create_prompt_job(&state, user, &input, record).await?;
+    let id = create_prompt_job(&state, user, &input, record.as_ref()).await?;
     Ok(accepted(&id))
 }
 
-/// Creates a prompt job: the request to R2 (`prompts/<id>`), then the row (and the idempotency
-/// record) in one transaction, then the queue send. Whatever fails before the send leaves
-/// nothing behind; a failed send marks the row `enqueue_failed` and answers 503.
+/// Creates a prompt job: the request to R2 (`prompts/<id>`), then the row (and the claim of its
+/// idempotency key) in one transaction, then the queue send. Whatever fails before the send
+/// leaves nothing behind; a failed send marks the row `enqueue_failed` and answers 503. Answers
+/// the job's id — the winner's, when a concurrent request with the same key made the job first.
 pub async fn create_prompt_job(
     state: &AppState,
     user: &str,
     input: &prompt::PromptInput,
-    idempotency: Option<(&str, &str)>,
+    claim: Option<&(String, String)>,
 ) -> Result<String, AppError> {
     let now = now_ms();
     let id = new_id()?;
@@ -63,7 +63,7 @@ pub async fn create_prompt_job(
         .map_err(|e| ApiError::internal(format!("cannot encode the request: {e}")))?;
     let key = prompt_key(&id);
     state.blobs.put(&key, request).await?;
-    let mut statements = vec![state.store.insert_job(&NewJob {
+    let job = state.store.insert_job(&NewJob {
         id: &id,
         user_id: user,
         kind: Kind::Prompt,
@@ -75,14 +75,14 @@ pub async fn create_prompt_job(
         prompt_key: Some(&key),
         expires_at: input.expires_in_s.map(|s| now + s as i64 * 1000),
         now,
-    })?];
-    if let Some((k, hash)) = idempotency {
-        statements.push(state.store.remember_idempotency(user, k, hash, &id, now)?);
-    }
-    if let Err(e) = state.store.batch(statements).await {
-        // No row, so the request object must not stay either.
+    })?;
+    let committed = commit_job(state, user, claim, &id, vec![job], now).await;
+    if !matches!(committed, Ok(None)) {
+        // No row of ours, so the request object must not stay either.
         state.blobs.delete(&key).await;
-        return Err(e.into());
+    }
+    if let Some(winner) = committed? {
+        return Ok(winner);
     }
     if let Err(e) = state.lanes.send(input.priority, &id).await {
         return Err(enqueue_failed(state, &id, "job", e).await);

@@ -19,21 +19,30 @@ use axum::response::IntoResponse;
 use axum::routing::{get, post};
 use axum::Router;
 use pipeline::error::ApiError;
+use pipeline::identity::AuthMode;
 use pipeline::jobs::{Cursor, JobId};
+use pipeline::open_mode;
+use pipeline::prompt::{Idempotency, StoredKey};
 use pipeline::status::Kind;
 use worker::Env;
 
 use crate::error::AppError;
 use crate::identity::Caller;
 pub use crate::services::AppState;
-use crate::store::JobRow;
+use crate::store::{JobRow, Statement};
 
 pub fn router(env: &Env) -> Router {
     let state = match AppState::from_env(env) {
         Ok(s) => s,
         Err(msg) => {
             worker::console_error!("configuration error: {msg}");
-            let err = ApiError::internal(format!("configuration error: {msg}"));
+            // Not a 500: the operator's fix is named (a var), and it names no secret.
+            let err = ApiError::new(
+                503,
+                "misconfigured",
+                format!("configuration error: {msg}"),
+                None,
+            );
             return Router::new().fallback(move || {
                 let err = err.clone();
                 async move { AppError(err).into_response() }
@@ -74,6 +83,11 @@ pub fn router(env: &Env) -> Router {
         .route("/jobs/{id}/cancel", post(jobs::cancel))
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            open_mode_guard,
+        ))
+        .layer(axum::middleware::map_response(security_headers))
         // Every handler enforces its own limit with a JSON 413 (and the fetch entry caps what it
         // reads at 4 MB); axum's default 2 MB limit would answer in plain text first.
         .layer(DefaultBodyLimit::disable())
@@ -82,7 +96,7 @@ pub fn router(env: &Env) -> Router {
 
 /// What `Idempotency-Key` makes of a producer's request.
 pub enum Idem {
-    /// Create the job; remember `(key, body hash)` with it when a key was sent.
+    /// Create the job; claim `(key, body hash)` with it when a key was sent.
     Fresh(Option<(String, String)>),
     /// The same key and body again: answer the acknowledgement of this job.
     Replay(String),
@@ -129,8 +143,9 @@ pub fn idempotency_key(headers: &HeaderMap) -> Result<Option<String>, AppError> 
     )?)
 }
 
-/// Looks the key up for this user: a live record with the same body hash replays its job, one
-/// with another body is a 422, none (or an expired one) lets the job be created.
+/// Looks the key up for this user: a record holding it with the same body hash replays its
+/// job, one with another body is a 422, none (or one that no longer holds the key) lets the job
+/// be created — and [`commit_job`] then claims the key atomically with it.
 pub async fn idempotency(
     state: &AppState,
     user: &str,
@@ -138,24 +153,69 @@ pub async fn idempotency(
     hash: String,
     now: i64,
 ) -> Result<Idem, AppError> {
-    use pipeline::prompt::Idempotency;
     let Some(key) = key else {
         return Ok(Idem::Fresh(None));
     };
-    let stored = state.store.idempotency_record(user, &key).await?;
-    let stored = stored
-        .as_ref()
-        .map(|r| (r.body_hash.as_str(), r.job_id.as_str(), r.created_at));
-    match pipeline::prompt::idempotency(stored, &hash, now) {
-        Idempotency::Replay { job_id } => Ok(Idem::Replay(job_id)),
-        Idempotency::Conflict => Err(ApiError::new(
-            422,
-            "idempotency_key_reused",
-            "this Idempotency-Key was used with a different body",
-            Some("Idempotency-Key"),
-        )
-        .into()),
-        Idempotency::Fresh => Ok(Idem::Fresh(Some((key, hash)))),
+    Ok(match lookup(state, user, &key, &hash, now).await? {
+        Idempotency::Replay { job_id } => Idem::Replay(job_id),
+        Idempotency::Conflict => return Err(key_reused()),
+        Idempotency::Fresh => Idem::Fresh(Some((key, hash))),
+    })
+}
+
+async fn lookup(
+    state: &AppState,
+    user: &str,
+    key: &str,
+    hash: &str,
+    now: i64,
+) -> Result<Idempotency, AppError> {
+    let stored = state.store.idempotency_record(user, key).await?;
+    let stored = stored.as_ref().map(|r| StoredKey {
+        body_hash: &r.body_hash,
+        job_id: &r.job_id,
+        created_at: r.created_at,
+        never_queued: r.never_queued,
+    });
+    Ok(pipeline::prompt::idempotency(stored, hash, now))
+}
+
+fn key_reused() -> AppError {
+    ApiError::new(
+        422,
+        "idempotency_key_reused",
+        "this Idempotency-Key was used with a different body",
+        Some("Idempotency-Key"),
+    )
+    .into()
+}
+
+/// Commits a new job's statements in one transaction, the claim of its `Idempotency-Key` first
+/// when the request sent one. Answers `None` when the job was created. When the claim lost — a
+/// concurrent request with the same key committed first — nothing of this request was stored,
+/// and the answer is the winner's job (`Some`, to acknowledge as this request's), or a 422 when
+/// the winner sent another body.
+pub async fn commit_job(
+    state: &AppState,
+    user: &str,
+    claim: Option<&(String, String)>,
+    id: &str,
+    statements: Vec<Statement>,
+    now: i64,
+) -> Result<Option<String>, AppError> {
+    let Some((key, hash)) = claim else {
+        state.store.batch(statements).await?;
+        return Ok(None);
+    };
+    let mut all = Vec::from(state.store.claim_idempotency(user, key, hash, id, now)?);
+    all.extend(statements);
+    let Err(e) = state.store.batch(all).await else {
+        return Ok(None);
+    };
+    match lookup(state, user, key, hash, now).await? {
+        Idempotency::Replay { job_id } if job_id != id => Ok(Some(job_id)),
+        Idempotency::Conflict => Err(key_reused()),
+        _ => Err(e.into()),
     }
 }
 
@@ -269,6 +329,58 @@ pub fn next_page<T>(
     }
     rows.truncate(limit as usize);
     rows.last().map(|r| cursor_of(r).encode())
+}
+
+/// What every answer of the Worker carries: nothing in it runs or renders as a page
+/// (`default-src 'none'`), is sniffed into another type, framed, or told where it came from.
+/// The SPA's files get the same from `dist/_headers`.
+async fn security_headers(mut res: axum::response::Response) -> axum::response::Response {
+    use axum::http::header::{self, HeaderValue};
+    let h = res.headers_mut();
+    h.insert(
+        header::CONTENT_SECURITY_POLICY,
+        HeaderValue::from_static("default-src 'none'; frame-ancestors 'none'"),
+    );
+    h.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
+    h.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
+    h.insert(
+        header::REFERRER_POLICY,
+        HeaderValue::from_static("no-referrer"),
+    );
+    res
+}
+
+/// Open mode's rules ([`pipeline::open_mode`]) in front of every route: loopback hosts only, and
+/// no write a web page could have sent.
+async fn open_mode_guard(
+    axum::extract::State(state): axum::extract::State<AppState>,
+    req: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> axum::response::Response {
+    if state.config.auth_mode == AuthMode::Open {
+        let header = |name: &str| req.headers().get(name).and_then(|v| v.to_str().ok());
+        let host = req
+            .uri()
+            .host()
+            .or_else(|| header("host"))
+            .map(open_mode::host_of)
+            .unwrap_or_default();
+        let facts = open_mode::RequestFacts {
+            method: req.method().as_str(),
+            host,
+            content_type: header("content-type"),
+            client_header: header(open_mode::CLIENT_HEADER).is_some(),
+            origin: header("origin"),
+            sec_fetch_site: header("sec-fetch-site"),
+        };
+        if let Err(e) = open_mode::check(&facts) {
+            return AppError(e).into_response();
+        }
+    }
+    next.run(req).await
 }
 
 async fn not_found() -> AppError {

@@ -41,6 +41,8 @@ pub struct IdempotencyRecord {
     pub body_hash: String,
     pub job_id: String,
     pub created_at: i64,
+    /// Its job ended `enqueue_failed`: it never ran, and the key is free again.
+    pub never_queued: bool,
 }
 
 impl Store {
@@ -103,7 +105,7 @@ impl Store {
         Ok(())
     }
 
-    /// The live idempotency record of `(user, key)`.
+    /// The idempotency record of `(user, key)`, if any, with whether its job was ever queued.
     pub async fn idempotency_record(
         &self,
         user: &str,
@@ -114,43 +116,56 @@ impl Store {
             body_hash: String,
             job_id: String,
             created_at: i64,
+            never_queued: Option<i64>,
         }
-        let row: Option<Row> = self
-            .first(
-                "SELECT body_hash, job_id, created_at FROM idempotency_keys \
-                 WHERE user_id = ?1 AND key = ?2",
-                &[user.into(), key.into()],
-            )
-            .await?;
+        let sql = format!(
+            "SELECT k.body_hash, k.job_id, k.created_at, (j.status = {}) AS never_queued \
+             FROM idempotency_keys k LEFT JOIN jobs j ON j.id = k.job_id \
+             WHERE k.user_id = ?1 AND k.key = ?2",
+            Status::EnqueueFailed.sql()
+        );
+        let row: Option<Row> = self.first(&sql, &[user.into(), key.into()]).await?;
         Ok(row.map(|r| IdempotencyRecord {
             body_hash: r.body_hash,
             job_id: r.job_id,
             created_at: r.created_at,
+            never_queued: r.never_queued.unwrap_or(0) != 0,
         }))
     }
 
-    /// Remembers `(user, key)` for this job (replacing an expired record).
-    pub fn remember_idempotency(
+    /// The statements that claim `(user, key)` for this job, to run first in the job's own
+    /// transaction: a record that no longer holds its key (expired, or its job never queued) is
+    /// removed, then the new one inserted — a plain `INSERT`, so when another request holding
+    /// the key committed first, the primary key refuses it and the whole transaction (the job
+    /// with it) is rolled back. One insert decides the winner.
+    pub fn claim_idempotency(
         &self,
         user: &str,
         key: &str,
         body_hash: &str,
         job_id: &str,
         now: i64,
-    ) -> worker::Result<Statement> {
-        Ok(Statement(self.stmt(
-            "INSERT INTO idempotency_keys (user_id, key, body_hash, job_id, created_at) \
-             VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT(user_id, key) DO UPDATE SET \
-             body_hash = excluded.body_hash, job_id = excluded.job_id, \
-             created_at = excluded.created_at",
-            &[
-                user.into(),
-                key.into(),
-                body_hash.into(),
-                job_id.into(),
-                num(now),
-            ],
-        )?))
+    ) -> worker::Result<[Statement; 2]> {
+        let stale = format!(
+            "DELETE FROM idempotency_keys WHERE user_id = ?1 AND key = ?2 AND (created_at <= ?3 \
+             OR job_id IN (SELECT id FROM jobs WHERE {}))",
+            Status::sql_in(&[Status::EnqueueFailed])
+        );
+        let expired = now - pipeline::prompt::IDEMPOTENCY_TTL_MS;
+        Ok([
+            Statement(self.stmt(&stale, &[user.into(), key.into(), num(expired)])?),
+            Statement(self.stmt(
+                "INSERT INTO idempotency_keys (user_id, key, body_hash, job_id, created_at) \
+                 VALUES (?1, ?2, ?3, ?4, ?5)",
+                &[
+                    user.into(),
+                    key.into(),
+                    body_hash.into(),
+                    job_id.into(),
+                    num(now),
+                ],
+            )?),
+        ])
     }
 
     /// Cancels a job that has not started: true when it was `queued` or `submitted` (and now is

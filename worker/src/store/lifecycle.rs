@@ -192,15 +192,18 @@ impl Store {
         Ok(())
     }
 
-    /// Retries exhausted: the job is dead-lettered with the failure that ended it.
+    /// Retries exhausted: the job is dead-lettered with the failure that ended it — by the
+    /// consumer or poller that saw the last failure (`Transition::DeadLetter`), or by the
+    /// dead-letter queue (`Transition::DeadLetterQueued`, only a job still waiting).
     pub fn dead_letter(
         &self,
+        t: Transition,
         id: &str,
         f: &Failure,
         now: i64,
         scope: Scope<'_>,
     ) -> worker::Result<Statement> {
-        let t = Transition::DeadLetter;
+        debug_assert_eq!(t.to(), Status::DeadLettered);
         let sql = format!(
             "UPDATE jobs SET {}, error = ?2, error_class = ?4, completed_at = ?3, \
              updated_at = ?3 WHERE id = ?1 AND {}",

@@ -41,7 +41,7 @@ pub fn HealthTable(h: HealthReport) -> impl IntoView {
         </table>
         <dl class="facts">
             <dt>"Anthropic"</dt>
-            <dd data-testid="anthropic-target">{format!("{} at {}", h.anthropic.kind, h.anthropic.base_url)}</dd>
+            <dd data-testid="anthropic-target">{h.anthropic.map(|a| format!("{} at {}", a.kind, a.base_url)).unwrap_or_default()}</dd>
             <dt>"Signed in as"</dt>
             <dd data-testid="whoami">{format!("{} ({:?})", h.user_id, h.role).to_lowercase()}</dd>
             <dt>"Cron last ran"</dt>
