@@ -22,6 +22,12 @@ fn main() -> ExitCode {
         tests![
             twenty_concurrent_prompt_jobs_with_one_key_make_one_job_and_one_call,
             twenty_concurrent_feedback_posts_with_one_key_make_one_job_and_one_call,
+            a_direct_call_is_a_job_in_the_callers_usage_to_the_micro_dollar_and_in_the_rollout,
+            three_hundred_concurrent_prompt_jobs_fit_a_one_dollar_cap_at_their_worst_case,
+            three_hundred_concurrent_feedback_posts_fit_a_one_dollar_cap_at_their_worst_case,
+            three_hundred_concurrent_uploads_fit_a_one_dollar_cap_at_their_worst_case,
+            three_hundred_concurrent_claude_calls_fit_a_one_dollar_cap_at_their_worst_case,
+            a_job_canceled_inside_its_batch_keeps_what_the_batch_billed_for_it,
         ],
     )
 }
@@ -100,4 +106,330 @@ async fn twenty_concurrent_feedback_posts_with_one_key_make_one_job_and_one_call
     .unwrap();
     let (client, answers) = race(&s, "racer-feedback", "/feedback", body).await;
     one_job(&s, &client, "racer-feedback", &answers, "id").await;
+}
+
+async fn a_direct_call_is_a_job_in_the_callers_usage_to_the_micro_dollar_and_in_the_rollout(
+    s: Arc<TestStack>,
+) {
+    // The test stacks roll the queue path out to 50% of users: this one is outside.
+    let user = end2end::sim::rollout_user("direct-caller", false);
+    let caller = s.key(Some(&s.create_key(&user, false)));
+    let body = serde_json::to_value(JobRequest::prompt("Say hi in three words.")).unwrap();
+    let (status, answer) = caller.post_json("/api/claude", &body).await;
+    assert_eq!(status, 200, "{answer}");
+    assert_eq!(answer["path"], "direct");
+    let id = answer["jobId"]
+        .as_str()
+        .expect("the call's job")
+        .to_string();
+    let job = caller.job(&id).await;
+    assert_eq!(
+        (job["status"].as_str(), job["path"].as_str()),
+        (Some("completed"), Some("direct"))
+    );
+    assert_eq!(
+        job["attempt_log"].as_array().map(Vec::len),
+        Some(1),
+        "{job}"
+    );
+    let billed = s.sim_cost(&id);
+    assert!(billed > 0, "the simulator billed the call");
+    assert_eq!(
+        job["cost_micros"].as_u64(),
+        Some(billed),
+        "the job's cost is the bill"
+    );
+    assert_eq!(answer["cost_micros"].as_u64(), Some(billed));
+    let usage = caller.get_ok("/api/usage").await;
+    assert_eq!(
+        usage["totals"]["cost_micros"].as_u64(),
+        Some(billed),
+        "{usage}"
+    );
+    assert_eq!(
+        usage["budget"]["spent_today_micros"].as_u64(),
+        Some(billed),
+        "the daily cap sees it"
+    );
+    let (_, result) = caller.get_text(&format!("/jobs/{id}/result")).await;
+    assert!(!result.is_empty(), "the answer is kept");
+    let admin = s.key(Some(&s.create_key("rollout-admin", true)));
+    let rollout = admin.get_ok("/api/rollout?hours=1").await;
+    assert_eq!(rollout["percent"], 50);
+    assert_eq!(rollout["direct"]["calls"], 1, "{rollout}");
+    assert_eq!(rollout["direct"]["failed"], 0);
+    assert_eq!(
+        rollout["direct"]["cost_per_call_micros"].as_u64(),
+        Some(billed)
+    );
+    assert!(rollout["direct"]["latency_ms"]["p95"]
+        .as_i64()
+        .is_some_and(|ms| ms >= 0));
+    assert_eq!(rollout["queue"]["calls"], 0);
+    let (status, e) = caller.get("/api/rollout").await;
+    assert_eq!((status, e["code"].as_str()), (403, Some("forbidden")));
+    let (status, e) = admin.get("/api/rollout?hours=0").await;
+    assert_eq!((status, e["field"].as_str()), (400, Some("hours")));
+}
+
+/// The daily cap every burst is held to: $1.
+const CAP_MICROS: u64 = 1_000_000;
+/// How many requests a burst sends at once.
+const BURST: usize = 300;
+
+/// A new user with a $1 daily cap (set by an admin), and their client.
+async fn capped(s: &Arc<TestStack>, user: &str) -> end2end::Client {
+    let admin = s.key(Some(&s.create_key(&format!("{user}-admin"), true)));
+    let (status, body) = admin
+        .put_json(
+            "/api/usage/budget",
+            &serde_json::json!({"user_id": user, "daily_cap_micros": CAP_MICROS}),
+        )
+        .await;
+    assert_eq!(status, 200, "{body}");
+    s.key(Some(&s.create_key(user, false)))
+}
+
+/// What `user` has committed today (spent, plus the worst case of what is still running), as
+/// the database's `spend` row holds it.
+fn committed(s: &TestStack, user: &str) -> u64 {
+    let rows = s.d1(&format!(
+        "SELECT committed_micros FROM spend WHERE user_id = '{user}' AND period LIKE 'd:%'"
+    ));
+    rows.first()
+        .and_then(|r| r["committed_micros"].as_u64())
+        .unwrap_or(0)
+}
+
+/// Sends one request of a burst: (status, JSON body). The local runtime sometimes answers a
+/// plain-text 503 "Your worker restarted mid-request" under this load; a client sends that
+/// request again (with the same `Idempotency-Key`, where the producer takes one), and so does
+/// this one, up to three times.
+async fn send_once(make: impl Fn() -> reqwest::RequestBuilder) -> (u16, Value) {
+    for _ in 0..3 {
+        let resp = make().send().await.expect("request");
+        let status = resp.status().as_u16();
+        let text = resp.text().await.expect("body");
+        match serde_json::from_str(&text) {
+            Ok(body) => return (status, body),
+            Err(_) if status == 503 => continue,
+            Err(e) => panic!("{status} answer is not JSON: {e}: {text}"),
+        }
+    }
+    panic!("three 503s in a row")
+}
+
+/// A request of a burst, made from its index (for its idempotency key).
+type MakeRequest = dyn Fn(&end2end::Client, usize) -> reqwest::RequestBuilder + Send + Sync;
+
+/// Sends `BURST` requests made by `request` at once; answers each (status, body). Every answer
+/// is `ok` or a 429: `budget_exceeded` naming the daily cap with consistent figures, or
+/// (`also`) another code the producer may answer under load.
+async fn burst(
+    client: &end2end::Client,
+    request: Arc<MakeRequest>,
+    ok: u16,
+    also: &[&str],
+) -> (Vec<Value>, usize) {
+    let mut all = tokio::task::JoinSet::new();
+    for i in 0..BURST {
+        let (client, request) = (client.clone(), request.clone());
+        all.spawn(async move { send_once(|| request(&client, i)).await });
+    }
+    let mut accepted = Vec::new();
+    let mut refused = 0;
+    for (status, body) in all.join_all().await {
+        if status == ok {
+            accepted.push(body);
+            continue;
+        }
+        assert_eq!(status, 429, "{body}");
+        if also.contains(&body["code"].as_str().unwrap_or_default()) {
+            continue;
+        }
+        assert_eq!(body["code"], "budget_exceeded", "{body}");
+        let b = &body["budget"];
+        assert_eq!(b["cap"], "daily", "{body}");
+        assert_eq!(b["cap_micros"], CAP_MICROS, "{body}");
+        // The figures are read after the refusal: a job that ended meanwhile may have made room
+        // again, so they need not add up past the cap — but they are the cap's own.
+        let (committed, left) = (b["committed_micros"].as_u64(), b["left_micros"].as_u64());
+        assert_eq!(
+            left.unwrap(),
+            CAP_MICROS.saturating_sub(committed.unwrap()),
+            "{body}"
+        );
+        assert!(b["needed_micros"].as_u64().unwrap() > 0, "{body}");
+        refused += 1;
+    }
+    println!(
+        "    burst: {} accepted, {refused} refused for the budget, {} other 429s",
+        accepted.len(),
+        BURST - accepted.len() - refused
+    );
+    assert!(
+        accepted.len() > 1 && refused > 0,
+        "the cap binds: {} accepted, {refused} refused",
+        accepted.len()
+    );
+    (accepted, refused)
+}
+
+/// After a burst: what was accepted fits the cap at its worst case (the committed figure never
+/// passes it), every accepted job ends, what the simulator billed for them is within the cap
+/// and is exactly what the user's budget counts, and the refused requests left no row.
+async fn held(s: &Arc<TestStack>, client: &end2end::Client, user: &str, rows: usize) {
+    let at_once = committed(s, user);
+    assert!(at_once <= CAP_MICROS, "committed {at_once} within the cap");
+    let jobs = client.all_end(rows).await;
+    let billed: u64 = jobs
+        .iter()
+        .map(|j| s.sim_cost(j["id"].as_str().unwrap()))
+        .sum();
+    assert!(
+        billed > 0 && billed <= CAP_MICROS,
+        "billed {billed} within the cap"
+    );
+    let recorded: u64 = jobs
+        .iter()
+        .map(|j| j["cost_micros"].as_u64().unwrap())
+        .sum();
+    assert_eq!(recorded, billed, "every job's cost is its bill");
+    assert_eq!(
+        committed(s, user),
+        billed,
+        "the reservations were settled to the bill"
+    );
+}
+
+async fn three_hundred_concurrent_prompt_jobs_fit_a_one_dollar_cap_at_their_worst_case(
+    s: Arc<TestStack>,
+) {
+    let user = "burst-jobs";
+    let client = capped(&s, user).await;
+    let before = s.r2_objects();
+    let body = serde_json::json!({
+        "prompt": "Write a short poem about queues.", "priority": "high", "max_tokens": 4000
+    });
+    let request = Arc::new(move |c: &end2end::Client, i: usize| {
+        c.json_request(Method::POST, "/jobs", &body)
+            .header("idempotency-key", format!("burst-{i}"))
+    });
+    let (accepted, _) = burst(&client, request, 202, &[]).await;
+    held(&s, &client, user, accepted.len()).await;
+    assert_eq!(
+        s.r2_objects(),
+        before + 2 * accepted.len(),
+        "each accepted job's request and result; no refused request's object"
+    );
+}
+
+async fn three_hundred_concurrent_feedback_posts_fit_a_one_dollar_cap_at_their_worst_case(
+    s: Arc<TestStack>,
+) {
+    let user = "burst-feedback";
+    let client = capped(&s, user).await;
+    let body = serde_json::to_value(FeedbackRequest {
+        text: "The export button does nothing on large reports. ".repeat(200),
+        ..FeedbackRequest::default()
+    })
+    .unwrap();
+    let request = Arc::new(move |c: &end2end::Client, i: usize| {
+        c.json_request(Method::POST, "/feedback", &body)
+            .header("idempotency-key", format!("burst-{i}"))
+    });
+    let (accepted, _) = burst(&client, request, 202, &[]).await;
+    held(&s, &client, user, accepted.len()).await;
+}
+
+async fn three_hundred_concurrent_uploads_fit_a_one_dollar_cap_at_their_worst_case(
+    s: Arc<TestStack>,
+) {
+    let user = "burst-uploads";
+    let client = capped(&s, user).await;
+    let before = s.r2_objects();
+    let files = vec![(
+        "report.pdf".to_string(),
+        end2end::pdfs::make("Quarterly report", 2),
+    )];
+    let request = Arc::new(move |c: &end2end::Client, _: usize| c.upload_request(&files, &[]));
+    let (accepted, _) = burst(&client, request, 202, &[]).await;
+    held(&s, &client, user, accepted.len()).await;
+    assert_eq!(
+        s.r2_objects(),
+        before + 2 * accepted.len(),
+        "each accepted upload's file and result; no refused upload's file"
+    );
+}
+
+async fn three_hundred_concurrent_claude_calls_fit_a_one_dollar_cap_at_their_worst_case(
+    s: Arc<TestStack>,
+) {
+    // Outside the queue path's rollout: the direct path, production's default.
+    let user = &end2end::sim::rollout_user("burst-claude", false);
+    let client = capped(&s, user).await;
+    let body = serde_json::json!({"prompt": "Name three queue designs.", "max_tokens": 4000});
+    // A call the provider's rate limits refuse is a 429 `rate_limited`: recorded as a failed
+    // job, its reservation released.
+    let request = Arc::new(move |c: &end2end::Client, _: usize| {
+        c.json_request(Method::POST, "/api/claude", &body)
+    });
+    let (accepted, _) = burst(&client, request, 200, &["rate_limited"]).await;
+    let rows = s
+        .d1(&format!("SELECT id FROM jobs WHERE user_id = '{user}'"))
+        .len();
+    assert!(rows >= accepted.len());
+    held(&s, &client, user, rows).await;
+}
+
+async fn a_job_canceled_inside_its_batch_keeps_what_the_batch_billed_for_it(s: Arc<TestStack>) {
+    let client = s.key(Some(&s.create_key("batch-canceler", false)));
+    let body = serde_json::json!({
+        "prompt": "Summarise what a message batch is.", "priority": "bulk", "mode": "batch",
+        "output_config": {"effort": "low"}
+    });
+    let kept = client.submit_job(&body).await;
+    let canceled = client.submit_job(&body).await;
+    // Both go into one Message Batch (the simulator takes seconds to run it); the batch keeps a
+    // live job, so it is not canceled with the one.
+    let batch = end2end::eventually(
+        "both jobs are inside one batch",
+        Duration::from_secs(60),
+        || async {
+            s.cron().await;
+            let (a, b) = (client.job(&kept).await, client.job(&canceled).await);
+            let both = a["status"] == "submitted" && b["status"] == "submitted";
+            both.then(|| {
+                (
+                    a["anthropic_batch_id"].clone(),
+                    b["anthropic_batch_id"].clone(),
+                )
+            })
+        },
+    )
+    .await;
+    assert_eq!(batch.0, batch.1, "one batch");
+    let (status, body) = client.cancel(&canceled).await;
+    assert_eq!(
+        (status, body["status"].as_str()),
+        (200, Some("canceled")),
+        "{body}"
+    );
+    client.all_end(2).await;
+    assert_eq!(client.job(&kept).await["status"], "completed");
+    let job = client.job(&canceled).await;
+    assert_eq!(job["status"], "canceled", "a cancel stays a cancel");
+    let billed = s.sim_cost(&canceled);
+    assert!(billed > 0, "the batch ran the canceled request anyway");
+    assert_eq!(
+        job["cost_micros"].as_u64(),
+        Some(billed),
+        "and its bill is on the job: {job}"
+    );
+    let usage = client.get_ok("/api/usage").await;
+    assert_eq!(
+        usage["totals"]["cost_micros"].as_u64(),
+        Some(billed + s.sim_cost(&kept)),
+        "the user's usage counts both bills: {usage}"
+    );
 }

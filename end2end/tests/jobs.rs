@@ -364,10 +364,18 @@ async fn the_rollout_sends_users_inside_the_percent_through_the_queue(s: Arc<Tes
     let (status, direct) = call(&outside).await;
     assert_eq!(status, 200, "{direct}");
     assert_eq!(direct["path"], "direct");
-    assert_eq!(direct["jobId"], Value::Null);
     assert!(direct["cost_micros"].as_u64().unwrap() > 0);
-    let (_, none) = s.user(&outside).get("/jobs").await;
-    assert_eq!(none["items"], json!([]), "the direct path makes no job");
+    // The direct path records its call as a job too (no queue): completed, path "direct".
+    let direct_id = direct["jobId"].as_str().expect("the call's job");
+    let (_, listed) = s.user(&outside).get("/jobs").await;
+    assert_eq!(
+        listed["items"].as_array().map(Vec::len),
+        Some(1),
+        "{listed}"
+    );
+    assert_eq!(listed["items"][0]["id"], direct_id);
+    assert_eq!(listed["items"][0]["status"], "completed");
+    assert_eq!(listed["items"][0]["path"], "direct");
     // Deterministic per user: the same user takes the same path again.
     let (_, again) = call(&inside).await;
     assert_eq!(again["path"], "queue");

@@ -470,7 +470,7 @@ async fn a_daily_cap_refuses_new_jobs_and_the_soft_threshold_alerts_once(s: Arc<
         .user(user)
         .post_json("/jobs", &json!({"prompt": "Over budget"}))
         .await;
-    assert_error(status, &body, 429, "daily_budget_exceeded");
+    assert_error(status, &body, 429, "budget_exceeded");
     assert!(
         body["error"].as_str().unwrap().contains("daily budget"),
         "{body}"
@@ -479,12 +479,12 @@ async fn a_daily_cap_refuses_new_jobs_and_the_soft_threshold_alerts_once(s: Arc<
         .user(user)
         .post_json("/feedback", &json!({"text": "Over budget"}))
         .await;
-    assert_error(status, &body, 429, "daily_budget_exceeded");
+    assert_error(status, &body, 429, "budget_exceeded");
     let (status, body) = s
         .user(user)
         .post_json("/api/claude", &json!({"prompt": "Over budget"}))
         .await;
-    assert_error(status, &body, 429, "daily_budget_exceeded");
+    assert_error(status, &body, 429, "budget_exceeded");
     let (status, body) = s
         .user(user)
         .upload(
@@ -492,7 +492,7 @@ async fn a_daily_cap_refuses_new_jobs_and_the_soft_threshold_alerts_once(s: Arc<
             &[],
         )
         .await;
-    assert_error(status, &body, 429, "daily_budget_exceeded");
+    assert_error(status, &body, 429, "budget_exceeded");
     assert_eq!(s.user(user).all_jobs().await.len(), before, "no row");
     assert_eq!(s.r2_objects(), objects, "no object");
     assert_eq!(s.sim_calls_where(|_| true), calls, "no call");
@@ -543,6 +543,7 @@ async fn every_ops_list_and_aggregate_is_served_by_an_index(s: Arc<TestStack>) {
             literal(sql::USAGE, &[text("ann"), int(0), int(1 << 50)]),
         ),
         ("spent", literal(sql::SPENT, &[text("ann"), int(0)])),
+        ("rollout", literal(sql::ROLLOUT, &[int(0), int(1 << 50)])),
         (
             "ended",
             literal(sql::ENDED, &[int(0), int(1 << 50), int(100)]),
@@ -602,6 +603,7 @@ async fn every_ops_list_and_aggregate_is_served_by_an_index(s: Arc<TestStack>) {
         "idx_jobs_unclassified",
         "idx_jobs_dead_open",
         "idx_jobs_waiting",
+        "idx_jobs_calls",
     ];
     for (name, q) in queries {
         let plan = s.d1_now(&format!("EXPLAIN QUERY PLAN {q}")).await;

@@ -2,8 +2,10 @@
 //! Message Batch, how many go into one create call, what an errored result does to its job, and
 //! how a flush whose create call had an unknown outcome is resolved without paying twice.
 
-use crate::anthropic::{BatchResult, ErrorType};
+use crate::anthropic::{BatchResult, ErrorType, Usage};
+use crate::money::UsdMicros;
 use crate::ops::failures::Failure;
+use crate::pricing::Tier;
 use crate::retry::{describe, is_permanent, CallOutcome};
 use crate::timing::Timing;
 
@@ -93,6 +95,20 @@ pub fn line_outcome(result: &BatchResult, tries: u32) -> Option<Outcome> {
             Outcome::Fail("its batch result has a type this client does not know".into())
         }
     })
+}
+
+/// What the results line of a job canceled inside its batch bills: a request that ran anyway
+/// (the batch had already processed it, or the job was not the batch's last) is paid for at the
+/// batch rate, and its usage and cost are recorded on the canceled job — paid work is never
+/// dropped from the books; any other line billed nothing.
+pub fn bill_after_cancel(result: &BatchResult, at_ms: i64) -> Option<(Usage, Option<UsdMicros>)> {
+    match result {
+        BatchResult::Succeeded { message } => Some((
+            message.usage,
+            crate::pricing::cost_micros(&message.model, &message.usage, Tier::Batch, at_ms),
+        )),
+        _ => None,
+    }
 }
 
 /// How a flush's create call ended, and what it means for the flush's jobs.

@@ -222,6 +222,9 @@ pub struct JobView {
     pub elapsed_ms: i64,
     /// Where the result text is, once completed.
     pub result_url: Option<String>,
+    /// A `POST /api/claude` call: the path that answered it (`direct` or `queue`).
+    #[serde(default)]
+    pub path: Option<crate::rollout::CallPath>,
     /// Every call made for the job, oldest first.
     #[serde(default)]
     pub attempt_log: Vec<AttemptView>,
@@ -403,9 +406,9 @@ pub struct BudgetAlerts {
 /// `POST /api/claude`'s answer when the call completed (on either path).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ClaudeAnswer {
-    /// `direct` or `queue`.
-    pub path: String,
-    /// The queue path's job; `null` on the direct path.
+    /// Which path answered.
+    pub path: crate::rollout::CallPath,
+    /// The job that recorded the call (on either path).
     #[serde(rename = "jobId")]
     pub job_id: Option<String>,
     pub text: String,

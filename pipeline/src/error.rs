@@ -13,6 +13,10 @@ pub struct ErrorBody {
     /// answer never carries.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub request_id: Option<String>,
+    /// A `budget_exceeded` refusal's figures: the cap, committed, left and needed (boxed: most
+    /// errors carry none, and every `Result` of the crate carries the envelope).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub budget: Option<Box<crate::ops::budgets::BudgetRefusal>>,
 }
 
 /// An error with its HTTP status, decided in `pipeline` and sent as-is by the Worker.
@@ -31,6 +35,7 @@ impl ApiError {
                 code: code.to_owned(),
                 field: field.map(str::to_owned),
                 request_id: None,
+                budget: None,
             },
         }
     }

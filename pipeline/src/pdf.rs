@@ -18,6 +18,40 @@ pub const MAX_UPLOAD_BYTES: u64 = 95 * 1024 * 1024;
 /// Longest file name kept for display.
 pub const MAX_NAME_CHARS: usize = 255;
 
+/// The API reads at most 100 pages of PDF per request (platform.claude.com/docs/en/
+/// build-with-claude/pdf-support, "Check PDF requirements").
+pub const MAX_PAGES: u32 = 100;
+/// A page costs its extracted text plus its image: "typically 1,500-3,000 tokens per page
+/// depending on content density" (same page, "Estimate your costs"). Budgets reserve the top.
+pub const WORST_TOKENS_PER_PAGE: u64 = 3_000;
+
+/// The pages of a PDF as far as its bytes show them: page objects (`/Type /Page`, not
+/// `/Pages`). A PDF whose page objects sit in compressed object streams shows none; it is then
+/// taken at [`MAX_PAGES`], the most the API reads — the count is for reserving a worst case,
+/// never for billing.
+pub fn pages_at_most(bytes: &[u8]) -> u32 {
+    let mut n = 0u32;
+    let mut i = 0;
+    while let Some(at) = find(&bytes[i..], b"/Type") {
+        let mut j = i + at + 5;
+        while bytes.get(j).is_some_and(u8::is_ascii_whitespace) {
+            j += 1;
+        }
+        if bytes[j..].starts_with(b"/Page") && bytes.get(j + 5) != Some(&b's') {
+            n += 1;
+        }
+        i = j;
+    }
+    match n {
+        0 => MAX_PAGES,
+        n => n.min(MAX_PAGES),
+    }
+}
+
+fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
+    hay.windows(needle.len()).position(|w| w == needle)
+}
+
 /// 0 or more than [`MAX_FILES`] files.
 pub fn check_count(n: usize) -> Result<(), ApiError> {
     if n == 0 || n > MAX_FILES {
@@ -251,6 +285,19 @@ pub fn parse_extraction(raw: &str) -> Result<Extraction, String> {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    #[test]
+    fn page_objects_are_counted_and_a_pdf_that_hides_them_is_taken_at_the_api_maximum() {
+        let pdf = b"%PDF-1.7 <</Type /Pages /Count 3>> <</Type /Page>> <</Type/Page>> <</Type\n/Page /Parent 2 0 R>>";
+        assert_eq!(pages_at_most(pdf), 3);
+        assert_eq!(
+            pages_at_most(b"%PDF-1.7 <</Type /ObjStm /N 40>> stream...endstream"),
+            MAX_PAGES
+        );
+        let many = "<</Type /Page>>".repeat(150);
+        assert_eq!(pages_at_most(many.as_bytes()), MAX_PAGES);
+        assert_eq!(pages_at_most(b"%PDF-1.4 /Type"), MAX_PAGES);
+    }
 
     #[test]
     fn counts_outside_one_to_a_hundred_are_refused() {

@@ -66,6 +66,46 @@ pub fn cost_micros(model: &str, usage: &Usage, tier: Tier, at_ms: i64) -> Option
     ))
 }
 
+/// The most a request can cost, to reserve against a spending cap at admission: `input_tokens`
+/// (its [`crate::tokens::worst_input_tokens`]) billed as cache writes when the request has a
+/// cache breakpoint (at the 1-hour rate if any breakpoint asks for it, which is the dearer), plus
+/// every one of its `max_tokens` of output — at the dearest of `models` (the requested one and
+/// the fallbacks it may move to), with the long-prompt band where it applies, halved on the
+/// Message Batches API. Models the catalog cannot price are skipped (they are refused at
+/// submission); with none priced the answer is 0.
+pub fn worst_case_micros(
+    req: &crate::anthropic::MessagesRequest,
+    input_tokens: u64,
+    tier: Tier,
+    models: &[&str],
+    at_ms: i64,
+) -> UsdMicros {
+    let json = serde_json::to_string(req).unwrap_or_default();
+    let input = input_tokens.min(u32::MAX as u64) as u32;
+    let (plain, written_1h) = if !json.contains("\"cache_control\"") {
+        (input, 0)
+    } else if json.contains("\"ttl\":\"1h\"") {
+        (0, input)
+    } else {
+        (0, 0)
+    };
+    let usage = Usage {
+        input_tokens: plain,
+        output_tokens: req.max_tokens,
+        cache_creation_input_tokens: input - plain,
+        cache_read_input_tokens: 0,
+        cache_creation: Some(crate::anthropic::CacheCreation {
+            ephemeral_5m_input_tokens: input - plain - written_1h,
+            ephemeral_1h_input_tokens: written_1h,
+        }),
+    };
+    models
+        .iter()
+        .filter_map(|m| cost_micros(m, &usage, tier, at_ms))
+        .max()
+        .unwrap_or(UsdMicros::ZERO)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -226,6 +266,77 @@ mod tests {
                 let b = cost(m, &usage, Tier::Batch);
                 prop_assert!((2 * b).abs_diff(s) <= 1);
             }
+        }
+    }
+    #[test]
+    fn the_worst_case_is_all_of_max_tokens_at_the_dearest_model_and_half_in_a_batch() {
+        let req = crate::prompt::parse_input(
+            br#"{"prompt":"Slow checkout.","model":"claude-haiku-5-5","max_tokens":300}"#,
+            NOW,
+        )
+        .unwrap()
+        .request();
+        let input = 1_000;
+        let haiku = worst_case_micros(&req, input, Tier::Standard, &["claude-haiku-5-5"], NOW);
+        let full = cost(
+            "claude-haiku-5-5",
+            &u(input as u32, req.max_tokens, 0, 0),
+            Tier::Standard,
+        );
+        assert_eq!(haiku.0, full);
+        let chain = worst_case_micros(
+            &req,
+            input,
+            Tier::Standard,
+            &["claude-haiku-5-5", "claude-opus-5-5", "gpt-4o"],
+            NOW,
+        );
+        assert!(
+            chain > haiku,
+            "a fallback to a dearer model is reserved for"
+        );
+        let batch = worst_case_micros(&req, input, Tier::Batch, &["claude-haiku-5-5"], NOW);
+        assert!(batch.0 * 2 >= haiku.0 && batch.0 * 2 <= haiku.0 + 1);
+        assert_eq!(
+            worst_case_micros(&req, input, Tier::Standard, &["gpt-4o"], NOW),
+            UsdMicros::ZERO
+        );
+    }
+
+    #[test]
+    fn a_request_with_a_cache_breakpoint_reserves_its_input_as_cache_writes() {
+        let pdf = crate::pdf::request(
+            "claude-sonnet-5-5",
+            crate::pdf::Template::Brief,
+            String::new(),
+        );
+        let mut plain = pdf.clone();
+        plain.system = None;
+        plain.messages[0].content = crate::anthropic::Content::Text("hi".into());
+        let m = ["claude-sonnet-5-5"];
+        let cached = worst_case_micros(&pdf, 100_000, Tier::Standard, &m, NOW);
+        let uncached = worst_case_micros(&plain, 100_000, Tier::Standard, &m, NOW);
+        let out = cost(
+            "claude-sonnet-5-5",
+            &u(0, pdf.max_tokens, 0, 0),
+            Tier::Standard,
+        );
+        // 5-minute writes cost 1.25× input.
+        assert_eq!((cached.0 - out) * 4, (uncached.0 - out) * 5);
+    }
+
+    proptest! {
+        #[test]
+        fn the_worst_case_never_falls_below_what_a_call_within_it_costs(
+            input in 0u32..200_000, output_share in 0u32..=100, model_i in 0usize..3,
+        ) {
+            let model = ["claude-haiku-5-5", "claude-sonnet-5-5", "claude-opus-5-5"][model_i];
+            let req = crate::prompt::parse_input(br#"{"prompt":"x","max_tokens":4000}"#, NOW)
+                .unwrap()
+                .request();
+            let worst = worst_case_micros(&req, input as u64, Tier::Standard, &[model], NOW);
+            let used = u(input, req.max_tokens * output_share / 100, 0, 0);
+            prop_assert!(worst.0 >= cost(model, &used, Tier::Standard));
         }
     }
 }

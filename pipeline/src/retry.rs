@@ -157,6 +157,16 @@ pub fn model_for<'a>(requested: &'a str, overloads: u32, chain: &'a [String]) ->
     }
 }
 
+/// Every model [`model_for`] can send a job asking for `requested` to: that one, then the rest
+/// of `chain` after it — what a budget must reserve for.
+pub fn reachable_models<'a>(requested: &'a str, chain: &'a [String]) -> Vec<&'a str> {
+    let mut models = vec![requested];
+    if let Some(i) = chain.iter().position(|m| m == requested) {
+        models.extend(chain[i + 1..].iter().map(String::as_str));
+    }
+    models
+}
+
 /// A human reason for a transient failure, kept on the row while the job waits for its retry.
 pub fn describe(outcome: &CallOutcome) -> String {
     match outcome {

@@ -210,9 +210,24 @@ impl Transition {
         Status::sql_in(self.from())
     }
 
-    /// The `SET` of the change: `status = '<to>'`.
+    /// The `SET` of the change: `status = '<to>'` — and, into a terminal status, the job's
+    /// budget reservation released (`reserved_micros = 0`), so that what it commits against the
+    /// user's caps is from then on only what it cost. A user's cancel of a job already inside a
+    /// Message Batch marks it `awaiting_bill`: the batch may still run its request and bill it,
+    /// and the poller records that cost when the batch ends (SQLite reads the old `status` on
+    /// the right of a `SET`).
     pub fn set(self) -> String {
-        format!("status = {}", self.to().sql())
+        let mut set = format!("status = {}", self.to().sql());
+        if self.to().is_terminal() {
+            set.push_str(", reserved_micros = 0");
+        }
+        if self == Transition::Cancel {
+            set.push_str(&format!(
+                ", awaiting_bill = (status = {})",
+                Status::Submitted.sql()
+            ));
+        }
+        set
     }
 }
 

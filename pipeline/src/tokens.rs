@@ -55,6 +55,82 @@ fn estimate_base(req: &MessagesRequest) -> Option<u64> {
         .try_fold(system, |sum, m| Some(sum + content(&m.content)? + FRAMING))
 }
 
+/// The most input tokens a request can be billed for, to reserve its worst case against a
+/// spending cap before anything is paid. Unlike [`estimate_request`] it never needs the API:
+/// - text is estimated over the request's whole JSON (roles, tools, schemas and escapes
+///   included, which only adds), plus [`HIDDEN_PROMPT`] for the system prompt the API adds
+///   when tools or a structured-output format are present;
+/// - a document costs [`crate::pdf::WORST_TOKENS_PER_PAGE`] per page; `document_pages` is the
+///   number of pages of all the request's documents when the caller counted them, else each
+///   document is taken at the API's maximum of [`crate::pdf::MAX_PAGES`];
+/// - any other block carrying base64 data (an image) costs [`IMAGE_WORST`], its data not read
+///   as text.
+///
+/// All of it is scaled by the largest tokenizer ratio of the catalog, since a fallback may send
+/// the request to another model than the one it names.
+pub fn worst_input_tokens(req: &MessagesRequest, document_pages: Option<u32>) -> u64 {
+    let mut stripped = req.clone();
+    let mut documents = 0u64;
+    let mut images = 0u64;
+    let mut strip = |c: &mut Content| {
+        if let Content::Blocks(blocks) = c {
+            for b in blocks.iter_mut() {
+                match b {
+                    InputBlock::Document { source, .. } => {
+                        documents += 1;
+                        source.data.clear();
+                    }
+                    InputBlock::Other(v) => {
+                        if let Some(data) = v.pointer_mut("/source/data") {
+                            images += 1;
+                            *data = serde_json::Value::Null;
+                        }
+                    }
+                    InputBlock::Text { .. } => {}
+                }
+            }
+        }
+    };
+    if let Some(system) = stripped.system.as_mut() {
+        strip(system);
+    }
+    for m in stripped.messages.iter_mut() {
+        strip(&mut m.content);
+    }
+    let json = serde_json::to_string(&stripped).unwrap_or_default();
+    let hidden = if req.tools.is_some() || req.output_config.is_some() {
+        HIDDEN_PROMPT
+    } else {
+        0
+    };
+    let pages = match document_pages {
+        Some(p) => p as u64,
+        None => documents * crate::pdf::MAX_PAGES as u64,
+    };
+    let base = estimate(&json) as u64
+        + hidden
+        + pages * crate::pdf::WORST_TOKENS_PER_PAGE
+        + images * IMAGE_WORST;
+    let permille = crate::models::CATALOG
+        .iter()
+        .map(|m| m.tokenizer_permille as u64)
+        .chain([tokenizer_permille(&req.model)])
+        .max()
+        .unwrap_or(1_300);
+    (base * permille).div_ceil(1_000)
+}
+
+/// The system prompt the API adds when `tools` are sent: the tool-use pricing page lists it per
+/// model and `tool_choice`, 530 tokens at the most (docs.anthropic.com/en/docs/
+/// tool-use-pricing-and-tokens); structured outputs are billed the same way. Rounded up.
+pub const HIDDEN_PROMPT: u64 = 600;
+
+/// An image block at its largest: the vision page bills about width × height / 750 tokens, an
+/// image past 1.15 megapixels being scaled down first, so about 1,600 at most
+/// (platform.claude.com/docs/en/build-with-claude/vision, "Calculate image costs"); the
+/// figure is tripled for the higher-resolution image input of newer models.
+pub const IMAGE_WORST: u64 = 5_000;
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -92,6 +168,58 @@ mod tests {
         req.model = "claude-haiku-5-5".into();
         let new = estimate_request(&req).unwrap();
         assert_eq!(new, (old * 13).div_ceil(10));
+    }
+
+    #[test]
+    fn the_worst_case_covers_the_text_estimate_tools_and_every_document_page() {
+        let req = crate::feedback::request("claude-sonnet-5-5", "The app crashes on login.");
+        let worst = worst_input_tokens(&req, None);
+        assert!(worst > estimate_request(&req).unwrap() + HIDDEN_PROMPT);
+        let pdf = crate::pdf::request(
+            "claude-sonnet-5-5",
+            crate::pdf::Template::Brief,
+            String::new(),
+        );
+        let three = worst_input_tokens(&pdf, Some(3));
+        let unknown = worst_input_tokens(&pdf, None);
+        assert!(three >= 3 * crate::pdf::WORST_TOKENS_PER_PAGE);
+        assert!(unknown >= crate::pdf::MAX_PAGES as u64 * crate::pdf::WORST_TOKENS_PER_PAGE);
+        assert!(three < unknown);
+    }
+
+    #[test]
+    fn base64_data_is_priced_as_a_page_or_an_image_never_as_text() {
+        let big = "A".repeat(400_000);
+        let doc = crate::pdf::request(
+            "claude-sonnet-5-5",
+            crate::pdf::Template::Brief,
+            big.clone(),
+        );
+        let empty = crate::pdf::request(
+            "claude-sonnet-5-5",
+            crate::pdf::Template::Brief,
+            String::new(),
+        );
+        assert_eq!(
+            worst_input_tokens(&doc, Some(2)),
+            worst_input_tokens(&empty, Some(2))
+        );
+        let mut img = crate::feedback::request("claude-haiku-4-5", "What is this?");
+        img.messages[0].content = Content::Blocks(vec![InputBlock::Other(serde_json::json!({
+            "type": "image",
+            "source": {"type": "base64", "media_type": "image/png", "data": big}
+        }))]);
+        let w = worst_input_tokens(&img, None);
+        // The image at its worst, scaled by the tokenizer ratio — not 400,000 characters of text.
+        assert!((IMAGE_WORST..2 * IMAGE_WORST).contains(&w), "{w}");
+    }
+
+    proptest! {
+        #[test]
+        fn the_worst_case_is_never_below_the_estimate(text in ".{1,400}") {
+            let req = crate::feedback::request("claude-opus-5-5", &text);
+            prop_assert!(worst_input_tokens(&req, None) >= estimate_request(&req).unwrap());
+        }
     }
 
     proptest! {

@@ -3,7 +3,7 @@
 
 use pipeline::clock::{day_of, DAY_MS};
 use pipeline::money::UsdMicros;
-use pipeline::ops::budgets::{check_daily_cap, soft_reached};
+use pipeline::ops::budgets::{check_caps, explain_refusal, soft_reached};
 use pipeline::ops::metrics::{dlq_crossing, BudgetCharge, Metrics, MetricsInput};
 use serde::Serialize;
 
@@ -149,14 +149,15 @@ async fn raise<T: Serialize>(
     Ok(true)
 }
 
-/// The producers' check before accepting a job: 429 once the user's daily cap is spent; the soft
-/// threshold raises its alert (once per user and day). Users without a budget cost one indexed
-/// lookup.
-pub async fn admit(state: &AppState, user: &str) -> Result<(), AppError> {
+/// The producers' check before anything is stored: the request's worst case (`need`) must fit
+/// under the user's caps with what is already committed (429 `budget_exceeded` otherwise); the
+/// soft threshold raises its alert (once per user and day). The database repeats the check
+/// atomically when the job is inserted ([`refused`] explains its refusal); this one spares the
+/// writes of a request that cannot fit.
+pub async fn admit(state: &AppState, user: &str, need: UsdMicros) -> Result<(), AppError> {
     let now = now_ms();
-    let today = now.div_euclid(DAY_MS) * DAY_MS;
-    let budget = state.store.daily_budget(user, today).await?;
-    if budget.daily_cap_micros.is_none() && budget.soft_micros.is_none() {
+    let budget = state.store.budget(user, now).await?;
+    if budget.is_unlimited() {
         return Ok(());
     }
     if soft_reached(budget.spent_today_micros, budget.soft_micros) {
@@ -177,6 +178,31 @@ pub async fn admit(state: &AppState, user: &str) -> Result<(), AppError> {
             worker::console_error!("soft budget alert for {user}: {e}");
         }
     }
-    check_daily_cap(budget.spent_today_micros, budget.daily_cap_micros)?;
-    Ok(())
+    check_caps(&budget, need).map_err(|r| AppError(r.into_error()))
+}
+
+/// What a job of `req` on `mode` reserves against its user's caps: its worst case at the
+/// dearest model of the configured fallback chain it may move to.
+pub fn worst_case(
+    state: &AppState,
+    req: &pipeline::anthropic::MessagesRequest,
+    document_pages: Option<u32>,
+    mode: pipeline::status::Mode,
+) -> UsdMicros {
+    pipeline::ops::budgets::worst_case(
+        req,
+        document_pages,
+        mode,
+        &state.config.model_chain,
+        now_ms(),
+    )
+}
+
+/// The 429 for a write that the database refused because it would cross a cap
+/// (`store::is_budget_abort`): a concurrent request committed first.
+pub async fn refused(state: &AppState, user: &str, need: UsdMicros) -> AppError {
+    match state.store.budget(user, now_ms()).await {
+        Ok(b) => AppError(explain_refusal(&b, need).into_error()),
+        Err(e) => e.into(),
+    }
 }

@@ -15,6 +15,7 @@ use pipeline::ops::budgets::BudgetSetting;
 use pipeline::ops::dlq::{DlqFilter, DlqList, ReplayAck, ReplayEdit};
 use pipeline::ops::metrics::MetricsReport;
 use pipeline::ops::usage::UsageReport;
+use pipeline::rollout::RolloutReport;
 use serde::de::DeserializeOwned;
 use serde::Deserialize;
 
@@ -244,6 +245,11 @@ pub async fn set_budget(setting: &BudgetSetting) -> Result<BudgetSetting, ApiErr
 /// `GET /api/metrics` (admins): the last `minutes` of metrics rows.
 pub async fn metrics(minutes: u32) -> Result<MetricsReport, ApiError> {
     call(Request::get(&format!("/api/metrics?minutes={minutes}"))).await
+}
+
+/// `GET /api/rollout` (admins): the two paths of `POST /api/claude` over the last `hours`.
+pub async fn rollout(hours: u32) -> Result<RolloutReport, ApiError> {
+    call(Request::get(&format!("/api/rollout?hours={hours}"))).await
 }
 
 /// `GET /api/dlq` (admins): one page of dead letters (or failed jobs) matching `filter`, from

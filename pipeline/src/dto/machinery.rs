@@ -42,5 +42,8 @@ pub struct PollReport {
     pub jobs_resubmitted: u32,
     pub jobs_dead_lettered: u32,
     pub jobs_canceled: u32,
+    /// Jobs canceled inside a batch that ran their request anyway: its cost recorded on them.
+    #[serde(default)]
+    pub canceled_billed: u32,
     pub errors: Vec<String>,
 }

@@ -1,18 +1,40 @@
-//! Per-user daily budgets: the cap that refuses new jobs (429) and the soft threshold that
-//! raises an alert.
+//! Per-user budgets: a daily and a monthly cap (UTC) that refuse new jobs (429) and the soft
+//! threshold that raises an alert.
+//!
+//! A cap holds against what is *committed*, not only what was spent: every job, at admission,
+//! reserves its worst case ([`crate::pricing::worst_case_micros`]); completion settles the
+//! reservation to the real cost, and failure, cancellation and expiry release it. The check and
+//! the reservation are one atomic step in the database (the `jobs_admission` trigger of migration
+//! 0010 refuses the insert that would cross a cap, so concurrent requests cannot all pass the
+//! same check); [`check_caps`] is the same rule, run first so that a request over a cap is
+//! refused before anything is written, and used to explain a refusal.
 
+use crate::anthropic::MessagesRequest;
 use crate::money::UsdMicros;
+use crate::pricing::Tier;
+use crate::status::Mode;
 use serde::{Deserialize, Serialize};
 
 use crate::error::ApiError;
 
-/// `PUT /api/usage/budget` (admins): a user's daily cap and soft threshold in micro-dollars
-/// (`null` removes one).
+/// `PUT /api/usage/budget` (admins): a user's daily and monthly caps and soft threshold in
+/// micro-dollars (`null` or absent removes one).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct BudgetSetting {
     pub user_id: String,
     pub daily_cap_micros: Option<UsdMicros>,
+    #[serde(default)]
+    pub monthly_cap_micros: Option<UsdMicros>,
     pub soft_micros: Option<UsdMicros>,
+}
+
+impl BudgetSetting {
+    /// Nothing set: the setting removes the user's budget.
+    pub fn is_empty(&self) -> bool {
+        self.daily_cap_micros.is_none()
+            && self.monthly_cap_micros.is_none()
+            && self.soft_micros.is_none()
+    }
 }
 
 impl BudgetSetting {
@@ -39,30 +61,165 @@ impl BudgetSetting {
                     }),
             }
         };
-        crate::error::reject_unknown_fields(&obj, &["user_id", "daily_cap_micros", "soft_micros"])?;
+        crate::error::reject_unknown_fields(
+            &obj,
+            &[
+                "user_id",
+                "daily_cap_micros",
+                "monthly_cap_micros",
+                "soft_micros",
+            ],
+        )?;
         Ok(BudgetSetting {
             user_id: user.as_str().to_owned(),
             daily_cap_micros: amount("daily_cap_micros")?,
+            monthly_cap_micros: amount("monthly_cap_micros")?,
             soft_micros: amount("soft_micros")?,
         })
     }
 }
 
-/// The producer's check before a job is accepted: at or over the daily cap → 429.
-pub fn check_daily_cap(spent_today: UsdMicros, cap: Option<UsdMicros>) -> Result<(), ApiError> {
-    match cap {
-        Some(cap) if spent_today >= cap => Err(ApiError::new(
+/// Which cap a refusal names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Cap {
+    Daily,
+    Monthly,
+}
+
+impl Cap {
+    fn when_free(self) -> &'static str {
+        match self {
+            Cap::Daily => "after midnight UTC",
+            Cap::Monthly => "on the first of next month (UTC)",
+        }
+    }
+}
+
+/// What a `budget_exceeded` answer carries besides its message: the cap, what is committed
+/// against it (spent plus the worst case of the jobs still running), what is left, and what the
+/// refused request needed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BudgetRefusal {
+    pub cap: Cap,
+    pub cap_micros: UsdMicros,
+    pub committed_micros: UsdMicros,
+    pub left_micros: UsdMicros,
+    pub needed_micros: UsdMicros,
+}
+
+impl BudgetRefusal {
+    /// The 429 that refuses the request.
+    pub fn into_error(self) -> ApiError {
+        let which = match self.cap {
+            Cap::Daily => "daily",
+            Cap::Monthly => "monthly",
+        };
+        let mut e = ApiError::new(
             429,
-            "daily_budget_exceeded",
+            "budget_exceeded",
             format!(
-                "your daily budget of ${} is spent (${} today); new jobs are accepted again after midnight UTC",
-                cap.dollars(),
-                spent_today.dollars()
+                "this request needs up to {} at its worst case, and your {which} budget of {} has {} left ({} committed); new jobs fit again {}",
+                self.needed_micros,
+                self.cap_micros,
+                self.left_micros,
+                self.committed_micros,
+                self.cap.when_free()
             ),
             None,
-        )),
-        _ => Ok(()),
+        );
+        e.body.budget = Some(Box::new(self));
+        e
     }
+}
+
+/// The admission rule: a request that needs `need` at its worst case fits when, under each cap
+/// the user has, what is committed plus `need` stays within it. The daily cap is checked first.
+pub fn check_caps(b: &DailyBudget, need: UsdMicros) -> Result<(), BudgetRefusal> {
+    let caps = [
+        (Cap::Daily, b.daily_cap_micros, b.committed_today_micros),
+        (Cap::Monthly, b.monthly_cap_micros, b.committed_month_micros),
+    ];
+    for (cap, limit, committed) in caps {
+        if let Some(limit) = limit {
+            if committed + need > limit {
+                return Err(BudgetRefusal {
+                    cap,
+                    cap_micros: limit,
+                    committed_micros: committed,
+                    left_micros: limit.saturating_sub(committed),
+                    needed_micros: need,
+                });
+            }
+        }
+    }
+    Ok(())
+}
+
+/// What a job reserves at admission: the most `req` can cost on `mode`
+/// ([`crate::pricing::worst_case_micros`] over [`crate::tokens::worst_input_tokens`]), at the
+/// dearest model it may fall back to along `chain`. `document_pages` as
+/// [`crate::tokens::worst_input_tokens`] takes it.
+pub fn worst_case(
+    req: &MessagesRequest,
+    document_pages: Option<u32>,
+    mode: Mode,
+    chain: &[String],
+    now_ms: i64,
+) -> UsdMicros {
+    let tier = match mode {
+        Mode::Sync => Tier::Standard,
+        Mode::Batch => Tier::Batch,
+    };
+    let models = crate::retry::reachable_models(&req.model, chain);
+    let input = crate::tokens::worst_input_tokens(req, document_pages);
+    crate::pricing::worst_case_micros(req, input, tier, &models, now_ms)
+}
+
+/// The keys of the `spend` table's rows that a job created at `at_ms` commits to: its UTC day
+/// (`d:<days since the epoch>`) and month (`m:YYYY-MM`) — spelled as migration 0010's triggers
+/// spell them.
+pub fn periods(at_ms: i64) -> (String, String) {
+    let day = at_ms.div_euclid(crate::clock::DAY_MS);
+    let month = chrono::DateTime::from_timestamp_millis(at_ms)
+        .unwrap_or_default()
+        .format("%Y-%m");
+    (format!("d:{day}"), format!("m:{month}"))
+}
+
+/// The refusal to report when the database refused an insert that the check before it let
+/// through (a concurrent request committed first): the cap it now crosses, or — when it fits
+/// again already — the tighter of the two.
+pub fn explain_refusal(b: &DailyBudget, need: UsdMicros) -> BudgetRefusal {
+    check_caps(b, need).err().unwrap_or_else(|| {
+        let left = |cap: Option<UsdMicros>, committed: UsdMicros| {
+            cap.map(|c| (c.saturating_sub(committed), c, committed))
+        };
+        let (cap, (left, limit, committed)) = [
+            (
+                Cap::Daily,
+                left(b.daily_cap_micros, b.committed_today_micros),
+            ),
+            (
+                Cap::Monthly,
+                left(b.monthly_cap_micros, b.committed_month_micros),
+            ),
+        ]
+        .into_iter()
+        .filter_map(|(c, l)| Some((c, l?)))
+        .min_by_key(|(_, (left, _, _))| *left)
+        .unwrap_or((
+            Cap::Daily,
+            (UsdMicros::ZERO, UsdMicros::ZERO, UsdMicros::ZERO),
+        ));
+        BudgetRefusal {
+            cap,
+            cap_micros: limit,
+            committed_micros: committed,
+            left_micros: left,
+            needed_micros: need,
+        }
+    })
 }
 
 /// Whether today's spending reached the soft threshold (the alert is raised once per day).
@@ -70,46 +227,164 @@ pub fn soft_reached(spent_today: UsdMicros, soft: Option<UsdMicros>) -> bool {
     soft.is_some_and(|s| spent_today >= s)
 }
 
-/// The user's daily budget and today's spending.
+/// The user's budget: the caps, today's spending, and what is committed today and this month
+/// (spent plus the reservations of the jobs not yet ended).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DailyBudget {
     pub daily_cap_micros: Option<UsdMicros>,
+    #[serde(default)]
+    pub monthly_cap_micros: Option<UsdMicros>,
     pub soft_micros: Option<UsdMicros>,
     pub spent_today_micros: UsdMicros,
+    #[serde(default)]
+    pub committed_today_micros: UsdMicros,
+    #[serde(default)]
+    pub committed_month_micros: UsdMicros,
+}
+
+impl DailyBudget {
+    /// No cap and no threshold: nothing to check.
+    pub fn is_unlimited(&self) -> bool {
+        self.daily_cap_micros.is_none()
+            && self.monthly_cap_micros.is_none()
+            && self.soft_micros.is_none()
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    fn budget(daily: Option<u64>, monthly: Option<u64>, today: u64, month: u64) -> DailyBudget {
+        DailyBudget {
+            daily_cap_micros: daily.map(UsdMicros),
+            monthly_cap_micros: monthly.map(UsdMicros),
+            committed_today_micros: UsdMicros(today),
+            committed_month_micros: UsdMicros(month),
+            ..DailyBudget::default()
+        }
+    }
+
     #[test]
-    fn daily_cap_and_soft_threshold() {
+    fn a_request_fits_while_committed_plus_its_worst_case_stays_within_each_cap() {
         let m = UsdMicros;
-        assert!(check_daily_cap(m(999), Some(m(1_000))).is_ok());
-        let e = check_daily_cap(m(1_000), Some(m(1_000))).unwrap_err();
+        assert!(check_caps(&budget(Some(1_000), None, 600, 600), m(400)).is_ok());
+        let r = check_caps(&budget(Some(1_000), None, 600, 600), m(401)).unwrap_err();
         assert_eq!(
-            (e.status, e.body.code.as_str()),
-            (429, "daily_budget_exceeded")
+            r,
+            BudgetRefusal {
+                cap: Cap::Daily,
+                cap_micros: m(1_000),
+                committed_micros: m(600),
+                left_micros: m(400),
+                needed_micros: m(401),
+            }
         );
-        assert!(e.body.error.contains("$0.001000"));
-        assert!(check_daily_cap(m(u64::MAX), None).is_ok());
+        let r = check_caps(&budget(Some(10_000), Some(5_000), 100, 4_900), m(200)).unwrap_err();
+        assert_eq!((r.cap, r.left_micros), (Cap::Monthly, m(100)));
+        assert!(check_caps(&budget(None, None, u64::MAX / 2, 0), m(1)).is_ok());
+        let over = check_caps(&budget(Some(5), None, 9, 9), m(0)).unwrap_err();
+        assert_eq!(
+            over.left_micros,
+            m(0),
+            "an overdrawn cap has nothing left, not a negative"
+        );
+    }
+
+    #[test]
+    fn a_refusal_is_a_429_naming_the_cap_with_the_figures_in_its_body() {
+        let e = check_caps(&budget(Some(1_000_000), None, 999_000, 0), UsdMicros(2_000))
+            .unwrap_err()
+            .into_error();
+        assert_eq!((e.status, e.body.code.as_str()), (429, "budget_exceeded"));
+        assert!(
+            e.body
+                .error
+                .contains("daily budget of $1.000000 has $0.001000 left"),
+            "{}",
+            e.body.error
+        );
+        let json = serde_json::to_value(&e.body).unwrap();
+        assert_eq!(json["budget"]["cap"], "daily");
+        assert_eq!(json["budget"]["committed_micros"], 999_000);
+        assert_eq!(json["budget"]["needed_micros"], 2_000);
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn admitted_requests_never_commit_past_a_cap(
+            cap in 0u64..10_000_000, needs in proptest::collection::vec(0u64..3_000_000, 0..50),
+        ) {
+            let mut b = budget(Some(cap), Some(cap), 0, 0);
+            for n in needs {
+                if check_caps(&b, UsdMicros(n)).is_ok() {
+                    b.committed_today_micros += UsdMicros(n);
+                    b.committed_month_micros += UsdMicros(n);
+                }
+                proptest::prop_assert!(b.committed_today_micros.0 <= cap);
+            }
+        }
+    }
+
+    #[test]
+    fn soft_threshold_and_settings() {
+        let m = UsdMicros;
         assert!(
             soft_reached(m(5), Some(m(5)))
                 && !soft_reached(m(4), Some(m(5)))
                 && !soft_reached(m(9), None)
         );
         let s = BudgetSetting::parse(
-            br#"{"user_id":"ann","daily_cap_micros":5000,"soft_micros":null}"#,
+            br#"{"user_id":"ann","daily_cap_micros":5000,"monthly_cap_micros":90000,"soft_micros":null}"#,
         )
         .unwrap();
-        assert_eq!((s.daily_cap_micros, s.soft_micros), (Some(m(5000)), None));
+        assert_eq!(
+            (s.daily_cap_micros, s.monthly_cap_micros, s.soft_micros),
+            (Some(m(5000)), Some(m(90_000)), None)
+        );
+        assert!(BudgetSetting::parse(br#"{"user_id":"ann"}"#)
+            .unwrap()
+            .is_empty());
         for bad in [
             &br#"{"user_id":"ann","daily_cap_micros":-1}"#[..],
             br#"{"user_id":"ann","daily_cap_micros":"5"}"#,
+            br#"{"user_id":"ann","monthly_cap_micros":1.5}"#,
             br#"{"daily_cap_micros":5}"#,
             br#"{"user_id":"ann","cap":5}"#,
         ] {
             assert_eq!(BudgetSetting::parse(bad).unwrap_err().status, 400);
         }
+    }
+    #[test]
+    fn periods_are_the_utc_day_and_month_of_the_job() {
+        // 2026-12-01T00:00:00Z and the millisecond before it.
+        let dec = 1_796_083_200_000;
+        assert_eq!(periods(dec), ("d:20788".into(), "m:2026-12".into()));
+        assert_eq!(periods(dec - 1), ("d:20787".into(), "m:2026-11".into()));
+    }
+
+    #[test]
+    fn a_jobs_reservation_covers_its_fallbacks_and_is_halved_in_a_batch() {
+        let now = 1_796_083_200_000;
+        let req = crate::feedback::request("claude-sonnet-5-5", "It froze.");
+        let chain: Vec<String> = ["claude-sonnet-5-5", "claude-haiku-5-5"]
+            .map(String::from)
+            .into();
+        let alone = worst_case(&req, None, Mode::Sync, &[], now);
+        assert_eq!(
+            worst_case(&req, None, Mode::Sync, &chain, now),
+            alone,
+            "a cheaper fallback adds nothing"
+        );
+        let batch = worst_case(&req, None, Mode::Batch, &[], now);
+        assert!(batch.0 * 2 <= alone.0 + 1 && batch.0 * 2 + 1 >= alone.0);
+    }
+
+    #[test]
+    fn a_refusal_after_a_race_names_a_cap_even_when_the_request_fits_again() {
+        let r = explain_refusal(&budget(Some(1_000), Some(500), 10, 400), UsdMicros(50));
+        assert_eq!((r.cap, r.left_micros), (Cap::Monthly, UsdMicros(100)));
+        let r = explain_refusal(&budget(Some(1_000), None, 990, 990), UsdMicros(50));
+        assert_eq!((r.cap, r.left_micros), (Cap::Daily, UsdMicros(10)));
     }
 }

@@ -94,9 +94,32 @@ fn the_transitions_make_exactly_the_moves_the_state_machine_allows() {
 }
 
 #[test]
+fn every_change_into_an_end_releases_the_budget_reservation_and_no_other_does() {
+    for t in Transition::ALL {
+        assert_eq!(
+            t.set().contains("reserved_micros = 0"),
+            t.to().is_terminal(),
+            "{t:?}"
+        );
+    }
+}
+
+#[test]
+fn only_a_users_cancel_waits_for_the_bill_of_a_submitted_request() {
+    for t in Transition::ALL {
+        assert_eq!(
+            t.set().contains("awaiting_bill = (status = 'submitted')"),
+            t == Transition::Cancel,
+            "{t:?}"
+        );
+    }
+}
+
+#[test]
 fn guards_are_sql_over_the_stored_spellings() {
     assert_eq!(Transition::Claim.guard(), "status = 'queued'");
     assert_eq!(Transition::Claim.set(), "status = 'running'");
+    assert_eq!(Transition::Requeue.set(), "status = 'queued'");
     assert_eq!(
         Transition::Fail.guard(),
         "status IN ('queued','running','submitted')"

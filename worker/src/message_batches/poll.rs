@@ -4,7 +4,7 @@
 
 use pipeline::answer::{settle_answer, End};
 use pipeline::anthropic::{parse_results, BatchResult};
-use pipeline::batching::{line_outcome, Outcome};
+use pipeline::batching::{bill_after_cancel, line_outcome, Outcome};
 use pipeline::dto::PollReport;
 use pipeline::ops::failures::Failure;
 use pipeline::pricing::Tier;
@@ -59,6 +59,7 @@ async fn settle_batch(
 ) -> worker::Result<()> {
     let store = &state.store;
     let rows = store.in_batch(batch_id).await?;
+    let canceled = store.awaiting_bill(batch_id).await?;
     let now = now_ms();
     let scope = Scope::InBatch(batch_id);
     let mut statements = Vec::with_capacity(rows.len());
@@ -72,6 +73,15 @@ async fn settle_batch(
                 continue;
             }
         };
+        if canceled.iter().any(|r| r.id == line.custom_id) {
+            let bill = bill_after_cancel(&line.result, now);
+            if bill.is_some() {
+                report.canceled_billed += 1;
+            }
+            let (usage, cost) = (bill.map(|b| b.0), bill.and_then(|b| b.1));
+            statements.push(store.record_bill(&line.custom_id, batch_id, usage.as_ref(), cost)?);
+            continue;
+        }
         let Some(row) = rows.iter().find(|r| r.id == line.custom_id) else {
             continue; // settled already, or not ours
         };
@@ -118,6 +128,11 @@ async fn settle_batch(
                 report.jobs_canceled += 1;
             }
         }
+    }
+    // A canceled job without a line billed nothing: it stops waiting (for those recorded
+    // above, the guard on the mark makes this a no-op).
+    for row in &canceled {
+        statements.push(store.record_bill(&row.id, batch_id, None, None)?);
     }
     for row in rows.iter().filter(|r| !seen.contains(&r.id)) {
         let missing = Failure::new("the job is missing from its batch's results");

@@ -1,7 +1,9 @@
 //! `POST /api/claude {prompt}`: the rollout path. Users inside `QUEUE_ROLLOUT_PERCENT` go through
 //! the queue (a high-priority prompt job) and wait a bounded time for the result, else get a 202
-//! with the poll URL; everyone else is called directly. The percent is read on every request
-//! (`Config::rollout_percent`: a var, or a secret that can change without a redeploy).
+//! with the poll URL; everyone else is called directly. Both paths record the call as a prompt job
+//! (`path`), so each is counted in usage, caps and metrics, and `GET /api/rollout` compares them.
+//! The percent is read on every request (`Config::rollout_percent`: a var, or a secret that can
+//! change without a redeploy).
 
 use std::time::Duration;
 
@@ -10,12 +12,15 @@ use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
-use pipeline::answer::{judge, Verdict};
+use pipeline::answer::{settle_answer, settle_undecodable, End};
+use pipeline::anthropic::Message;
 use pipeline::budget::{Need, Reserve, Settle};
 use pipeline::dto::{ClaudeAnswer, JobAck};
 use pipeline::error::ApiError;
-use pipeline::pricing::{cost_micros, Tier};
-use pipeline::retry::CallOutcome;
+use pipeline::ops::failures::{ErrorClass, Failure};
+use pipeline::pricing::Tier;
+use pipeline::retry::{describe, CallOutcome};
+use pipeline::rollout::CallPath;
 use pipeline::status::{Kind, Lane, Mode, Status};
 use pipeline::{prompt, rollout};
 use worker::Delay;
@@ -23,9 +28,9 @@ use worker::Delay;
 use crate::config::now_ms;
 use crate::error::AppError;
 use crate::identity::Caller;
-use crate::routes::jobs::create_prompt_job;
+use crate::routes::jobs::{create_prompt_job, store_prompt_job, NewPrompt};
 use crate::routes::{require_json, AppState};
-use crate::services::new_id;
+use crate::store::lifecycle::{Attempt, Scope};
 
 #[worker::send]
 pub async fn call(
@@ -40,11 +45,20 @@ pub async fn call(
     input.priority = Lane::High;
     input.mode = Mode::Sync;
     let user = caller.user_id.as_str();
-    crate::ops::admit(&state, user).await?;
+    let need = crate::ops::worst_case(&state, &input.request, None, Mode::Sync);
+    crate::ops::admit(&state, user, need).await?;
+    let mut job = NewPrompt {
+        user,
+        input: &input,
+        claim: None,
+        path: Some(CallPath::Direct),
+        reserved: need,
+    };
     if !rollout::in_rollout(user, state.config.rollout_percent) {
-        return direct(&state, &input).await;
+        return direct(&state, &job).await;
     }
-    let id = create_prompt_job(&state, user, &input, None).await?;
+    job.path = Some(CallPath::Queue);
+    let id = create_prompt_job(&state, &job).await?;
     let deadline = now_ms() + state.config.rollout_wait_ms as i64;
     while now_ms() < deadline {
         Delay::from(Duration::from_millis(250)).await;
@@ -67,7 +81,7 @@ pub async fn call(
                     })?;
                 let view = row.job_view(now_ms());
                 return Ok(Json(ClaudeAnswer {
-                    path: "queue".into(),
+                    path: CallPath::Queue,
                     job_id: Some(id),
                     text,
                     model: view.model,
@@ -92,15 +106,20 @@ pub async fn call(
     Ok((StatusCode::ACCEPTED, Json(JobAck::queued(&id))).into_response())
 }
 
-/// Outside the rollout: one Messages call, no job, no queue.
-async fn direct(state: &AppState, input: &prompt::PromptInput) -> Result<Response, AppError> {
-    // An id for the call, so the simulator's billing can count it like any other.
-    let call_id = format!("direct-{}", new_id()?);
+/// Outside the rollout: one Messages call from the request, no queue — recorded as a prompt job
+/// (`path: direct`) like any other: its row, its request and answer in R2, its attempt, usage and
+/// cost, so that the daily cap, the usage views, the metrics and the rollout view all count it.
+async fn direct(state: &AppState, job: &NewPrompt<'_>) -> Result<Response, AppError> {
+    let input = job.input;
+    let (id, _) = store_prompt_job(state, job).await?;
+    if !state.store.claim(&id, now_ms()).await? {
+        return Err(ApiError::internal(format!("the call's job {id} could not be claimed")).into());
+    }
     let request = input.request();
     // The direct path spends the same provider limits: it reserves like a consumer, and a
     // refusal is a 429 the caller can retry, not a call that would draw one.
     let reservation = Reserve {
-        job_id: call_id.clone(),
+        job_id: id.clone(),
         lane: Lane::High,
         model: request.model.clone(),
         need: Need {
@@ -111,7 +130,7 @@ async fn direct(state: &AppState, input: &prompt::PromptInput) -> Result<Respons
     };
     let grant = state.budget.reserve(&reservation).await?;
     if !grant.granted {
-        return Err(ApiError::new(
+        let refusal = ApiError::new(
             429,
             "rate_limited",
             format!(
@@ -120,57 +139,115 @@ async fn direct(state: &AppState, input: &prompt::PromptInput) -> Result<Respons
                 grant.retry_after_ms.div_ceil(1000)
             ),
             None,
-        )
-        .into());
+        );
+        let not_sent = Failure {
+            reason: format!("not sent: {}", refusal.body.error),
+            class: ErrorClass::RateLimited,
+        };
+        fail(state, &id, &not_sent).await?;
+        return Err(refusal.into());
     }
-    let answered = state.anthropic.messages(&request, &call_id).await;
-    let settlement = Settle::after_call(
-        &call_id,
-        &request.model,
-        &answered.result,
-        answered.reported,
-    );
+    let started_at = now_ms();
+    let answered = state.anthropic.messages(&request, &id).await;
+    let settlement = Settle::after_call(&id, &request.model, &answered.result, answered.reported);
+    let answer = settle_call(state, &id, &request.model, answered.result).await;
     state.budget.settle(&settlement).await;
-    match answered.result {
-        Ok(message) => match judge(&message) {
-            // A paid answer with nothing to use (a refusal, thinking only): the queue path
-            // would fail its job with the same reason.
-            Verdict::Unusable(reason) => {
-                Err(ApiError::new(502, "unusable_answer", reason, None).into())
+    let (outcome, error) = match &answer {
+        Ok(_) => ("completed", None),
+        Err(e) => ("failed", Some(e.0.body.error.clone())),
+    };
+    let attempt = Attempt {
+        job_id: &id,
+        n: 1,
+        model: Some(&request.model),
+        started_at,
+        ended_at: now_ms(),
+        outcome,
+        error: error.as_deref(),
+    };
+    if let Err(e) = state.store.record_attempt(&attempt).await {
+        // The attempt log is for people; the job itself is already settled.
+        worker::console_error!("call {id}: its attempt was not logged: {e}");
+    }
+    answer
+}
+
+/// Settles a direct call's outcome on its job, as a consumer would settle one attempt (the
+/// answer kept in R2, usage and cost on the row) — but never retried: the caller hears the
+/// failure and decides.
+async fn settle_call(
+    state: &AppState,
+    id: &str,
+    model: &str,
+    result: Result<Message, CallOutcome>,
+) -> Result<Response, AppError> {
+    match result {
+        Ok(message) => {
+            state.blobs.store_answer(id, &message).await?;
+            let settled = settle_answer(Kind::Prompt, &message, Tier::Standard, now_ms());
+            state
+                .store
+                .settle(id, &settled, now_ms(), Scope::Sync)?
+                .run()
+                .await?;
+            match settled.end {
+                // A paid answer with nothing to use (a refusal, thinking only): the queue path
+                // fails its job with the same reason.
+                End::Fail(f) => Err(ApiError::new(502, "unusable_answer", f.reason, None).into()),
+                End::Complete { .. } => Ok(Json(ClaudeAnswer {
+                    path: CallPath::Direct,
+                    job_id: Some(id.to_owned()),
+                    text: message.text(),
+                    cost_micros: settled.cost_micros,
+                    input_tokens: message.usage.input_tokens.into(),
+                    output_tokens: message.usage.output_tokens.into(),
+                    model: message.model,
+                })
+                .into_response()),
             }
-            Verdict::Usable => Ok(Json(ClaudeAnswer {
-                path: "direct".into(),
-                job_id: None,
-                text: message.text(),
-                cost_micros: cost_micros(&message.model, &message.usage, Tier::Standard, now_ms()),
-                input_tokens: message.usage.input_tokens.into(),
-                output_tokens: message.usage.output_tokens.into(),
-                model: message.model,
-            })
-            .into_response()),
-        },
-        Err(CallOutcome::Http {
-            status, message, ..
-        }) => {
-            let (code, http) = if status == 429 {
-                ("rate_limited", 429)
-            } else {
-                ("upstream_error", 502)
-            };
-            Err(ApiError::new(
-                http,
-                code,
-                format!("Anthropic API {status}: {message}"),
-                None,
-            )
+        }
+        Err(CallOutcome::Undecodable { reason, raw }) => {
+            // Paid for but unreadable: kept in R2, its usage recorded as far as it can be read.
+            state.blobs.store_undecodable(id, &raw, model).await?;
+            let settled = settle_undecodable(model, &reason, &raw, now_ms());
+            state
+                .store
+                .settle(id, &settled, now_ms(), Scope::Sync)?
+                .run()
+                .await?;
+            Err(ApiError::new(502, "unusable_answer", reason, None).into())
+        }
+        Err(failure) => {
+            fail(state, id, &Failure::of_outcome(&failure)).await?;
+            Err(match failure {
+                CallOutcome::Http {
+                    status, message, ..
+                } => {
+                    let (code, http) = if status == 429 {
+                        ("rate_limited", 429)
+                    } else {
+                        ("upstream_error", 502)
+                    };
+                    ApiError::new(
+                        http,
+                        code,
+                        format!("Anthropic API {status}: {message}"),
+                        None,
+                    )
+                }
+                other => ApiError::new(502, "upstream_error", describe(&other), None),
+            }
             .into())
         }
-        Err(other) => Err(ApiError::new(
-            502,
-            "upstream_error",
-            pipeline::retry::describe(&other),
-            None,
-        )
-        .into()),
     }
+}
+
+/// Fails a direct call's job for good (nothing paid).
+async fn fail(state: &AppState, id: &str, f: &Failure) -> Result<(), AppError> {
+    state
+        .store
+        .fail(id, f, None, now_ms(), Scope::Sync)?
+        .run()
+        .await?;
+    Ok(())
 }

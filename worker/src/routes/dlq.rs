@@ -12,6 +12,7 @@ use axum::Json;
 use futures_util::future::join_all;
 use pipeline::dto::Discarded;
 use pipeline::error::ApiError;
+use pipeline::money::UsdMicros;
 use pipeline::ops::dlq::{
     check_replayable, dlq_cursor, preview, replay_delay_s, DlqFilter, DlqItem, DlqList, ReplayAck,
     ReplayEdit, Replayed, MAX_BULK_REPLAY,
@@ -191,7 +192,7 @@ async fn replay_one(
     let id = new_id()?;
     // Prompt jobs: the request is copied (with the edits) to the new job's own claim-check.
     let own_key = (kind == Kind::Prompt).then(|| prompt_key(&id));
-    let (model, key) = match &own_key {
+    let (model, key, reserved) = match &own_key {
         Some(key) => {
             let mut req = request_of(&state.blobs, original).await?;
             if let Some(m) = &edit.model {
@@ -207,8 +208,10 @@ async fn replay_one(
             })?;
             let body = serde_json::to_vec(&req)
                 .map_err(|e| ApiError::internal(format!("cannot encode the request: {e}")))?;
+            let reserved = crate::ops::worst_case(state, &req, None, original.mode);
+            crate::ops::admit(state, &original.user_id, reserved).await?;
             state.blobs.put(key, body).await?;
-            (model.id.to_owned(), Some(key.clone()))
+            (model.id.to_owned(), Some(key.clone()), reserved)
         }
         None => {
             let model = edit
@@ -218,7 +221,9 @@ async fn replay_one(
                 .unwrap_or_else(|| pipeline::models::DEFAULT_MODEL.to_owned());
             // A model retired since the job ran is refused: replay it with a model edit.
             pipeline::models::parse_model(Some(&model.clone().into()), now)?;
-            (model, original.prompt_key.clone())
+            let reserved = unprompted_worst_case(state, original, &model).await?;
+            crate::ops::admit(state, &original.user_id, reserved).await?;
+            (model, original.prompt_key.clone(), reserved)
         }
     };
     let detail = if edit.is_empty() {
@@ -238,6 +243,7 @@ async fn replay_one(
             prompt_key: key.as_deref(),
             actor,
             detail: &detail,
+            reserved,
             now,
         })
         .await;
@@ -246,6 +252,9 @@ async fn replay_one(
         Err(e) => {
             if let Some(k) = &own_key {
                 state.blobs.delete(k).await;
+            }
+            if crate::store::is_budget_abort(&e) {
+                return Err(crate::ops::refused(state, &original.user_id, reserved).await);
             }
             return Err(e.into());
         }
@@ -268,6 +277,38 @@ async fn replay_one(
         poll_url: format!("/jobs/{id}"),
         job_id: id,
     })
+}
+
+/// The worst case of replaying a feedback or PDF job on `model` (prompt jobs reserve their
+/// edited request's): a feedback request rebuilt from its text, or a PDF's pages read from its
+/// stored file.
+async fn unprompted_worst_case(
+    state: &AppState,
+    original: &JobRow,
+    model: &str,
+) -> Result<UsdMicros, AppError> {
+    let (req, pages) = match original.kind {
+        Kind::Pdf => {
+            let template = pipeline::pdf::Template::parse(original.template.as_deref())?;
+            let pages = match original.prompt_key.as_deref() {
+                Some(key) => state
+                    .blobs
+                    .get(key)
+                    .await?
+                    .map(|bytes| pipeline::pdf::pages_at_most(&bytes)),
+                None => None,
+            };
+            (
+                pipeline::pdf::request(model, template, String::new()),
+                pages,
+            )
+        }
+        _ => (
+            pipeline::feedback::request(model, original.input_text.as_deref().unwrap_or("")),
+            None,
+        ),
+    };
+    Ok(crate::ops::worst_case(state, &req, pages, original.mode))
 }
 
 async fn load(state: &AppState, id: &str) -> Result<JobRow, AppError> {
@@ -337,8 +378,12 @@ pub async fn replay_all(
         let delay = replay_delay_s(i, state.config.replay_per_s);
         match replay_one(&state, actor, row, &ReplayEdit::default(), Some(delay)).await {
             Ok(r) => replayed.push(r),
-            // A job replayed meanwhile is skipped; anything else stops the run.
+            // A job replayed meanwhile is skipped, and so is one its user's caps have no room
+            // for (it stays in the triage list); anything else stops the run.
             Err(e) if e.0.status == 409 => {}
+            Err(e) if e.0.status == 429 => {
+                worker::console_log!("replay of {} skipped: {}", row.id, e.0.body.error);
+            }
             Err(e) => return Err(e),
         }
     }

@@ -13,11 +13,11 @@ use crate::config::now_ms;
 use crate::error::AppError;
 use crate::identity::Caller;
 use crate::routes::{
-    accept, commit_job, enqueue_failed, next_page, own_job, AppState, Idem, PageQuery,
+    accept, commit_job, enqueue_failed, job_page, own_job, AppState, Idem, PageQuery,
 };
 use crate::services::new_id;
 use crate::store::jobs::{JobFilter, NewJob};
-use crate::store::row::job_cursor;
+use crate::store::JobRow;
 
 /// A feedback body is a few KB at most; anything far larger is refused before it is read.
 const MAX_BODY_BYTES: usize = 64 * 1024;
@@ -35,8 +35,19 @@ pub async fn submit(
 ) -> Result<Response, AppError> {
     let user = caller.user_id.as_str();
     let limits = ("POST /feedback\n", MAX_BODY_BYTES);
-    let (input, idem) =
-        accept(&state, user, &headers, &body, limits, feedback::parse_input).await?;
+    let need = |i: &feedback::FeedbackInput| {
+        crate::ops::worst_case(&state, &feedback::request(i.model, &i.text), None, i.mode)
+    };
+    let (input, idem, need) = accept(
+        &state,
+        user,
+        &headers,
+        &body,
+        limits,
+        feedback::parse_input,
+        need,
+    )
+    .await?;
     let record = match idem {
         Idem::Replay(id) => return Ok(ack(id, input.mode)),
         Idem::Fresh(record) => record,
@@ -55,9 +66,12 @@ pub async fn submit(
         text: Some(&input.text),
         prompt_key: None,
         expires_at: None,
+        path: None,
+        reserved: need,
         now,
     })?;
-    if let Some(winner) = commit_job(&state, user, record.as_ref(), &id, vec![job], now).await? {
+    let committed = commit_job(&state, user, record.as_ref(), &id, vec![job], (now, need)).await?;
+    if let Some(winner) = committed {
         return Ok(ack(winner, input.mode));
     }
     if let Err(e) = state.lanes.send(lane, &id).await {
@@ -94,20 +108,17 @@ pub async fn list(
     Caller(caller): Caller,
     Query(q): Query<PageQuery>,
 ) -> Result<Response, AppError> {
-    let (limit, cursor) = q.parse()?;
     let filter = JobFilter {
         kind: Some(Kind::Feedback),
         ..JobFilter::default()
     };
-    let mut rows = state
-        .store
-        .list_jobs(caller.user_id.as_str(), &filter, cursor.as_ref(), limit)
-        .await?;
-    let next_cursor = next_page(&mut rows, limit, job_cursor);
-    let now = now_ms();
-    Ok(Json(FeedbackList {
-        items: rows.iter().map(|r| r.feedback_view(now)).collect(),
-        next_cursor,
-    })
-    .into_response())
+    let (items, next_cursor) = job_page(
+        &state,
+        caller.user_id.as_str(),
+        &filter,
+        q.parse()?,
+        JobRow::feedback_view,
+    )
+    .await?;
+    Ok(Json(FeedbackList { items, next_cursor }).into_response())
 }

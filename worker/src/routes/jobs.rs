@@ -8,7 +8,9 @@ use axum::response::{IntoResponse, Response};
 use axum::Json;
 use pipeline::dto::{JobAck, JobList};
 use pipeline::error::ApiError;
+use pipeline::money::UsdMicros;
 use pipeline::prompt;
+use pipeline::rollout::CallPath;
 use pipeline::status::{Kind, Lane, Status};
 use serde::Deserialize;
 
@@ -16,10 +18,10 @@ use crate::blobs::prompt_key;
 use crate::config::now_ms;
 use crate::error::AppError;
 use crate::identity::Caller;
-use crate::routes::{accept, commit_job, enqueue_failed, next_page, own_job, page, AppState, Idem};
+use crate::routes::{accept, commit_job, enqueue_failed, job_page, own_job, page, AppState, Idem};
 use crate::services::new_id;
 use crate::store::jobs::{JobFilter, NewJob};
-use crate::store::row::job_cursor;
+use crate::store::JobRow;
 
 /// 200,000 characters of up to 4 bytes, JSON-escaped, plus the other fields.
 const MAX_BODY_BYTES: usize = 2 * 1024 * 1024;
@@ -38,32 +40,73 @@ pub async fn submit(
 ) -> Result<Response, AppError> {
     let user = caller.user_id.as_str();
     let limits = ("", MAX_BODY_BYTES);
-    let (input, idem) = accept(&state, user, &headers, &body, limits, prompt::parse_input).await?;
+    let need = |i: &prompt::PromptInput| crate::ops::worst_case(&state, &i.request, None, i.mode);
+    let (input, idem, need) = accept(
+        &state,
+        user,
+        &headers,
+        &body,
+        limits,
+        prompt::parse_input,
+        need,
+    )
+    .await?;
     let record = match idem {
         Idem::Replay(job_id) => return Ok(accepted(&job_id)),
         Idem::Fresh(record) => record,
     };
-    let id = create_prompt_job(&state, user, &input, record.as_ref()).await?;
+    let job = NewPrompt {
+        user,
+        input: &input,
+        claim: record.as_ref(),
+        path: None,
+        reserved: need,
+    };
+    let id = create_prompt_job(&state, &job).await?;
     Ok(accepted(&id))
+}
+
+/// A prompt job to create: whose, what it asks, the claim of its idempotency key, which path of
+/// `POST /api/claude` makes it (if one does), and the worst case it reserves.
+pub struct NewPrompt<'a> {
+    pub user: &'a str,
+    pub input: &'a prompt::PromptInput,
+    pub claim: Option<&'a (String, String)>,
+    pub path: Option<CallPath>,
+    pub reserved: UsdMicros,
 }
 
 /// Creates a prompt job: the request to R2 (`prompts/<id>`), then the row (and the claim of its
 /// idempotency key) in one transaction, then the queue send. Whatever fails before the send
 /// leaves nothing behind; a failed send marks the row `enqueue_failed` and answers 503. Answers
 /// the job's id — the winner's, when a concurrent request with the same key made the job first.
-pub async fn create_prompt_job(
+pub async fn create_prompt_job(state: &AppState, job: &NewPrompt<'_>) -> Result<String, AppError> {
+    let (id, made) = store_prompt_job(state, job).await?;
+    if made {
+        if let Err(e) = state.lanes.send(job.input.priority, &id).await {
+            return Err(enqueue_failed(state, &id, "job", e).await);
+        }
+    }
+    Ok(id)
+}
+
+/// A prompt job's request in R2 and its row (`queued`), not yet sent anywhere. Answers the id
+/// and whether this request made it (`false`: a concurrent request with the same key did, and
+/// the id is that one's).
+pub async fn store_prompt_job(
     state: &AppState,
-    user: &str,
-    input: &prompt::PromptInput,
-    claim: Option<&(String, String)>,
-) -> Result<String, AppError> {
+    job: &NewPrompt<'_>,
+) -> Result<(String, bool), AppError> {
+    let NewPrompt {
+        user, input, claim, ..
+    } = *job;
     let now = now_ms();
     let id = new_id()?;
     let request = serde_json::to_vec(&input.request())
         .map_err(|e| ApiError::internal(format!("cannot encode the request: {e}")))?;
     let key = prompt_key(&id);
     state.blobs.put(&key, request).await?;
-    let job = state.store.insert_job(&NewJob {
+    let row = state.store.insert_job(&NewJob {
         id: &id,
         user_id: user,
         kind: Kind::Prompt,
@@ -74,20 +117,19 @@ pub async fn create_prompt_job(
         text: None,
         prompt_key: Some(&key),
         expires_at: input.expires_in_s.map(|s| now + s as i64 * 1000),
+        path: job.path,
+        reserved: job.reserved,
         now,
     })?;
-    let committed = commit_job(state, user, claim, &id, vec![job], now).await;
+    let committed = commit_job(state, user, claim, &id, vec![row], (now, job.reserved)).await;
     if !matches!(committed, Ok(None)) {
         // No row of ours, so the request object must not stay either.
         state.blobs.delete(&key).await;
     }
-    if let Some(winner) = committed? {
-        return Ok(winner);
-    }
-    if let Err(e) = state.lanes.send(input.priority, &id).await {
-        return Err(enqueue_failed(state, &id, "job", e).await);
-    }
-    Ok(id)
+    Ok(match committed? {
+        Some(winner) => (winner, false),
+        None => (id, true),
+    })
 }
 
 /// One of the caller's jobs with its attempt log; someone else's, or an unknown id, is a 404.
@@ -191,18 +233,16 @@ pub async fn list(
             })
             .transpose()?,
     };
-    let (limit, cursor) = page(q.cursor.as_deref(), q.limit.as_deref())?;
-    let mut rows = state
-        .store
-        .list_jobs(caller.user_id.as_str(), &filter, cursor.as_ref(), limit)
-        .await?;
-    let next_cursor = next_page(&mut rows, limit, job_cursor);
-    let now = now_ms();
-    Ok(Json(JobList {
-        items: rows.iter().map(|r| r.job_view(now)).collect(),
-        next_cursor,
-    })
-    .into_response())
+    let page = page(q.cursor.as_deref(), q.limit.as_deref())?;
+    let (items, next_cursor) = job_page(
+        &state,
+        caller.user_id.as_str(),
+        &filter,
+        page,
+        JobRow::job_view,
+    )
+    .await?;
+    Ok(Json(JobList { items, next_cursor }).into_response())
 }
 
 /// Cancels a job that has not run: queued (it will never be sent to Claude), or waiting inside a

@@ -10,6 +10,7 @@ mod keys;
 mod metrics;
 mod models;
 mod poll;
+mod rollout;
 mod uploads;
 mod usage;
 
@@ -29,7 +30,8 @@ use worker::Env;
 use crate::error::AppError;
 use crate::identity::Caller;
 pub use crate::services::AppState;
-use crate::store::{JobRow, Statement};
+use crate::store::{is_budget_abort, JobRow, Statement};
+use pipeline::money::UsdMicros;
 
 pub fn router(env: &Env) -> Router {
     let state = match AppState::from_env(env) {
@@ -57,6 +59,7 @@ pub fn router(env: &Env) -> Router {
         .route("/api/batches/poll", post(poll::run))
         .route("/api/batches/flush", post(poll::flush))
         .route("/api/claude", post(claude::call))
+        .route("/api/rollout", get(rollout::get))
         .route("/api/budget", get(budget::get))
         .route("/api/keys", post(keys::create).get(keys::list))
         .route("/api/keys/{id}", axum::routing::delete(keys::revoke))
@@ -103,10 +106,11 @@ pub enum Idem {
 }
 
 /// A JSON producer's admission, in the contract's order: the body is JSON within `max` bytes
-/// and its `Idempotency-Key` well-formed; `parse` accepts it; the caller may submit (caps);
-/// then the key is looked up — its record hashes `route` (empty for `/jobs`, whose records
-/// predate the prefix) followed by the body, so a key used on one producer never replays on
-/// another.
+/// and its `Idempotency-Key` well-formed; `parse` accepts it; the key is looked up — its record
+/// hashes `route` (empty for `/jobs`, whose records predate the prefix) followed by the body, so
+/// a key used on one producer never replays on another; then a new job's worst case (`need`)
+/// must fit under the caller's caps (a replay is answered whatever the budget says: it costs
+/// nothing more). Answers the input, what the key makes of it, and the worst case to reserve.
 pub async fn accept<T>(
     state: &AppState,
     user: &str,
@@ -114,13 +118,17 @@ pub async fn accept<T>(
     body: &[u8],
     (route, max): (&str, usize),
     parse: impl FnOnce(&[u8], i64) -> Result<T, ApiError>,
-) -> Result<(T, Idem), AppError> {
+    need: impl FnOnce(&T) -> UsdMicros,
+) -> Result<(T, Idem, UsdMicros), AppError> {
     let key = producer_body(headers, body, max)?;
     let input = parse(body, crate::config::now_ms())?;
-    crate::ops::admit(state, user).await?;
     let hash = pipeline::prompt::body_hash(&[route.as_bytes(), body].concat());
     let idem = idempotency(state, user, key, hash, crate::config::now_ms()).await?;
-    Ok((input, idem))
+    let need = need(&input);
+    if matches!(idem, Idem::Fresh(_)) {
+        crate::ops::admit(state, user, need).await?;
+    }
+    Ok((input, idem, need))
 }
 
 /// A producer's checks before it reads the body: JSON within `max` bytes, and its
@@ -194,18 +202,22 @@ fn key_reused() -> AppError {
 /// when the request sent one. Answers `None` when the job was created. When the claim lost — a
 /// concurrent request with the same key committed first — nothing of this request was stored,
 /// and the answer is the winner's job (`Some`, to acknowledge as this request's), or a 422 when
-/// the winner sent another body.
+/// the winner sent another body. When the database refused the job's reservation of `need`
+/// (a concurrent request took what was left under a cap), nothing was stored either: a 429.
 pub async fn commit_job(
     state: &AppState,
     user: &str,
     claim: Option<&(String, String)>,
     id: &str,
     statements: Vec<Statement>,
-    now: i64,
+    (now, need): (i64, UsdMicros),
 ) -> Result<Option<String>, AppError> {
     let Some((key, hash)) = claim else {
-        state.store.batch(statements).await?;
-        return Ok(None);
+        return match state.store.batch(statements).await {
+            Ok(_) => Ok(None),
+            Err(e) if is_budget_abort(&e) => Err(crate::ops::refused(state, user, need).await),
+            Err(e) => Err(e.into()),
+        };
     };
     let mut all = Vec::from(state.store.claim_idempotency(user, key, hash, id, now)?);
     all.extend(statements);
@@ -215,6 +227,7 @@ pub async fn commit_job(
     match lookup(state, user, key, hash, now).await? {
         Idempotency::Replay { job_id } if job_id != id => Ok(Some(job_id)),
         Idempotency::Conflict => Err(key_reused()),
+        _ if is_budget_abort(&e) => Err(crate::ops::refused(state, user, need).await),
         _ => Err(e.into()),
     }
 }
@@ -273,6 +286,24 @@ pub async fn own_job(
         .job_for_user(id.as_str(), caller.0.user_id.as_str(), kind)
         .await?
         .ok_or_else(missing)?)
+}
+
+/// One page of the caller's jobs matching `filter`, newest first, each as `view` shows it at
+/// this instant, with the cursor of the next page when there is one.
+pub async fn job_page<V>(
+    state: &AppState,
+    user: &str,
+    filter: &crate::store::jobs::JobFilter,
+    (limit, cursor): (u32, Option<Cursor>),
+    view: impl Fn(&JobRow, i64) -> V,
+) -> Result<(Vec<V>, Option<String>), AppError> {
+    let mut rows = state
+        .store
+        .list_jobs(user, filter, cursor.as_ref(), limit)
+        .await?;
+    let next_cursor = next_page(&mut rows, limit, crate::store::row::job_cursor);
+    let now = crate::config::now_ms();
+    Ok((rows.iter().map(|r| view(r, now)).collect(), next_cursor))
 }
 
 /// A job was stored but its queue send failed: the row says `enqueue_failed` (it will never

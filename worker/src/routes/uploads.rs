@@ -10,6 +10,7 @@ use futures_util::StreamExt;
 use pipeline::dto::{UploadAck, UploadList};
 use pipeline::error::ApiError;
 use pipeline::jobs::Cursor;
+use pipeline::money::UsdMicros;
 use pipeline::multipart;
 use pipeline::pdf::{self, Template};
 use pipeline::status::Mode;
@@ -113,6 +114,7 @@ async fn read_files(
                         let job_id = new_id().map_err(internal)?;
                         let key = format!("uploads/{upload_id}/{job_id}.pdf");
                         let size = bytes.len() as u64;
+                        let pages = pdf::pages_at_most(&bytes);
                         blobs.put(&key, bytes).await.map_err(internal)?;
                         files.push(NewFile {
                             job_id,
@@ -120,6 +122,9 @@ async fn read_files(
                             name,
                             size,
                             key,
+                            pages,
+                            // Set once the form's mode, model and template are known.
+                            reserved: UsdMicros::ZERO,
                         });
                     }
                     Current::Field { name, value } => {
@@ -211,9 +216,10 @@ pub async fn submit(
     req: Request,
 ) -> Result<Response, AppError> {
     // Every refusal before the body is read still reads what the client sends (without keeping
-    // it), so that the client hears the answer.
+    // it), so that the client hears the answer. A user with nothing left under a cap is refused
+    // before the files are stored; the files' own worst case is checked once they are read.
     let admitted = match admit(caller, req.headers()) {
-        Ok((caller, boundary)) => crate::ops::admit(&state, caller.user_id.as_str())
+        Ok((caller, boundary)) => crate::ops::admit(&state, caller.user_id.as_str(), UsdMicros(1))
             .await
             .map(|()| (caller, boundary)),
         Err(e) => Err(e),
@@ -269,6 +275,16 @@ pub async fn submit(
             return Err(e.into());
         }
     };
+    let user = caller.user_id.as_str();
+    let unread = pdf::request(model, template, String::new());
+    for f in files.iter_mut() {
+        f.reserved = crate::ops::worst_case(&state, &unread, Some(f.pages), mode);
+    }
+    let need: UsdMicros = files.iter().map(|f| f.reserved).sum();
+    if let Err(e) = crate::ops::admit(&state, user, need).await {
+        clean_up(&state.blobs, &keys).await;
+        return Err(e);
+    }
     let now = now_ms();
     let written = async {
         let stmts = state.store.insert_upload(&NewUpload {
@@ -285,6 +301,10 @@ pub async fn submit(
     .await;
     if let Err(e) = written {
         clean_up(&state.blobs, &keys).await;
+        if crate::store::is_budget_abort(&e) {
+            // A concurrent request took what was left under a cap: no file of this one stays.
+            return Err(crate::ops::refused(&state, user, need).await);
+        }
         return Err(e.into());
     }
     let ids: Vec<String> = files.iter().map(|f| f.job_id.clone()).collect();

@@ -7,7 +7,6 @@ use axum::extract::{Query, State};
 use axum::http::{header, HeaderMap};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
-use pipeline::clock::DAY_MS;
 use pipeline::ops::budgets::BudgetSetting;
 use pipeline::ops::usage::{UsageQuery, UsageReport};
 use serde::Deserialize;
@@ -39,8 +38,7 @@ async fn report(
         now,
     )?;
     let groups = state.store.usage(&q.user_id, q.from_ms, q.to_ms).await?;
-    let today = now.div_euclid(DAY_MS) * DAY_MS;
-    let budget = state.store.daily_budget(&q.user_id, today).await?;
+    let budget = state.store.budget(&q.user_id, now).await?;
     Ok(UsageReport::build(&q, &groups, budget))
 }
 

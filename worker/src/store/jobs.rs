@@ -4,12 +4,14 @@
 //! write twice changes nothing the second time.
 
 use pipeline::jobs::Cursor;
+use pipeline::rollout::CallPath;
 use pipeline::status::{Kind, Lane, Mode, Status, Transition};
 use serde::Deserialize;
 use wasm_bindgen::JsValue;
 
 use super::row::COLUMNS;
-use super::{marks, num, opt, JobRow, Statement, Store};
+use super::{marks, money, num, opt, JobRow, Statement, Store};
+use pipeline::money::UsdMicros;
 
 /// A new job's row: what every producer writes (kind-specific columns optional).
 pub struct NewJob<'a> {
@@ -25,6 +27,11 @@ pub struct NewJob<'a> {
     /// Prompt jobs and PDFs: the claim-check of their request or file in R2.
     pub prompt_key: Option<&'a str>,
     pub expires_at: Option<i64>,
+    /// A `POST /api/claude` call: the path that answers it.
+    pub path: Option<CallPath>,
+    /// Its worst case, reserved against the user's caps (`jobs_admission` refuses the insert
+    /// that would cross one).
+    pub reserved: UsdMicros,
     pub now: i64,
 }
 
@@ -50,8 +57,8 @@ impl Store {
     pub fn insert_job(&self, j: &NewJob<'_>) -> worker::Result<Statement> {
         let sql = format!(
             "INSERT INTO jobs (id, user_id, kind, status, lane, mode, model, source, input_text, \
-             prompt_key, expires_at, created_at, updated_at) \
-             VALUES (?1, ?2, ?3, {}, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?11)",
+             prompt_key, expires_at, created_at, updated_at, path, reserved_micros) \
+             VALUES (?1, ?2, ?3, {}, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?11, ?12, ?13)",
             Status::Queued.sql()
         );
         Ok(Statement(self.stmt(
@@ -68,6 +75,8 @@ impl Store {
                 opt(j.prompt_key),
                 j.expires_at.map(num).unwrap_or(JsValue::NULL),
                 num(j.now),
+                opt(j.path.map(CallPath::as_str)),
+                money(j.reserved),
             ],
         )?))
     }

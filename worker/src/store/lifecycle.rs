@@ -288,7 +288,7 @@ impl Store {
         }
         let sql = format!(
             "SELECT DISTINCT anthropic_batch_id FROM jobs \
-             WHERE {} AND anthropic_batch_id IS NOT NULL",
+             WHERE ({} OR awaiting_bill = 1) AND anthropic_batch_id IS NOT NULL",
             Status::sql_in(&[Status::Submitted])
         );
         let rows: Vec<Row> = self.all(&sql, &[]).await?;
@@ -302,6 +302,42 @@ impl Store {
             Status::sql_in(&[Status::Submitted])
         );
         self.all(&sql, &[batch_id.into()]).await
+    }
+
+    /// The jobs of one Anthropic batch that were canceled after it was created and whose bill
+    /// is still to be read from its results.
+    pub async fn awaiting_bill(&self, batch_id: &str) -> worker::Result<Vec<JobRow>> {
+        let sql = format!(
+            "SELECT {COLUMNS} FROM jobs WHERE anthropic_batch_id = ?1 AND awaiting_bill = 1"
+        );
+        self.all(&sql, &[batch_id.into()]).await
+    }
+
+    /// What the batch billed for a job canceled inside it: its tokens and cost recorded (it
+    /// stays `canceled`), the mark cleared; `usage` `None` when its request did not run.
+    pub fn record_bill(
+        &self,
+        id: &str,
+        batch_id: &str,
+        usage: Option<&Usage>,
+        cost: Option<UsdMicros>,
+    ) -> worker::Result<Statement> {
+        let u = usage.copied().unwrap_or_default();
+        Ok(Statement(
+            self.stmt(
+                "UPDATE jobs SET awaiting_bill = 0, input_tokens = input_tokens + ?3, \
+             output_tokens = output_tokens + ?4, cache_write_tokens = cache_write_tokens + ?5, \
+             cache_read_tokens = cache_read_tokens + ?6, cost_micros = cost_micros + ?7, \
+             cost_unknown = MAX(cost_unknown, ?8) \
+             WHERE id = ?1 AND anthropic_batch_id = ?2 AND awaiting_bill = 1",
+                &[
+                    &[id.into(), batch_id.into()][..],
+                    &spent(&u, cost),
+                    &[JsValue::from_bool(usage.is_some() && cost.is_none())],
+                ]
+                .concat(),
+            )?,
+        ))
     }
 
     /// Records one call made for a job (replacing a record of the same attempt number, which

@@ -113,6 +113,12 @@ pub fn changes(r: &D1Result) -> worker::Result<usize> {
 }
 
 /// A number bound into a statement.
+/// Whether a failed write was the `jobs_admission` trigger refusing an insert over a cap
+/// (migration 0010): its `RAISE(ABORT, 'budget_exceeded')` rolled the whole batch back.
+pub fn is_budget_abort(e: &worker::Error) -> bool {
+    e.to_string().contains("budget_exceeded")
+}
+
 fn num(v: i64) -> JsValue {
     JsValue::from_f64(v as f64)
 }

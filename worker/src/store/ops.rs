@@ -1,11 +1,13 @@
 //! The operator's tables: heartbeats and counters, metrics rows, alerts, per-user budgets and
 //! usage, and the DLQ's triage (failure classes, audit entries, replays, discards).
 
-use pipeline::ops::budgets::{BudgetSetting, DailyBudget};
+use pipeline::clock::DAY_MS;
+use pipeline::ops::budgets::{periods, BudgetSetting, DailyBudget};
 use pipeline::ops::dlq::{AuditEntry, DlqFilter};
 use pipeline::ops::failures::ErrorClass;
 use pipeline::ops::metrics::{EndedJob, Metrics, PendingGroup};
 use pipeline::ops::usage::UsageGroup;
+use pipeline::rollout::RolloutCall;
 use pipeline::status::Status;
 use serde::Deserialize;
 use wasm_bindgen::JsValue;
@@ -30,6 +32,8 @@ pub struct Replay<'a> {
     pub prompt_key: Option<&'a str>,
     pub actor: &'a str,
     pub detail: &'a str,
+    /// The new job's worst case, reserved against the user's caps.
+    pub reserved: UsdMicros,
     pub now: i64,
 }
 
@@ -194,36 +198,68 @@ impl Store {
         Ok(n > 0)
     }
 
-    /// A user's daily cap, soft threshold and what they spent since `day_start`.
-    pub async fn daily_budget(&self, user: &str, day_start: i64) -> worker::Result<DailyBudget> {
+    /// A user's caps and soft threshold, what they spent today (UTC), and what is committed
+    /// today and this month (the `spend` rows migration 0010's triggers keep).
+    pub async fn budget(&self, user: &str, now: i64) -> worker::Result<DailyBudget> {
         #[derive(Deserialize)]
         struct Caps {
             daily_cap_micros: Option<f64>,
+            monthly_cap_micros: Option<f64>,
             soft_micros: Option<f64>,
         }
         #[derive(Deserialize)]
         struct Spent {
             spent: f64,
         }
+        #[derive(Deserialize)]
+        struct Committed {
+            period: String,
+            committed_micros: f64,
+        }
         let caps: Option<Caps> = self
             .first(
-                "SELECT daily_cap_micros, soft_micros FROM user_budgets WHERE user_id = ?1",
+                "SELECT daily_cap_micros, monthly_cap_micros, soft_micros FROM user_budgets \
+                 WHERE user_id = ?1",
                 &[user.into()],
             )
             .await?;
+        let day_start = now.div_euclid(DAY_MS) * DAY_MS;
         let spent: Option<Spent> = self
             .first(sql::SPENT, &[user.into(), num(day_start)])
             .await?;
+        let (day, month) = periods(now);
+        let committed: Vec<Committed> = self
+            .all(
+                "SELECT period, committed_micros FROM spend WHERE user_id = ?1 \
+                 AND period IN (?2, ?3)",
+                &[user.into(), day.as_str().into(), month.as_str().into()],
+            )
+            .await?;
+        let of = |p: &str| {
+            committed
+                .iter()
+                .find(|c| c.period == p)
+                .map(|c| micros(c.committed_micros))
+                .unwrap_or_default()
+        };
         Ok(DailyBudget {
             daily_cap_micros: caps.as_ref().and_then(|c| c.daily_cap_micros).map(micros),
+            monthly_cap_micros: caps.as_ref().and_then(|c| c.monthly_cap_micros).map(micros),
             soft_micros: caps.as_ref().and_then(|c| c.soft_micros).map(micros),
             spent_today_micros: spent.map(|s| micros(s.spent)).unwrap_or_default(),
+            committed_today_micros: of(&day),
+            committed_month_micros: of(&month),
         })
     }
 
-    /// Sets a user's cap and soft threshold; both `None` removes the budget.
+    /// The `POST /api/claude` calls made in `[from, to)`, for the rollout view.
+    pub async fn rollout_calls(&self, from: i64, to: i64) -> worker::Result<Vec<RolloutCall>> {
+        self.all(sql::ROLLOUT, &[num(from), num(to)]).await
+    }
+
+    /// Sets a user's caps and soft threshold; all `None` removes the budget.
     pub async fn set_budget(&self, s: &BudgetSetting, now: i64) -> worker::Result<()> {
-        if s.daily_cap_micros.is_none() && s.soft_micros.is_none() {
+        if s.is_empty() {
             self.run(
                 "DELETE FROM user_budgets WHERE user_id = ?1",
                 &[s.user_id.as_str().into()],
@@ -233,15 +269,16 @@ impl Store {
         }
         let amount = |v: Option<UsdMicros>| v.map(money).unwrap_or(JsValue::NULL);
         self.run(
-            "INSERT INTO user_budgets (user_id, daily_cap_micros, soft_micros, updated_at) \
-             VALUES (?1, ?2, ?3, ?4) ON CONFLICT(user_id) DO UPDATE SET \
+            "INSERT INTO user_budgets (user_id, daily_cap_micros, soft_micros, updated_at, \
+             monthly_cap_micros) VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT(user_id) DO UPDATE SET \
              daily_cap_micros = excluded.daily_cap_micros, soft_micros = excluded.soft_micros, \
-             updated_at = excluded.updated_at",
+             monthly_cap_micros = excluded.monthly_cap_micros, updated_at = excluded.updated_at",
             &[
                 s.user_id.as_str().into(),
                 amount(s.daily_cap_micros),
                 amount(s.soft_micros),
                 num(now),
+                amount(s.monthly_cap_micros),
             ],
         )
         .await?;
@@ -321,9 +358,9 @@ impl Store {
                     &format!(
                         "INSERT INTO jobs (id, user_id, kind, status, lane, mode, model, source, \
                          file_name, file_size, input_text, prompt_key, template, replay_of, \
-                         created_at, updated_at) \
+                         created_at, updated_at, reserved_micros) \
                          SELECT ?2, user_id, kind, {}, lane, mode, ?3, source, file_name, \
-                         file_size, input_text, ?4, template, id, ?5, ?5 FROM jobs \
+                         file_size, input_text, ?4, template, id, ?5, ?5, ?6 FROM jobs \
                          WHERE id = ?1 AND replayed_to = ?2",
                         Status::Queued.sql()
                     ),
@@ -333,6 +370,7 @@ impl Store {
                         r.model.into(),
                         opt(r.prompt_key),
                         num(r.now),
+                        money(r.reserved),
                     ],
                 )?),
                 Statement(self.stmt(

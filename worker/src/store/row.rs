@@ -4,6 +4,7 @@ use pipeline::dto::{FeedbackView, JobView, Spend, UploadFile};
 use pipeline::feedback::Analysis;
 use pipeline::jobs::{elapsed_ms, Cursor};
 use pipeline::money::UsdMicros;
+use pipeline::rollout::CallPath;
 use pipeline::status::{Kind, Lane, Mode, Status};
 use serde::Deserialize;
 
@@ -54,6 +55,9 @@ pub struct JobRow {
     /// (the raw answer is kept).
     #[serde(default)]
     pub result_key: Option<String>,
+    /// A `POST /api/claude` call: the path that answered it.
+    #[serde(default)]
+    pub path: Option<CallPath>,
 }
 
 pub const COLUMNS: &str =
@@ -61,7 +65,7 @@ pub const COLUMNS: &str =
     analysis, anthropic_batch_id, attempts, input_tokens, output_tokens, cache_write_tokens, \
     cache_read_tokens, cost_micros, error, created_at, started_at, completed_at, expires_at, prompt_key, overloads, user_id, \
     cost_unknown, batch_tries, batch_index, file_name, file_size, template, error_class, replay_of, \
-    replayed_to, result_key";
+    replayed_to, result_key, path";
 
 impl JobRow {
     /// Whether `GET /jobs/:id/result` has something to serve: a completed job's result, or the
@@ -99,6 +103,7 @@ impl JobRow {
             expires_at: self.expires_at,
             elapsed_ms: elapsed_ms(status, self.created_at, self.completed_at, now),
             result_url: self.result_url(),
+            path: self.path,
             attempt_log: Vec::new(),
         }
     }

@@ -26,6 +26,10 @@ pub const USAGE: &str = "SELECT created_at / 86400000 AS day, model, mode, COUNT
 pub const SPENT: &str = "SELECT COALESCE(SUM(cost_micros), 0) AS spent FROM jobs \
      WHERE user_id = ?1 AND created_at >= ?2";
 
+/// The `POST /api/claude` calls made in [?1, ?2), for the rollout view.
+pub const ROLLOUT: &str = "SELECT path, status, created_at, completed_at, cost_micros FROM jobs \
+     WHERE path IS NOT NULL AND created_at >= ?1 AND created_at < ?2";
+
 /// Jobs that ended in the metrics window (?1 from, ?2 to), at most ?3.
 pub const ENDED: &str = "SELECT status, model, created_at, started_at, completed_at, \
      input_tokens, output_tokens, cache_write_tokens, cache_read_tokens, cost_micros \

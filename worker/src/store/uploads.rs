@@ -7,7 +7,8 @@ use pipeline::status::{Kind, Lane, Mode, Status, Transition};
 use serde::Deserialize;
 
 use super::row::COLUMNS;
-use super::{micros, num, JobRow, Statement, Store};
+use super::{micros, money, num, JobRow, Statement, Store};
+use pipeline::money::UsdMicros;
 
 /// An upload as stored.
 #[derive(Debug, Clone, Deserialize)]
@@ -61,6 +62,11 @@ pub struct NewFile {
     pub name: String,
     pub size: u64,
     pub key: String,
+    /// Its pages as far as its bytes show them (`pipeline::pdf::pages_at_most`), for its
+    /// reservation.
+    pub pages: u32,
+    /// The file's worst case, reserved against the user's caps.
+    pub reserved: UsdMicros,
 }
 
 /// A new upload: whose, how its files run, and the files.
@@ -94,8 +100,9 @@ impl Store {
         )?));
         let sql = format!(
             "INSERT INTO jobs (id, user_id, kind, status, lane, mode, model, prompt_key, \
-             batch_id, batch_index, file_name, file_size, template, created_at, updated_at) \
-             VALUES (?1, ?2, '{}', {}, '{}', ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?11)",
+             batch_id, batch_index, file_name, file_size, template, created_at, updated_at, \
+             reserved_micros) \
+             VALUES (?1, ?2, '{}', {}, '{}', ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?11, ?12)",
             Kind::Pdf.as_str(),
             Status::Queued.sql(),
             Lane::Bulk.as_str()
@@ -115,6 +122,7 @@ impl Store {
                     num(f.size as i64),
                     u.template.as_str().into(),
                     num(u.now),
+                    money(f.reserved),
                 ],
             )?));
         }

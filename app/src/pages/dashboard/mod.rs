@@ -5,6 +5,7 @@ mod health_table;
 mod lane_card;
 mod latest;
 mod metrics_view;
+mod rollout_table;
 mod series;
 
 use std::time::Duration;
@@ -17,13 +18,16 @@ use crate::components::loading::Loading;
 use crate::components::ticker::every;
 use health_table::HealthTable;
 use metrics_view::MetricsView;
+use rollout_table::RolloutTable;
 
 /// How much history the charts show, and how often they refresh.
 const MINUTES: u32 = 60;
+/// The rollout panel's window: the seed compares the paths for 48 hours before each step.
+const ROLLOUT_HOURS: u32 = 48;
 const REFRESH: Duration = Duration::from_secs(10);
 
-/// Operations: live metrics (alerts, latency, throughput, lanes, tokens, failures, budget use),
-/// refreshed every 10 s, above the Worker's health report.
+/// Operations: live metrics (alerts, latency, throughput, lanes, tokens, failures, budget use)
+/// and the rollout's two paths, refreshed every 10 s, above the Worker's health report.
 #[component]
 pub fn Dashboard() -> impl IntoView {
     let health = LocalResource::new(api::health);
@@ -32,12 +36,24 @@ pub fn Dashboard() -> impl IntoView {
         tick.track();
         api::metrics(MINUTES)
     });
+    let rollout = LocalResource::new(move || {
+        tick.track();
+        api::rollout(ROLLOUT_HOURS)
+    });
     view! {
         <section class="page" data-testid="page-dashboard">
             <h1>"Dashboard"</h1>
             <Transition fallback=|| view! { <Loading text="Loading metrics…" /> }>
                 <ErrorBoundary fallback=failure("metrics-error")>
                     {move || Suspend::new(async move { metrics.await.map(|m| view! { <MetricsView m=m /> }) })}
+                </ErrorBoundary>
+            </Transition>
+            <h2>"Rollout: direct and queue path"</h2>
+            <Transition fallback=|| view! { <Loading text="Loading the rollout…" /> }>
+                <ErrorBoundary fallback=failure("rollout-error")>
+                    {move || Suspend::new(async move {
+                        rollout.await.map(|r| view! { <RolloutTable r=r hours=ROLLOUT_HOURS /> })
+                    })}
                 </ErrorBoundary>
             </Transition>
             <h2>"Health"</h2>

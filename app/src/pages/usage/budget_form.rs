@@ -1,4 +1,4 @@
-//! Admins' form for a user's daily budget.
+//! Admins' form for a user's budget: daily and monthly caps, soft threshold.
 
 use leptos::prelude::*;
 use pipeline::money::{parse_dollars, UsdMicros};
@@ -8,7 +8,7 @@ use pipeline::ops::usage::UsageReport;
 use super::budget_text::saved_text;
 use crate::api::ApiError;
 
-/// A user's daily cap and soft threshold, typed in dollars (empty removes one). Saved through
+/// A user's daily and monthly caps and soft threshold, typed in dollars (empty removes one). Saved through
 /// `save`, whose version the report follows.
 #[component]
 pub fn BudgetForm(
@@ -19,6 +19,7 @@ pub fn BudgetForm(
 ) -> impl IntoView {
     let cap = RwSignal::new(String::new());
     let soft = RwSignal::new(String::new());
+    let monthly = RwSignal::new(String::new());
     let local_error = RwSignal::new(None::<String>);
     let target = move || {
         let typed = user.get().trim().to_string();
@@ -38,17 +39,25 @@ pub fn BudgetForm(
             let plain = |v: Option<UsdMicros>| v.map(UsdMicros::dollars).unwrap_or_default();
             cap.set(plain(r.budget.daily_cap_micros));
             soft.set(plain(r.budget.soft_micros));
+            monthly.set(plain(r.budget.monthly_cap_micros));
         }
     });
     let submit = move |ev: leptos::ev::SubmitEvent| {
         ev.prevent_default();
-        let parsed = parse_dollars(&cap.get()).and_then(|c| Ok((c, parse_dollars(&soft.get())?)));
+        let parsed = parse_dollars(&cap.get()).and_then(|c| {
+            Ok((
+                c,
+                parse_dollars(&monthly.get())?,
+                parse_dollars(&soft.get())?,
+            ))
+        });
         match parsed {
-            Ok((daily_cap_micros, soft_micros)) => {
+            Ok((daily_cap_micros, monthly_cap_micros, soft_micros)) => {
                 local_error.set(None);
                 save.dispatch(BudgetSetting {
                     user_id: target(),
                     daily_cap_micros,
+                    monthly_cap_micros,
                     soft_micros,
                 });
             }
@@ -65,11 +74,15 @@ pub fn BudgetForm(
     let saving = save.pending();
     view! {
         <form class="card form budget-form" on:submit=submit>
-            <h2>"Daily budget for " {target}</h2>
+            <h2>"Budget for " {target}</h2>
             <div class="row">
-                <label>"Cap ($) "
+                <label>"Daily cap ($) "
                     <input data-testid="budget-cap" size="10" inputmode="decimal" placeholder="none"
                         prop:value=cap on:input=move |ev| cap.set(event_target_value(&ev)) />
+                </label>
+                <label>"Monthly cap ($) "
+                    <input data-testid="budget-monthly" size="10" inputmode="decimal" placeholder="none"
+                        prop:value=monthly on:input=move |ev| monthly.set(event_target_value(&ev)) />
                 </label>
                 <label>"Soft threshold ($) "
                     <input data-testid="budget-soft" size="10" inputmode="decimal" placeholder="none"
