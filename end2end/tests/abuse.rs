@@ -18,7 +18,10 @@ use serde_json::Value;
 fn main() -> ExitCode {
     run_suite_with(
         "abuse",
-        StackConfig::vars(&[("AUTH_MODE", "keys")]),
+        // The bursts put 300 requests on one local isolate at once: calls get a longer timeout
+        // than the test profile's 5 s, so that none is abandoned (and billed unseen) on the way
+        // — what timeouts cost is the chaos suite's subject.
+        StackConfig::vars(&[("AUTH_MODE", "keys"), ("CALL_TIMEOUT_MS", "15000")]),
         tests![
             twenty_concurrent_prompt_jobs_with_one_key_make_one_job_and_one_call,
             twenty_concurrent_feedback_posts_with_one_key_make_one_job_and_one_call,
@@ -28,6 +31,8 @@ fn main() -> ExitCode {
             three_hundred_concurrent_uploads_fit_a_one_dollar_cap_at_their_worst_case,
             three_hundred_concurrent_claude_calls_fit_a_one_dollar_cap_at_their_worst_case,
             a_job_canceled_inside_its_batch_keeps_what_the_batch_billed_for_it,
+            // Last: it leaves the whale's backlog running.
+            a_whales_backlog_does_not_hold_back_five_other_users_jobs,
         ],
     )
 }
@@ -432,4 +437,54 @@ async fn a_job_canceled_inside_its_batch_keeps_what_the_batch_billed_for_it(s: A
         Some(billed + s.sim_cost(&kept)),
         "the user's usage counts both bills: {usage}"
     );
+}
+
+/// How long a small user's job may take, from its submission to its answer, while a whale's
+/// backlog of 500 fills the lane: a few queue batches and its own call — not the whale's
+/// backlog (about 20 s of calls here).
+const FAIR_BOUND_MS: i64 = 6_000;
+
+async fn a_whales_backlog_does_not_hold_back_five_other_users_jobs(s: Arc<TestStack>) {
+    // Each call takes 200 ms at the simulator; the local high lane runs 5 at once, so the whale's
+    // 500 jobs are about 20 s of work.
+    let job = |who: &str| {
+        serde_json::json!({
+            "prompt": format!("{who} needs an answer [[sim:slow=200]]"), "priority": "high",
+            "max_tokens": 64, "output_config": {"effort": "low"}
+        })
+    };
+    let whale = s.key(Some(&s.create_key("whale", false)));
+    for _ in 0..20 {
+        let mut chunk = tokio::task::JoinSet::new();
+        for _ in 0..25 {
+            let (whale, body) = (whale.clone(), job("the whale"));
+            chunk.spawn(async move { whale.submit_job(&body).await });
+        }
+        chunk.join_all().await;
+    }
+    let mut small = tokio::task::JoinSet::new();
+    for i in 0..5 {
+        let client = s.key(Some(&s.create_key(&format!("small-{i}"), false)));
+        let body = job(&format!("small user {i}"));
+        small.spawn(async move {
+            let id = client.submit_job(&body).await;
+            let done = client
+                .job_reaches(&id, "completed", Duration::from_secs(90))
+                .await;
+            done["elapsed_ms"].as_i64().unwrap()
+        });
+    }
+    let waits = small.join_all().await;
+    let whale_queued = s
+        .d1("SELECT COUNT(*) AS n FROM jobs WHERE user_id = 'whale' AND status = 'queued'")[0]["n"]
+        .as_u64()
+        .unwrap();
+    println!("    small users' jobs, submission to answer: {waits:?} ms; the whale still had {whale_queued} queued");
+    assert!(
+        whale_queued > 100,
+        "the small jobs did not wait for the backlog to drain ({whale_queued} of the whale's left)"
+    );
+    for w in waits {
+        assert!(w <= FAIR_BOUND_MS, "a small user's job took {w} ms");
+    }
 }

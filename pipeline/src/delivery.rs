@@ -15,19 +15,34 @@ pub enum Delivery {
     Skip,
     /// Its `expires_at` passed before it ran: expire it, ack.
     Expire,
+    /// A retry delivered before its backoff ended (another message of the job came early): put
+    /// it back on its lane for the rest of the backoff.
+    NotYet { ms: u64 },
     /// A synchronous call now.
     Call,
     /// A batch-mode job: it joins the accumulation in D1 for the next flush.
     Accumulate,
 }
 
-/// Decides what a delivery of a job in `status` (with `expires_at`, in `mode`) does at `now`.
-pub fn on_delivery(status: Status, expires_at: Option<i64>, mode: Mode, now: i64) -> Delivery {
+/// Decides what a delivery of a job in `status` (with `expires_at`, in `mode`, not to run
+/// before `run_after`) does at `now`.
+pub fn on_delivery(
+    status: Status,
+    expires_at: Option<i64>,
+    run_after: Option<i64>,
+    mode: Mode,
+    now: i64,
+) -> Delivery {
     if status.is_terminal() || status == Status::Submitted {
         return Delivery::Skip;
     }
     if expires_at.is_some_and(|at| at < now) {
         return Delivery::Expire;
+    }
+    if let Some(at) = run_after.filter(|at| *at > now) {
+        return Delivery::NotYet {
+            ms: (at - now) as u64,
+        };
     }
     match mode {
         Mode::Sync => Delivery::Call,
@@ -112,9 +127,26 @@ mod tests {
     }
 
     #[test]
+    fn a_retry_delivered_before_its_backoff_ended_waits_the_rest_of_it() {
+        assert_eq!(
+            on_delivery(Status::Queued, None, Some(1_500), Mode::Sync, 1_000),
+            Delivery::NotYet { ms: 500 }
+        );
+        assert_eq!(
+            on_delivery(Status::Queued, None, Some(1_000), Mode::Sync, 1_000),
+            Delivery::Call
+        );
+        assert_eq!(
+            on_delivery(Status::Completed, None, Some(9_000), Mode::Sync, 1_000),
+            Delivery::Skip,
+            "a finished job is skipped whatever its backoff said"
+        );
+    }
+
+    #[test]
     fn a_finished_canceled_or_batched_job_is_never_run_again() {
         for s in Status::ALL {
-            let d = on_delivery(s, None, Mode::Sync, 0);
+            let d = on_delivery(s, None, None, Mode::Sync, 0);
             let skip = s.is_terminal() || s == Status::Submitted;
             assert_eq!(d == Delivery::Skip, skip, "{s}");
         }
@@ -123,20 +155,20 @@ mod tests {
     #[test]
     fn an_expired_job_is_expired_without_a_call_and_a_live_one_runs_by_its_mode() {
         assert_eq!(
-            on_delivery(Status::Queued, Some(99), Mode::Sync, 100),
+            on_delivery(Status::Queued, Some(99), None, Mode::Sync, 100),
             Delivery::Expire
         );
         assert_eq!(
-            on_delivery(Status::Queued, Some(100), Mode::Sync, 100),
+            on_delivery(Status::Queued, Some(100), None, Mode::Sync, 100),
             Delivery::Call
         );
         assert_eq!(
-            on_delivery(Status::Running, None, Mode::Batch, 100),
+            on_delivery(Status::Running, None, None, Mode::Batch, 100),
             Delivery::Accumulate
         );
         // Done is done, even past its expiry.
         assert_eq!(
-            on_delivery(Status::Completed, Some(1), Mode::Sync, 100),
+            on_delivery(Status::Completed, Some(1), None, Mode::Sync, 100),
             Delivery::Skip
         );
     }

@@ -17,6 +17,9 @@ pub struct ErrorBody {
     /// errors carry none, and every `Result` of the crate carries the envelope).
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub budget: Option<Box<crate::ops::budgets::BudgetRefusal>>,
+    /// When to try again, in seconds (also sent as the `retry-after` header).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub retry_after_s: Option<u32>,
 }
 
 /// An error with its HTTP status, decided in `pipeline` and sent as-is by the Worker.
@@ -36,6 +39,7 @@ impl ApiError {
                 field: field.map(str::to_owned),
                 request_id: None,
                 budget: None,
+                retry_after_s: None,
             },
         }
     }

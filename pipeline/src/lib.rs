@@ -12,6 +12,7 @@
 //! - [`batching`]: the bulk lane's accumulation, flushes, batch-result outcomes and recovery.
 //! - [`budget`]: the token budget (RPM / ITPM / OTPM buckets, reservations, reconciliation).
 //! - [`lanes`]: per-lane in-flight slots (leases) kept by the BUDGET Durable Object.
+//! - [`fair`]: fair shares of a lane across users (which new job a delivered message runs).
 //! - [`multipart`]: a streaming, tolerant multipart/form-data reader.
 //! - [`open_mode`]: what `AUTH_MODE=open` allows: loopback hosts, no cross-site writes.
 //! - [`ops`]: the operator's side: failure classes, metrics, usage reports, daily budgets, DLQ triage.
@@ -44,6 +45,7 @@ pub mod clock;
 pub mod delivery;
 pub mod dto;
 pub mod error;
+pub mod fair;
 pub mod feedback;
 pub mod identity;
 pub mod jobs;

@@ -61,6 +61,17 @@ impl BudgetClient {
         }
     }
 
+    /// The tokens each of `users` was granted over the last minute (fair shares).
+    pub async fn usage(
+        &self,
+        users: &[String],
+    ) -> worker::Result<std::collections::BTreeMap<String, u64>> {
+        self.call(Method::Post, "/usage", Some(json(&users)?))
+            .await?
+            .json()
+            .await
+    }
+
     /// The budget as it stands, for `GET /api/budget` and the metrics row.
     pub async fn state(&self) -> worker::Result<BudgetView> {
         self.call(Method::Get, "/state", None).await?.json().await

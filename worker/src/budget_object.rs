@@ -87,6 +87,12 @@ impl DurableObject for TokenBudget {
                 self.save().await?;
                 Response::from_json(&Pong { ok: true, pings: 0 })
             }
+            (Method::Post, "/usage") => {
+                let users: Vec<String> = req.json().await?;
+                self.load().await?;
+                let usage = self.with(|b| b.usage(&users, now));
+                Response::from_json(&usage)
+            }
             (Method::Get, "/state") => {
                 self.load().await?;
                 let view = self.with(|b| b.view(&settings, now));

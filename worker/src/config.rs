@@ -38,6 +38,9 @@ pub const BUDGET_OTPM: &str = "BUDGET_OTPM";
 pub const BUDGET_ENFORCE: &str = "BUDGET_ENFORCE";
 pub const LANE_HIGH_CONCURRENCY: &str = "LANE_HIGH_CONCURRENCY";
 pub const LANE_BULK_CONCURRENCY: &str = "LANE_BULK_CONCURRENCY";
+/// Per-user limits on the producers: jobs waiting, and jobs made per minute (0: none).
+pub const USER_MAX_QUEUED: &str = "USER_MAX_QUEUED";
+pub const USER_MAX_PER_MIN: &str = "USER_MAX_PER_MIN";
 
 /// Configuration read from vars and secrets once per invocation.
 #[derive(Debug, Clone)]
@@ -64,6 +67,9 @@ pub struct Config {
     pub rollout_percent: u32,
     /// How long the queue path waits for its job (`ROLLOUT_WAIT_MS`, default 25 s).
     pub rollout_wait_ms: u64,
+    /// Per-user limits on the producers (`USER_MAX_QUEUED`, default 2,000;
+    /// `USER_MAX_PER_MIN`, default 1,200).
+    pub user_limits: pipeline::ops::budgets::UserLimits,
 }
 
 impl Config {
@@ -105,6 +111,10 @@ impl Config {
                 var_or_secret(env, QUEUE_ROLLOUT_PERCENT).as_deref(),
             ),
             rollout_wait_ms: number(var(ROLLOUT_WAIT_MS), ROLLOUT_WAIT_MS, 25_000)?,
+            user_limits: pipeline::ops::budgets::UserLimits {
+                max_queued: number(var(USER_MAX_QUEUED), USER_MAX_QUEUED, 2_000)?,
+                max_per_min: number(var(USER_MAX_PER_MIN), USER_MAX_PER_MIN, 1_200)?,
+            },
         })
     }
 }

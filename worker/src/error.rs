@@ -29,7 +29,13 @@ impl IntoResponse for AppError {
             );
             body.request_id = Some(id);
         }
-        (status, axum::Json(body)).into_response()
+        let retry_after = body.retry_after_s;
+        let mut res = (status, axum::Json(body)).into_response();
+        if let Some(s) = retry_after {
+            res.headers_mut()
+                .insert(axum::http::header::RETRY_AFTER, s.into());
+        }
+        res
     }
 }
 

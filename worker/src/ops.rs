@@ -198,6 +198,20 @@ pub fn worst_case(
     )
 }
 
+/// The per-user limits on the producers (`Config::user_limits`): a request that would make
+/// `adding` jobs is refused with a 429 and a `retry-after` when the user has too many waiting or
+/// made too many in the last minute.
+pub async fn limit(state: &AppState, user: &str, adding: u64) -> Result<(), AppError> {
+    let l = state.config.user_limits;
+    if l.max_queued == 0 && l.max_per_min == 0 {
+        return Ok(());
+    }
+    let (queued, recent) = state.store.user_load(user, now_ms() - 60_000).await?;
+    Ok(pipeline::ops::budgets::check_user_limits(
+        &l, queued, recent, adding,
+    )?)
+}
+
 /// The 429 for a write that the database refused because it would cross a cap
 /// (`store::is_budget_abort`): a concurrent request committed first.
 pub async fn refused(state: &AppState, user: &str, need: UsdMicros) -> AppError {

@@ -48,6 +48,9 @@ pub struct Budget {
     classes: BTreeMap<String, Buckets>,
     leases: BTreeMap<String, Lease>,
     slots: Slots,
+    /// Tokens granted per user over the last minute, for fair shares ([`crate::fair`]).
+    #[serde(default)]
+    recent: BTreeMap<String, crate::fair::Recent>,
     /// Reservations granted and refused, and 429s reported, since the object was made.
     pub granted: u64,
     pub refused: u64,
@@ -157,6 +160,13 @@ impl Budget {
                 expires_at: now + r.ttl_ms,
             },
         );
+        if let Some(user) = &r.user {
+            let tokens = r.need.input + r.need.output;
+            self.recent
+                .entry(user.clone())
+                .or_default()
+                .add(tokens, now);
+        }
         self.granted += 1;
         Grant {
             granted: true,
@@ -218,6 +228,19 @@ impl Budget {
             b.paused_until = b.paused_until.max(until);
             self.rate_limited += 1;
         }
+    }
+
+    /// The tokens each of `users` was granted over the last minute (0 for one never seen);
+    /// users whose window emptied are forgotten.
+    pub fn usage(&mut self, users: &[String], now: i64) -> BTreeMap<String, u64> {
+        self.recent.retain(|_, r| r.total(now) > 0);
+        users
+            .iter()
+            .map(|u| {
+                let t = self.recent.get_mut(u).map_or(0, |r| r.total(now));
+                (u.clone(), t)
+            })
+            .collect()
     }
 
     /// The buckets as they stand at `now`, for `GET /api/budget`.

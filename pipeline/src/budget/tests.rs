@@ -25,6 +25,7 @@ fn reserve(job: &str, input: u64, output: u64) -> Reserve {
         model: M.into(),
         need: Need { input, output },
         ttl_ms: 60_000,
+        user: None,
     }
 }
 
@@ -368,4 +369,21 @@ proptest! {
             prop_assert_eq!((c.requests.charged, c.input_tokens.charged, c.output_tokens.charged), real);
         }
     }
+}
+
+#[test]
+fn what_a_user_is_granted_counts_in_their_share_for_a_minute() {
+    let mut b = Budget::default();
+    let s = settings(1_000, 1_000_000, 1_000_000);
+    let mut r = reserve("j1", 100, 400);
+    r.user = Some("whale".into());
+    assert!(b.reserve(&r, &s, 0).granted);
+    let users = ["whale".to_string(), "ann".to_string()];
+    let u = b.usage(&users, 1_000);
+    assert_eq!((u["whale"], u["ann"]), (500, 0));
+    assert_eq!(
+        b.usage(&users, 61_000)["whale"],
+        0,
+        "a minute later it is forgotten"
+    );
 }

@@ -23,6 +23,9 @@ pub struct Reserve {
     pub model: String,
     pub need: Need,
     pub ttl_ms: i64,
+    /// Whose job it is: what it is granted counts in that user's share ([`crate::fair`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub user: Option<String>,
 }
 
 /// The answer to a reservation.

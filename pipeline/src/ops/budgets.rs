@@ -26,6 +26,9 @@ pub struct BudgetSetting {
     #[serde(default)]
     pub monthly_cap_micros: Option<UsdMicros>,
     pub soft_micros: Option<UsdMicros>,
+    /// The user's weight in the lanes' fair shares ([`crate::fair`]), 1 to 100; `None` is 1.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub share_weight: Option<u32>,
 }
 
 impl BudgetSetting {
@@ -34,8 +37,12 @@ impl BudgetSetting {
         self.daily_cap_micros.is_none()
             && self.monthly_cap_micros.is_none()
             && self.soft_micros.is_none()
+            && self.share_weight.is_none()
     }
 }
+
+/// The most weight a user's fair share can be given.
+pub const MAX_SHARE_WEIGHT: u64 = 100;
 
 impl BudgetSetting {
     pub fn parse(body: &[u8]) -> Result<BudgetSetting, ApiError> {
@@ -68,12 +75,28 @@ impl BudgetSetting {
                 "daily_cap_micros",
                 "monthly_cap_micros",
                 "soft_micros",
+                "share_weight",
             ],
         )?;
+        let share_weight = match obj.get("share_weight") {
+            None | Some(serde_json::Value::Null) => None,
+            Some(v) => Some(
+                v.as_u64()
+                    .filter(|w| (1..=MAX_SHARE_WEIGHT).contains(w))
+                    .ok_or_else(|| {
+                        ApiError::bad_request(
+                            "invalid_field",
+                            format!("share_weight must be a whole number from 1 to {MAX_SHARE_WEIGHT} or null"),
+                            Some("share_weight"),
+                        )
+                    })? as u32,
+            ),
+        };
         Ok(BudgetSetting {
             user_id: user.as_str().to_owned(),
             daily_cap_micros: amount("daily_cap_micros")?,
             monthly_cap_micros: amount("monthly_cap_micros")?,
+            share_weight,
             soft_micros: amount("soft_micros")?,
         })
     }
@@ -222,6 +245,50 @@ pub fn explain_refusal(b: &DailyBudget, need: UsdMicros) -> BudgetRefusal {
     })
 }
 
+/// Per-user limits on the producers, so one user cannot fill the lanes or flood the API: at
+/// most `max_queued` jobs waiting and `max_per_min` jobs made in the last minute (0: no limit).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct UserLimits {
+    pub max_queued: u64,
+    pub max_per_min: u64,
+}
+
+/// The admission rule of [`UserLimits`]: `queued` jobs of the user waiting, `last_minute` made
+/// in the minute before, `adding` this request would make. Over a limit is a 429 with a
+/// `retry-after`: a minute for the rate (the window), ten seconds for the queue (it drains).
+pub fn check_user_limits(
+    l: &UserLimits,
+    queued: u64,
+    last_minute: u64,
+    adding: u64,
+) -> Result<(), ApiError> {
+    let over = |limit: u64, now: u64| limit > 0 && now + adding > limit;
+    let (code, message, after) = if over(l.max_per_min, last_minute) {
+        (
+            "rate_limited",
+            format!(
+                "at most {} jobs a minute per user: {last_minute} were made in the last minute",
+                l.max_per_min
+            ),
+            60,
+        )
+    } else if over(l.max_queued, queued) {
+        (
+            "too_many_queued",
+            format!(
+                "at most {} jobs waiting per user: {queued} of yours are waiting",
+                l.max_queued
+            ),
+            10,
+        )
+    } else {
+        return Ok(());
+    };
+    let mut e = ApiError::new(429, code, message, None);
+    e.body.retry_after_s = Some(after);
+    Err(e)
+}
+
 /// Whether today's spending reached the soft threshold (the alert is raised once per day).
 pub fn soft_reached(spent_today: UsdMicros, soft: Option<UsdMicros>) -> bool {
     soft.is_some_and(|s| spent_today >= s)
@@ -240,6 +307,9 @@ pub struct DailyBudget {
     pub committed_today_micros: UsdMicros,
     #[serde(default)]
     pub committed_month_micros: UsdMicros,
+    /// The user's fair-share weight, when an admin set one.
+    #[serde(default)]
+    pub share_weight: Option<u32>,
 }
 
 impl DailyBudget {
@@ -345,10 +415,14 @@ mod tests {
         assert!(BudgetSetting::parse(br#"{"user_id":"ann"}"#)
             .unwrap()
             .is_empty());
+        let w = BudgetSetting::parse(br#"{"user_id":"ann","share_weight":3}"#).unwrap();
+        assert_eq!((w.share_weight, w.is_empty()), (Some(3), false));
         for bad in [
             &br#"{"user_id":"ann","daily_cap_micros":-1}"#[..],
             br#"{"user_id":"ann","daily_cap_micros":"5"}"#,
             br#"{"user_id":"ann","monthly_cap_micros":1.5}"#,
+            br#"{"user_id":"ann","share_weight":0}"#,
+            br#"{"user_id":"ann","share_weight":101}"#,
             br#"{"daily_cap_micros":5}"#,
             br#"{"user_id":"ann","cap":5}"#,
         ] {
@@ -386,5 +460,32 @@ mod tests {
         assert_eq!((r.cap, r.left_micros), (Cap::Monthly, UsdMicros(100)));
         let r = explain_refusal(&budget(Some(1_000), None, 990, 990), UsdMicros(50));
         assert_eq!((r.cap, r.left_micros), (Cap::Daily, UsdMicros(10)));
+    }
+    #[test]
+    fn a_user_over_the_rate_or_the_queue_limit_is_told_when_to_come_back() {
+        let l = UserLimits {
+            max_queued: 10,
+            max_per_min: 100,
+        };
+        assert!(check_user_limits(&l, 9, 99, 1).is_ok());
+        let e = check_user_limits(&l, 0, 100, 1).unwrap_err();
+        assert_eq!(
+            (e.status, e.body.code.as_str(), e.body.retry_after_s),
+            (429, "rate_limited", Some(60))
+        );
+        let e = check_user_limits(&l, 10, 0, 1).unwrap_err();
+        assert_eq!(
+            (e.body.code.as_str(), e.body.retry_after_s),
+            ("too_many_queued", Some(10))
+        );
+        assert!(
+            check_user_limits(&l, 5, 0, 6).is_err(),
+            "an upload counts every file"
+        );
+        let off = UserLimits {
+            max_queued: 0,
+            max_per_min: 0,
+        };
+        assert!(check_user_limits(&off, u64::MAX / 2, u64::MAX / 2, 1).is_ok());
     }
 }

@@ -4,7 +4,8 @@
 //! carries it out.
 //!
 //! # Layout
-//! - this file: which consumer a batch is for, and what each delivered job becomes.
+//! - this file: which consumer a batch is for, what each delivered job becomes, and which new
+//!   job each message runs (fair shares, `pipeline::fair`).
 //! - [`sync_call`]: one synchronous call, from the budget's reservation to the settlement.
 //! - [`dead_letters`]: the DLQ consumer and the dead-letter webhook.
 
@@ -14,7 +15,7 @@ mod sync_call;
 use futures_util::stream::{self, StreamExt};
 use pipeline::delivery::{on_delivery, Delivery};
 use pipeline::dto::QueueMessage;
-use pipeline::status::Kind;
+use pipeline::status::{Kind, Lane};
 use serde_json::Value;
 use worker::{Message, MessageBatch, MessageExt, QueueRetryOptionsBuilder};
 
@@ -139,8 +140,21 @@ async fn run_jobs(state: &AppState, work: Vec<(Message<Value>, String)>) {
             msg.ack();
             continue;
         };
-        match on_delivery(row.status, row.expires_at, row.mode, now_ms()) {
+        match on_delivery(
+            row.status,
+            row.expires_at,
+            row.run_after,
+            row.mode,
+            now_ms(),
+        ) {
             Delivery::Skip => msg.ack(),
+            Delivery::NotYet { ms } => {
+                let delay = pipeline::delivery::defer_delay_s(ms);
+                match state.lanes.send_after(row.lane, &id, Some(delay)).await {
+                    Ok(()) => msg.ack(),
+                    Err(_) => retry_after(&msg, delay),
+                }
+            }
             Delivery::Expire => match state.store.expire(&id, now_ms()).await {
                 Ok(()) => msg.ack(),
                 Err(e) => {
@@ -166,15 +180,114 @@ async fn run_jobs(state: &AppState, work: Vec<(Message<Value>, String)>) {
     // time per invocation keeps a batch of 20 MB files inside the isolate's memory.
     let (pdfs, others): (Vec<(Message<Value>, JobRow)>, Vec<_>) =
         calls.into_iter().partition(|(_, r)| r.kind == Kind::Pdf);
+    let others = fair_shares(state, others).await;
     let small = stream::iter(others).for_each_concurrent(SYNC_CONCURRENCY, |(msg, row)| {
         sync_call::run(state, msg, row)
     });
-    let large =
-        stream::iter(pdfs).for_each_concurrent(1, |(msg, row)| sync_call::run(state, msg, row));
+    let large = stream::iter(pdfs).for_each_concurrent(1, |(msg, row)| {
+        sync_call::run(state, Handle::Message(msg), row)
+    });
     futures_util::future::join(small, large).await;
     if batch_mode {
         crate::message_batches::flush::flush_due(state, false).await;
     }
+}
+
+/// What a sync call answers to: the queue message it was delivered with, or — when a fairer
+/// job took that message ([`fair_shares`]) — only its lane: its own message is still queued,
+/// and a retry or deferral is a new message.
+pub enum Handle {
+    Message(Message<Value>),
+    Swapped { lane: Lane, id: String },
+}
+
+impl Handle {
+    pub fn ack(&self) {
+        if let Handle::Message(m) = self {
+            m.ack();
+        }
+    }
+
+    /// Delivers the job again after `delay_s` (0: the queue's own retry delay).
+    pub async fn retry(&self, state: &AppState, delay_s: u32) {
+        match self {
+            Handle::Message(m) if delay_s == 0 => m.retry(),
+            Handle::Message(m) => retry_after(m, delay_s),
+            Handle::Swapped { lane, id } => {
+                let delay = (delay_s > 0).then_some(delay_s);
+                if let Err(e) = state.lanes.send_after(*lane, id, delay).await {
+                    // The reconciler re-sends a queued job whose message was lost.
+                    worker::console_error!("job {id}: its retry could not be sent: {e}");
+                }
+            }
+        }
+    }
+}
+
+/// Fair shares of the lane: the new jobs among `calls` (never attempted) give their messages to
+/// the jobs `pipeline::fair::plan` picks — each user's oldest new job, the users served least
+/// over the last minute first — and go back to their lane themselves. Retries keep their own
+/// message. When the store or the budget does not answer, every message runs its own job.
+async fn fair_shares(
+    state: &AppState,
+    calls: Vec<(Message<Value>, JobRow)>,
+) -> Vec<(Handle, JobRow)> {
+    let (fresh, retries): (Vec<_>, Vec<_>) = calls.into_iter().partition(|(_, r)| r.attempts == 0);
+    let mut out: Vec<(Handle, JobRow)> = retries
+        .into_iter()
+        .map(|(m, r)| (Handle::Message(m), r))
+        .collect();
+    let Some(lane) = fresh.first().map(|(_, r)| r.lane) else {
+        return out;
+    };
+    let now = now_ms();
+    let plan: worker::Result<(pipeline::fair::Plan, Vec<JobRow>)> = async {
+        let candidates = state.store.fair_candidates(lane, now).await?;
+        let users: Vec<String> = candidates.iter().map(|c| c.user_id.clone()).collect();
+        let usage = state.budget.usage(&users).await?;
+        let delivered: Vec<String> = fresh.iter().map(|(_, r)| r.id.clone()).collect();
+        let plan = pipeline::fair::plan(&delivered, &candidates, &usage);
+        let taken: Vec<String> = plan.swaps.iter().map(|(_, o)| o.clone()).collect();
+        let rows = if taken.is_empty() {
+            Vec::new()
+        } else {
+            state.store.jobs(&taken).await?
+        };
+        Ok((plan, rows))
+    }
+    .await;
+    let (plan, rows) = match plan {
+        Ok(p) => p,
+        Err(e) => {
+            worker::console_error!("fair shares: no plan ({e}); each message runs its own job");
+            out.extend(fresh.into_iter().map(|(m, r)| (Handle::Message(m), r)));
+            return out;
+        }
+    };
+    for (msg, row) in fresh {
+        let swap = plan.swaps.iter().find(|(d, _)| *d == row.id);
+        let other = swap.and_then(|(_, o)| rows.iter().find(|r| r.id == *o));
+        match other {
+            // The delivered job goes back to its lane (at once: it is only waiting its turn);
+            // if that send fails, its message runs it after all.
+            Some(other) => match state.lanes.send_after(row.lane, &row.id, Some(0)).await {
+                Ok(()) => {
+                    msg.ack();
+                    let handle = Handle::Swapped {
+                        lane: other.lane,
+                        id: other.id.clone(),
+                    };
+                    out.push((handle, other.clone()));
+                }
+                Err(e) => {
+                    worker::console_error!("fair shares: {} not re-sent ({e})", row.id);
+                    out.push((Handle::Message(msg), row));
+                }
+            },
+            None => out.push((Handle::Message(msg), row)),
+        }
+    }
+    out
 }
 
 /// Retries the message after `delay_s` (counting a retry).

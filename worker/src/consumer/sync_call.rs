@@ -13,10 +13,9 @@ use pipeline::retry::{
     decide, describe, is_overload, is_spend_limit, model_for, CallOutcome, Decision,
 };
 use pipeline::status::{Lane, Transition};
-use serde_json::Value;
-use worker::{Delay, Message, MessageExt};
+use worker::Delay;
 
-use super::{dead_letters::announce_dead_letter, retry_after};
+use super::{dead_letters::announce_dead_letter, Handle};
 use crate::config::now_ms;
 use crate::requests::request_of;
 use crate::services::AppState;
@@ -24,7 +23,7 @@ use crate::store::lifecycle::{Attempt, Scope};
 use crate::store::JobRow;
 
 /// Runs one delivered sync job to its end (or puts it back on its lane).
-pub async fn run(state: &AppState, msg: Message<Value>, row: JobRow) {
+pub async fn run(state: &AppState, msg: Handle, row: JobRow) {
     let id = row.id.clone();
     let lane = row.lane;
     let timing = &state.config.timing;
@@ -32,7 +31,7 @@ pub async fn run(state: &AppState, msg: Message<Value>, row: JobRow) {
         Ok(r) => r,
         Err(e) => {
             worker::console_error!("job {id}: cannot build its request ({e}); retrying");
-            retry_after(&msg, timing.backoff_s(1, None));
+            msg.retry(state, timing.backoff_s(1, None)).await;
             return;
         }
     };
@@ -68,7 +67,7 @@ pub async fn run(state: &AppState, msg: Message<Value>, row: JobRow) {
                             Ok(_) => msg.ack(),
                             Err(err) => {
                                 worker::console_error!("job {id}: {err}; retrying");
-                                retry_after(&msg, timing.backoff_s(1, None));
+                                msg.retry(state, timing.backoff_s(1, None)).await;
                             }
                         }
                     }
@@ -94,6 +93,7 @@ pub async fn run(state: &AppState, msg: Message<Value>, row: JobRow) {
             output: request.max_tokens as u64,
         },
         ttl_ms: timing.call_timeout_ms as i64 + 30_000,
+        user: Some(row.user_id.clone()),
     };
     let mut waited = 0;
     loop {
@@ -186,7 +186,7 @@ pub async fn run(state: &AppState, msg: Message<Value>, row: JobRow) {
     if let Err(e) = result {
         // Storage failed around the call: retry; the guarded writes make the rerun safe.
         worker::console_error!("job {id}: {e}; retrying");
-        retry_after(&msg, timing.backoff_s(1, None));
+        msg.retry(state, timing.backoff_s(1, None)).await;
     }
 }
 
@@ -202,13 +202,13 @@ async fn settle(state: &AppState, id: &str, settled: &Settled) -> worker::Result
 
 /// Puts a job back on its lane after `after_ms` without counting a retry: a fresh message is
 /// sent with a delivery delay, then this one is acked (or retried if the send fails).
-async fn defer(state: &AppState, msg: &Message<Value>, lane: Lane, id: &str, after_ms: u64) {
+async fn defer(state: &AppState, msg: &Handle, lane: Lane, id: &str, after_ms: u64) {
     let delay_s = defer_delay_s(after_ms);
     match state.lanes.send_after(lane, id, Some(delay_s)).await {
         Ok(()) => msg.ack(),
         Err(e) => {
             worker::console_error!("job {id}: deferral failed ({e}); retrying instead");
-            retry_after(msg, delay_s);
+            msg.retry(state, delay_s).await;
         }
     }
 }
@@ -217,7 +217,7 @@ async fn defer(state: &AppState, msg: &Message<Value>, lane: Lane, id: &str, aft
 /// for the attempt log.
 async fn apply(
     state: &AppState,
-    msg: &Message<Value>,
+    msg: &Handle,
     id: &str,
     lane: Lane,
     failure: &CallOutcome,
@@ -244,15 +244,15 @@ async fn apply(
             "failed"
         }
         Decision::Retry { delay_s, reason } => {
+            // The backoff is kept on the row too: another message of the job (a fairer job's
+            // message ran it, see `pipeline::fair`) must not call it early.
+            let now = now_ms();
+            let run_after = now + delay_s as i64 * 1000;
             state
                 .store
-                .requeue(id, &reason, is_overload(failure), now_ms())
+                .requeue(id, &reason, is_overload(failure), (now, run_after))
                 .await?;
-            if delay_s == 0 {
-                msg.retry();
-            } else {
-                retry_after(msg, delay_s);
-            }
+            msg.retry(state, delay_s).await;
             "retry"
         }
         Decision::DeadLetter(f) => {

@@ -46,6 +46,7 @@ pub async fn call(
     input.mode = Mode::Sync;
     let user = caller.user_id.as_str();
     let need = crate::ops::worst_case(&state, &input.request, None, Mode::Sync);
+    crate::ops::limit(&state, user, 1).await?;
     crate::ops::admit(&state, user, need).await?;
     let mut job = NewPrompt {
         user,
@@ -127,6 +128,7 @@ async fn direct(state: &AppState, job: &NewPrompt<'_>) -> Result<Response, AppEr
             output: request.max_tokens as u64,
         },
         ttl_ms: state.config.timing.call_timeout_ms as i64 + 30_000,
+        user: Some(job.user.to_owned()),
     };
     let grant = state.budget.reserve(&reservation).await?;
     if !grant.granted {

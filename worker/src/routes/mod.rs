@@ -126,6 +126,7 @@ pub async fn accept<T>(
     let idem = idempotency(state, user, key, hash, crate::config::now_ms()).await?;
     let need = need(&input);
     if matches!(idem, Idem::Fresh(_)) {
+        crate::ops::limit(state, user, 1).await?;
         crate::ops::admit(state, user, need).await?;
     }
     Ok((input, idem, need))

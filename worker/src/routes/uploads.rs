@@ -281,7 +281,11 @@ pub async fn submit(
         f.reserved = crate::ops::worst_case(&state, &unread, Some(f.pages), mode);
     }
     let need: UsdMicros = files.iter().map(|f| f.reserved).sum();
-    if let Err(e) = crate::ops::admit(&state, user, need).await {
+    let admitted = match crate::ops::limit(&state, user, files.len() as u64).await {
+        Ok(()) => crate::ops::admit(&state, user, need).await,
+        Err(e) => Err(e),
+    };
+    if let Err(e) = admitted {
         clean_up(&state.blobs, &keys).await;
         return Err(e);
     }

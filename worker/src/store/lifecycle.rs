@@ -7,7 +7,7 @@ use pipeline::answer::{End, Settled};
 use pipeline::anthropic::Usage;
 use pipeline::dto::AttemptView;
 use pipeline::ops::failures::Failure;
-use pipeline::status::{Status, Transition};
+use pipeline::status::{Kind, Lane, Mode, Status, Transition};
 use serde::Deserialize;
 use wasm_bindgen::JsValue;
 
@@ -170,11 +170,11 @@ impl Store {
         id: &str,
         reason: &str,
         overload: bool,
-        now: i64,
+        (now, run_after): (i64, i64),
     ) -> worker::Result<()> {
         let t = Transition::Requeue;
         let sql = format!(
-            "UPDATE jobs SET {}, error = ?2, updated_at = ?3, \
+            "UPDATE jobs SET {}, error = ?2, updated_at = ?3, run_after = ?5, \
              overloads = CASE WHEN ?4 THEN overloads + 1 ELSE 0 END WHERE id = ?1 AND {}",
             t.set(),
             t.guard()
@@ -186,6 +186,7 @@ impl Store {
                 reason.into(),
                 num(now),
                 JsValue::from_bool(overload),
+                num(run_after),
             ],
         )
         .await?;
@@ -302,6 +303,30 @@ impl Store {
             Status::sql_in(&[Status::Submitted])
         );
         self.all(&sql, &[batch_id.into()]).await
+    }
+
+    /// Each user's oldest new sync job on `lane` (never attempted, not PDFs, not expired), with
+    /// the user's share weight: what a delivered message may run instead of its own job
+    /// (`pipeline::fair`). At most 100 users, the longest-waiting first.
+    pub async fn fair_candidates(
+        &self,
+        lane: Lane,
+        now: i64,
+    ) -> worker::Result<Vec<pipeline::fair::Candidate>> {
+        // SQLite answers the bare columns of a MIN() group from the row holding the minimum.
+        let sql = format!(
+            "SELECT j.id, j.user_id, MIN(j.created_at) AS created_at, \
+             COALESCE(MAX(b.share_weight, 1), 1) AS weight \
+             FROM jobs j LEFT JOIN user_budgets b ON b.user_id = j.user_id \
+             WHERE j.lane = ?1 AND j.status = {} AND j.attempts = 0 AND j.mode = '{}' \
+             AND j.kind != '{}' \
+             AND (j.expires_at IS NULL OR j.expires_at > ?2) \
+             GROUP BY j.user_id ORDER BY created_at LIMIT 100",
+            Status::Queued.sql(),
+            Mode::Sync.as_str(),
+            Kind::Pdf.as_str()
+        );
+        self.all(&sql, &[lane.as_str().into(), num(now)]).await
     }
 
     /// The jobs of one Anthropic batch that were canceled after it was created and whose bill

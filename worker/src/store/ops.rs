@@ -206,6 +206,7 @@ impl Store {
             daily_cap_micros: Option<f64>,
             monthly_cap_micros: Option<f64>,
             soft_micros: Option<f64>,
+            share_weight: Option<f64>,
         }
         #[derive(Deserialize)]
         struct Spent {
@@ -218,7 +219,8 @@ impl Store {
         }
         let caps: Option<Caps> = self
             .first(
-                "SELECT daily_cap_micros, monthly_cap_micros, soft_micros FROM user_budgets \
+                "SELECT daily_cap_micros, monthly_cap_micros, soft_micros, share_weight \
+                 FROM user_budgets \
                  WHERE user_id = ?1",
                 &[user.into()],
             )
@@ -249,7 +251,34 @@ impl Store {
             spent_today_micros: spent.map(|s| micros(s.spent)).unwrap_or_default(),
             committed_today_micros: of(&day),
             committed_month_micros: of(&month),
+            share_weight: caps.as_ref().and_then(|c| c.share_weight).map(|w| w as u32),
         })
+    }
+
+    /// How many of `user`'s jobs are waiting (`queued`), and how many were made since `since`:
+    /// what the per-user limits count.
+    pub async fn user_load(&self, user: &str, since: i64) -> worker::Result<(u64, u64)> {
+        #[derive(Deserialize)]
+        struct N {
+            n: f64,
+        }
+        let queued: Option<N> = self
+            .first(
+                &format!(
+                    "SELECT COUNT(*) AS n FROM jobs WHERE user_id = ?1 AND {}",
+                    Status::sql_in(&[Status::Queued])
+                ),
+                &[user.into()],
+            )
+            .await?;
+        let recent: Option<N> = self
+            .first(
+                "SELECT COUNT(*) AS n FROM jobs WHERE user_id = ?1 AND created_at > ?2",
+                &[user.into(), num(since)],
+            )
+            .await?;
+        let n = |v: Option<N>| v.map_or(0, |v| v.n as u64);
+        Ok((n(queued), n(recent)))
     }
 
     /// The `POST /api/claude` calls made in `[from, to)`, for the rollout view.
@@ -270,15 +299,18 @@ impl Store {
         let amount = |v: Option<UsdMicros>| v.map(money).unwrap_or(JsValue::NULL);
         self.run(
             "INSERT INTO user_budgets (user_id, daily_cap_micros, soft_micros, updated_at, \
-             monthly_cap_micros) VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT(user_id) DO UPDATE SET \
+             monthly_cap_micros, share_weight) VALUES (?1, ?2, ?3, ?4, ?5, ?6) \
+             ON CONFLICT(user_id) DO UPDATE SET \
              daily_cap_micros = excluded.daily_cap_micros, soft_micros = excluded.soft_micros, \
-             monthly_cap_micros = excluded.monthly_cap_micros, updated_at = excluded.updated_at",
+             monthly_cap_micros = excluded.monthly_cap_micros, \
+             share_weight = excluded.share_weight, updated_at = excluded.updated_at",
             &[
                 s.user_id.as_str().into(),
                 amount(s.daily_cap_micros),
                 amount(s.soft_micros),
                 num(now),
                 amount(s.monthly_cap_micros),
+                s.share_weight.map_or(JsValue::NULL, |w| num(w as i64)),
             ],
         )
         .await?;

@@ -58,6 +58,9 @@ pub struct JobRow {
     /// A `POST /api/claude` call: the path that answered it.
     #[serde(default)]
     pub path: Option<CallPath>,
+    /// A retry's backoff: not to be called before this (epoch ms).
+    #[serde(default)]
+    pub run_after: Option<i64>,
 }
 
 pub const COLUMNS: &str =
@@ -65,7 +68,7 @@ pub const COLUMNS: &str =
     analysis, anthropic_batch_id, attempts, input_tokens, output_tokens, cache_write_tokens, \
     cache_read_tokens, cost_micros, error, created_at, started_at, completed_at, expires_at, prompt_key, overloads, user_id, \
     cost_unknown, batch_tries, batch_index, file_name, file_size, template, error_class, replay_of, \
-    replayed_to, result_key, path";
+    replayed_to, result_key, path, run_after";
 
 impl JobRow {
     /// Whether `GET /jobs/:id/result` has something to serve: a completed job's result, or the

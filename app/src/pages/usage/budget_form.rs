@@ -59,6 +59,11 @@ pub fn BudgetForm(
                     daily_cap_micros,
                     monthly_cap_micros,
                     soft_micros,
+                    // The form sets caps and keeps the weight (set through the API).
+                    share_weight: report
+                        .get()
+                        .and_then(|r| r.ok())
+                        .and_then(|r| r.budget.share_weight),
                 });
             }
             Err(e) => local_error.set(Some(e)),

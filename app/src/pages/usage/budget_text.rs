@@ -47,6 +47,7 @@ mod tests {
             daily_cap_micros: Some(UsdMicros(5_000_000)),
             monthly_cap_micros: None,
             soft_micros: None,
+            share_weight: None,
         };
         let text = saved_text(&setting);
         assert!(text.starts_with("saved for dora: cap $5"), "{text}");
