@@ -21,16 +21,24 @@ fn main() -> ExitCode {
         // The bursts put 300 requests on one local isolate at once: calls get a longer timeout
         // than the test profile's 5 s, so that none is abandoned (and billed unseen) on the way
         // — what timeouts cost is the chaos suite's subject.
-        StackConfig::vars(&[("AUTH_MODE", "keys"), ("CALL_TIMEOUT_MS", "15000")]),
+        // A batch the API stops knowing is given up after 2 s here (an hour by default).
+        StackConfig::vars(&[
+            ("AUTH_MODE", "keys"),
+            ("CALL_TIMEOUT_MS", "15000"),
+            ("BATCH_LOST_AFTER_S", "2"),
+        ]),
         tests![
             twenty_concurrent_prompt_jobs_with_one_key_make_one_job_and_one_call,
             twenty_concurrent_feedback_posts_with_one_key_make_one_job_and_one_call,
+            twenty_concurrent_uploads_with_one_key_make_one_upload_and_one_call,
             a_direct_call_is_a_job_in_the_callers_usage_to_the_micro_dollar_and_in_the_rollout,
             three_hundred_concurrent_prompt_jobs_fit_a_one_dollar_cap_at_their_worst_case,
             three_hundred_concurrent_feedback_posts_fit_a_one_dollar_cap_at_their_worst_case,
             three_hundred_concurrent_uploads_fit_a_one_dollar_cap_at_their_worst_case,
             three_hundred_concurrent_claude_calls_fit_a_one_dollar_cap_at_their_worst_case,
             a_job_canceled_inside_its_batch_keeps_what_the_batch_billed_for_it,
+            a_call_abandoned_at_the_timeout_is_counted_as_possible_unrecorded_spend,
+            a_batch_the_api_no_longer_knows_is_given_up_and_its_job_runs_in_a_new_one,
             // Last: it leaves the whale's backlog running.
             a_whales_backlog_does_not_hold_back_five_other_users_jobs,
         ],
@@ -111,6 +119,62 @@ async fn twenty_concurrent_feedback_posts_with_one_key_make_one_job_and_one_call
     .unwrap();
     let (client, answers) = race(&s, "racer-feedback", "/feedback", body).await;
     one_job(&s, &client, "racer-feedback", &answers, "id").await;
+}
+
+async fn twenty_concurrent_uploads_with_one_key_make_one_upload_and_one_call(s: Arc<TestStack>) {
+    let user = "racer-uploads";
+    let client = s.key(Some(&s.create_key(user, false)));
+    let before = s.r2_objects();
+    let files = vec![(
+        "one.pdf".to_string(),
+        end2end::pdfs::make("Racing upload", 1),
+    )];
+    let mut racers = tokio::task::JoinSet::new();
+    for _ in 0..RACERS {
+        let request = client
+            .upload_request(&files, &[])
+            .header("idempotency-key", "race-upload");
+        racers.spawn(send_json(request));
+    }
+    let answers = racers.join_all().await;
+    for (status, body) in &answers {
+        assert_eq!(*status, 202, "every racer is acknowledged: {body}");
+    }
+    let ids: std::collections::BTreeSet<&str> = answers
+        .iter()
+        .map(|(_, b)| b["batchId"].as_str().expect("batchId"))
+        .collect();
+    assert_eq!(ids.len(), 1, "one upload for every racer: {ids:?}");
+    let uploads = s.d1(&format!("SELECT id FROM batches WHERE user_id = '{user}'"));
+    assert_eq!(uploads.len(), 1, "one upload row: {uploads:?}");
+    let jobs = client.all_end(1).await;
+    let id = jobs[0]["id"].as_str().unwrap();
+    assert_eq!(s.billed(id), 1, "one call");
+    assert_eq!(
+        s.r2_objects(),
+        before + 2,
+        "the winner's file and result; no loser's file left behind"
+    );
+    let other = vec![(
+        "two.pdf".to_string(),
+        end2end::pdfs::make("Another upload", 2),
+    )];
+    let (status, body) = send_json(
+        client
+            .upload_request(&other, &[])
+            .header("idempotency-key", "race-upload"),
+    )
+    .await;
+    assert_eq!(
+        (status, body["code"].as_str()),
+        (422, Some("idempotency_key_reused")),
+        "{body}"
+    );
+    assert_eq!(
+        s.r2_objects(),
+        before + 2,
+        "the refused upload's file is gone"
+    );
 }
 
 async fn a_direct_call_is_a_job_in_the_callers_usage_to_the_micro_dollar_and_in_the_rollout(
@@ -487,4 +551,108 @@ async fn a_whales_backlog_does_not_hold_back_five_other_users_jobs(s: Arc<TestSt
     for w in waits {
         assert!(w <= FAIR_BOUND_MS, "a small user's job took {w} ms");
     }
+}
+
+/// The admin's view of the unrecorded spend (`GET /api/metrics`).
+async fn unrecorded(s: &Arc<TestStack>) -> Value {
+    let admin = s.key(Some(&s.create_key("unrecorded-admin", true)));
+    admin.get_ok("/api/metrics?minutes=5").await["unrecorded"].clone()
+}
+
+async fn a_call_abandoned_at_the_timeout_is_counted_as_possible_unrecorded_spend(
+    s: Arc<TestStack>,
+) {
+    let before = unrecorded(&s).await;
+    let user = end2end::sim::rollout_user("hanging-caller", false);
+    let caller = s.key(Some(&s.create_key(&user, false)));
+    let body = serde_json::json!({"prompt": "Never answer [[sim:hang]]", "max_tokens": 100});
+    let (status, answer) = caller.post_json("/api/claude", &body).await;
+    assert_eq!(
+        (status, answer["code"].as_str()),
+        (502, Some("upstream_error")),
+        "{answer}"
+    );
+    let jobs = caller.all_jobs().await;
+    let job = &jobs[0];
+    assert_eq!(
+        (job["status"].as_str(), job["cost_micros"].as_u64()),
+        (Some("failed"), Some(0))
+    );
+    let after = unrecorded(&s).await;
+    let n = |v: &Value, k: &str| v[k].as_u64().unwrap_or(0);
+    assert_eq!(
+        n(&after, "timed_out_calls"),
+        n(&before, "timed_out_calls") + 1,
+        "{after}"
+    );
+    let worst = n(&after, "timed_out_worst_micros") - n(&before, "timed_out_worst_micros");
+    // The simulator bills an abandoned call, as the API does; our bound covers that bill.
+    let billed = s.sim_cost(job["id"].as_str().unwrap());
+    assert!(
+        worst > 0 && worst >= billed,
+        "worst {worst}, billed {billed}"
+    );
+}
+
+async fn a_batch_the_api_no_longer_knows_is_given_up_and_its_job_runs_in_a_new_one(
+    s: Arc<TestStack>,
+) {
+    let client = s.key(Some(&s.create_key("lost-batch", false)));
+    let body = serde_json::json!({
+        "prompt": "Outlive your batch.", "priority": "bulk", "mode": "batch",
+        "output_config": {"effort": "low"}
+    });
+    let id = client.submit_job(&body).await;
+    let first = end2end::eventually(
+        "the job is inside a batch",
+        Duration::from_secs(60),
+        || async {
+            s.cron().await;
+            let j = client.job(&id).await;
+            (j["status"] == "submitted")
+                .then(|| j["anthropic_batch_id"].as_str().unwrap().to_string())
+        },
+    )
+    .await;
+    // The batch ends at the provider and is deleted there before our poller reads it — as when
+    // the key moves to another workspace: from now on the API answers 404 for it.
+    end2end::eventually(
+        "the batch ends at the simulator",
+        Duration::from_secs(30),
+        || async {
+            let b = s.sim_batch(&first).await;
+            (b["processing_status"] == "ended").then_some(())
+        },
+    )
+    .await;
+    let (status, deleted) = send_json(
+        end2end::api::client()
+            .delete(format!("{}/v1/messages/batches/{first}", s.sim_url))
+            .header("x-api-key", end2end::stack::SIM_KEY)
+            .header("anthropic-version", "2023-06-01"),
+    )
+    .await;
+    assert_eq!(status, 200, "{deleted}");
+    let before = unrecorded(&s).await;
+    let job = client
+        .until(
+            &format!("/jobs/{id}"),
+            "completed",
+            Duration::from_secs(60),
+            true,
+        )
+        .await;
+    let second = job["anthropic_batch_id"].as_str().unwrap();
+    assert_ne!(second, first, "it ran in a new batch");
+    let after = unrecorded(&s).await;
+    assert_eq!(
+        after["lost_batches"].as_u64().unwrap(),
+        before["lost_batches"].as_u64().unwrap_or(0) + 1,
+        "{after}"
+    );
+    assert!(after["lost_batch_jobs"].as_u64().unwrap() >= 1);
+    // The lost batch billed it once, the new one again: the first bill is the unrecorded one.
+    assert_eq!(s.billed(&id), 2);
+    let recorded = job["cost_micros"].as_u64().unwrap();
+    assert!(recorded > 0 && recorded < s.sim_cost(&id));
 }

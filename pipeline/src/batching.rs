@@ -82,6 +82,41 @@ fn transient(reason: String, tries: u32) -> Outcome {
     }
 }
 
+/// A Message Batch the API answers 404 for — it was deleted, or the key now belongs to another
+/// workspace (batches belong to one) — may never be seen again; a 404 right after a create may
+/// also be the API catching up. So it is waited for a bounded time, then given up.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Missing {
+    /// The first 404: note when, keep polling.
+    FirstSeen,
+    /// Missing since `since_ms` ago, not long enough to give up.
+    Waiting { since_ms: i64 },
+    /// Missing for the whole grace: its jobs are released ([`lost_batch_job`]), its results
+    /// (and what it billed) never read.
+    GiveUp,
+}
+
+/// What a 404 on retrieving a batch means at `now`, the first having been seen at
+/// `first_seen`, after `grace_ms` of them.
+pub fn after_missing(first_seen: Option<i64>, now: i64, grace_ms: i64) -> Missing {
+    match first_seen {
+        None => Missing::FirstSeen,
+        Some(at) if now - at >= grace_ms => Missing::GiveUp,
+        Some(at) => Missing::Waiting { since_ms: now - at },
+    }
+}
+
+/// What becomes of a job of a batch given up as lost: back into the accumulation for a new
+/// batch (its try counted), or dead-lettered once it has been in [`MAX_BATCH_TRIES`] batches.
+pub fn lost_batch_job(batch_id: &str, tries: u32) -> Outcome {
+    transient(
+        format!(
+            "its Message Batch {batch_id} is unknown to the API (404); its results cannot be read"
+        ),
+        tries,
+    )
+}
+
 /// What becomes of a job after its line in a batch's results, a success aside (a successful line
 /// is settled like any paid answer): `tries` is how many times the job was resubmitted already.
 pub fn line_outcome(result: &BatchResult, tries: u32) -> Option<Outcome> {
@@ -367,6 +402,22 @@ mod tests {
         assert!(matches!(
             line_outcome(&BatchResult::Expired, MAX_BATCH_TRIES),
             Some(Outcome::DeadLetter(_))
+        ));
+    }
+    #[test]
+    fn a_batch_the_api_no_longer_knows_is_waited_for_then_given_up() {
+        assert_eq!(after_missing(None, 1_000, 60_000), Missing::FirstSeen);
+        assert_eq!(
+            after_missing(Some(1_000), 31_000, 60_000),
+            Missing::Waiting { since_ms: 30_000 }
+        );
+        assert_eq!(after_missing(Some(1_000), 61_000, 60_000), Missing::GiveUp);
+        assert!(
+            matches!(lost_batch_job("msgbatch_1", 0), Outcome::Resubmit(r) if r.contains("msgbatch_1"))
+        );
+        assert!(matches!(
+            lost_batch_job("msgbatch_1", MAX_BATCH_TRIES - 1),
+            Outcome::DeadLetter(_)
         ));
     }
 }

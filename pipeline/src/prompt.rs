@@ -305,6 +305,25 @@ pub fn body_hash(body: &[u8]) -> String {
         .collect()
 }
 
+/// [`body_hash`] of a body read in chunks (a streamed upload): the same hex digest as the
+/// whole body's.
+#[derive(Default)]
+pub struct BodyHasher(Sha256);
+
+impl BodyHasher {
+    pub fn update(&mut self, chunk: &[u8]) {
+        self.0.update(chunk);
+    }
+
+    pub fn finish(self) -> String {
+        self.0
+            .finalize()
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect()
+    }
+}
+
 /// What a stored key means for a new request.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Idempotency {

@@ -41,6 +41,8 @@ pub const LANE_BULK_CONCURRENCY: &str = "LANE_BULK_CONCURRENCY";
 /// Per-user limits on the producers: jobs waiting, and jobs made per minute (0: none).
 pub const USER_MAX_QUEUED: &str = "USER_MAX_QUEUED";
 pub const USER_MAX_PER_MIN: &str = "USER_MAX_PER_MIN";
+/// How long a Message Batch may answer 404 before its jobs are released to a new batch.
+pub const BATCH_LOST_AFTER_S: &str = "BATCH_LOST_AFTER_S";
 
 /// Configuration read from vars and secrets once per invocation.
 #[derive(Debug, Clone)]
@@ -70,6 +72,8 @@ pub struct Config {
     /// Per-user limits on the producers (`USER_MAX_QUEUED`, default 2,000;
     /// `USER_MAX_PER_MIN`, default 1,200).
     pub user_limits: pipeline::ops::budgets::UserLimits,
+    /// `BATCH_LOST_AFTER_S` (default an hour): a batch unknown to the API that long is given up.
+    pub batch_lost_after_s: u64,
 }
 
 impl Config {
@@ -115,6 +119,7 @@ impl Config {
                 max_queued: number(var(USER_MAX_QUEUED), USER_MAX_QUEUED, 2_000)?,
                 max_per_min: number(var(USER_MAX_PER_MIN), USER_MAX_PER_MIN, 1_200)?,
             },
+            batch_lost_after_s: number(var(BATCH_LOST_AFTER_S), BATCH_LOST_AFTER_S, 3_600)?,
         })
     }
 }

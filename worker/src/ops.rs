@@ -212,6 +212,33 @@ pub async fn limit(state: &AppState, user: &str, adding: u64) -> Result<(), AppE
     )?)
 }
 
+/// A call abandoned at our timeout: the API finishes and bills it, and we never see what it
+/// cost. Counted, with its reservation's worst case, as possible unrecorded spend (the
+/// Dashboard shows both).
+pub async fn timed_out(state: &AppState, model: &str, need: &pipeline::budget::Need) {
+    let usage = pipeline::anthropic::Usage {
+        input_tokens: need.input.min(u32::MAX as u64) as u32,
+        output_tokens: need.output.min(u32::MAX as u64) as u32,
+        ..Default::default()
+    };
+    let worst =
+        pipeline::pricing::cost_micros(model, &usage, pipeline::pricing::Tier::Standard, now_ms())
+            .unwrap_or_default();
+    let now = now_ms();
+    use pipeline::ops::metrics::Unrecorded;
+    let counted = async {
+        state.store.count(Unrecorded::TIMED_OUT_CALLS, now).await?;
+        state
+            .store
+            .count_by(Unrecorded::TIMED_OUT_WORST, worst.0, now)
+            .await
+    }
+    .await;
+    if let Err(e) = counted {
+        worker::console_error!("a timed-out call was not counted: {e}");
+    }
+}
+
 /// The 429 for a write that the database refused because it would cross a cap
 /// (`store::is_budget_abort`): a concurrent request committed first.
 pub async fn refused(state: &AppState, user: &str, need: UsdMicros) -> AppError {

@@ -16,6 +16,7 @@
 //! - `bench [all]`: every benchmark below, one after the other, into `target/bench/results.md`
 //!   (≈ 15 minutes; run it in the background).
 //! - `bench budget [--jobs N]`: the rate-limit benchmark (minutes; run it in the background).
+//! - `bench fairness [--jobs N]`: a whale's backlog and five small users under tight limits.
 //! - `bench e2e [--jobs N]`: a sync job end to end with a 0-latency simulator, p50/p95.
 //! - `bench render`: SPA and Worker sizes, the dashboard's first render in headless Chromium.
 //! - `bench queries [--rows N]`: dashboard, usage and DLQ queries over 1,000,000 generated jobs.
@@ -32,7 +33,7 @@ use xtask::proc::cargo;
 use xtask::stack::wrangler;
 use xtask::{build, step, testing, tools, Result};
 
-const USAGE: &str = "usage: cargo xtask <dev [--reset] [--auth] [--port N] [--sim-port N] | test [--suite NAME] [--jobs N] | build | chaos [--jobs N] [--kills K] | bench [all] | bench budget [--jobs N] | bench e2e [--jobs N] | bench render | bench queries [--rows N] | bench load [--clients N] [--seconds S] | key create --user NAME [--admin] [--port N] [--remote]>";
+const USAGE: &str = "usage: cargo xtask <dev [--reset] [--auth] [--port N] [--sim-port N] | test [--suite NAME] [--jobs N] | build | chaos [--jobs N] [--kills K] | bench [all] | bench budget [--jobs N] | bench fairness [--jobs N] | bench e2e [--jobs N] | bench render | bench queries [--rows N] | bench load [--clients N] [--seconds S] | key create --user NAME [--admin] [--port N] [--remote]>";
 
 mod dev;
 
@@ -58,10 +59,10 @@ fn bench(args: &[String]) -> Result<()> {
     let which = args.first().map(String::as_str).unwrap_or("all");
     if !matches!(
         which,
-        "all" | "budget" | "queries" | "load" | "e2e" | "render"
+        "all" | "budget" | "fairness" | "queries" | "load" | "e2e" | "render"
     ) {
         return Err(format!(
-            "unknown benchmark {which:?}; known: all (the default), budget, queries, load, e2e, render"
+            "unknown benchmark {which:?}; known: all (the default), budget, fairness, queries, load, e2e, render"
         )
         .into());
     }

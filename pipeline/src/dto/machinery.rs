@@ -45,5 +45,9 @@ pub struct PollReport {
     /// Jobs canceled inside a batch that ran their request anyway: its cost recorded on them.
     #[serde(default)]
     pub canceled_billed: u32,
+    /// Batches given up as unknown to the API (404 for `BATCH_LOST_AFTER_S`); their jobs were
+    /// released to a new batch.
+    #[serde(default)]
+    pub batches_lost: u32,
     pub errors: Vec<String>,
 }

@@ -296,6 +296,35 @@ pub struct MetricsReport {
     pub warnings: Vec<String>,
     pub series: Vec<Metrics>,
     pub dlq_alert_threshold: u64,
+    /// Spend the pipeline may not have recorded, since the database was made.
+    #[serde(default)]
+    pub unrecorded: Unrecorded,
+}
+
+/// What may have been spent without being recorded: calls abandoned at our timeout (the API
+/// finishes and bills them, but their answer — and so their usage — never reaches us), and
+/// Message Batches given up as unknown to the API (their results, and what they billed, are
+/// never read; their jobs run again in a new batch).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Unrecorded {
+    pub timed_out_calls: u64,
+    /// At most this much: each timed-out call at the worst case of its reservation.
+    pub timed_out_worst_micros: crate::money::UsdMicros,
+    pub lost_batches: u64,
+    pub lost_batch_jobs: u64,
+}
+
+impl Unrecorded {
+    /// Counter names in the store (heartbeats), one per field.
+    pub const TIMED_OUT_CALLS: &'static str = "unrecorded_timed_out_calls";
+    pub const TIMED_OUT_WORST: &'static str = "unrecorded_timed_out_worst_micros";
+    pub const LOST_BATCHES: &'static str = "unrecorded_lost_batches";
+    pub const LOST_BATCH_JOBS: &'static str = "unrecorded_lost_batch_jobs";
+
+    /// Nothing to report.
+    pub fn is_empty(&self) -> bool {
+        *self == Unrecorded::default()
+    }
 }
 
 /// The DLQ alert's rule: it fires when the count goes from at most the threshold to above it,

@@ -232,3 +232,13 @@ fn a_key_whose_job_was_never_queued_makes_a_real_job_when_sent_again() {
     let other = body_hash(b"{\"prompt\":\"b\"}");
     assert_eq!(idempotency(Some(stored), &other, 1), Idempotency::Fresh);
 }
+
+#[test]
+fn a_body_hashed_in_chunks_has_the_whole_bodys_hash() {
+    let body = b"--boundary\r\ncontent of an upload\r\n--boundary--";
+    let mut h = BodyHasher::default();
+    for chunk in body.chunks(7) {
+        h.update(chunk);
+    }
+    assert_eq!(h.finish(), body_hash(body));
+}

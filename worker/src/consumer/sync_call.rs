@@ -137,6 +137,9 @@ pub async fn run(state: &AppState, msg: Handle, row: JobRow) {
         let started_at = now_ms();
         let answered = state.anthropic.messages(&request, &id).await;
         settlement = Settle::after_call(&id, &model, &answered.result, answered.reported);
+        if matches!(answered.result, Err(CallOutcome::Timeout)) {
+            crate::ops::timed_out(state, &model, &reservation.need).await;
+        }
         let (label, error) = match &answered.result {
             Ok(message) => {
                 state.blobs.store_answer(&id, message).await?;

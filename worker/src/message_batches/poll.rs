@@ -4,11 +4,13 @@
 
 use pipeline::answer::{settle_answer, End};
 use pipeline::anthropic::{parse_results, BatchResult};
-use pipeline::batching::{bill_after_cancel, line_outcome, Outcome};
+use pipeline::batching::{
+    after_missing, bill_after_cancel, line_outcome, lost_batch_job, Missing, Outcome,
+};
 use pipeline::dto::PollReport;
 use pipeline::ops::failures::Failure;
 use pipeline::pricing::Tier;
-use pipeline::retry::describe;
+use pipeline::retry::{describe, CallOutcome};
 use pipeline::status::Transition;
 
 use crate::config::now_ms;
@@ -21,6 +23,10 @@ pub async fn poll(state: &AppState) -> worker::Result<PollReport> {
         report.batches_checked += 1;
         let batch = match state.anthropic.retrieve_batch(&batch_id).await {
             Ok(b) => b,
+            Err(CallOutcome::Http { status: 404, .. }) => {
+                missing(state, &batch_id, &mut report).await?;
+                continue;
+            }
             Err(e) => {
                 report.errors.push(format!("{batch_id}: {}", describe(&e)));
                 continue;
@@ -48,6 +54,79 @@ pub async fn poll(state: &AppState) -> worker::Result<PollReport> {
         settle_batch(state, &batch_id, &jsonl, &mut report).await?;
     }
     Ok(report)
+}
+
+/// A batch the API answers 404 for (`pipeline::batching::after_missing`): noted the first time,
+/// waited for `BATCH_LOST_AFTER_S`, then given up — its jobs go back to the accumulation for a
+/// new batch (or are dead-lettered after their last try), the ones canceled inside it stop
+/// waiting for a bill that cannot be read, and the loss is counted as possible unrecorded spend.
+async fn missing(state: &AppState, batch_id: &str, report: &mut PollReport) -> worker::Result<()> {
+    let store = &state.store;
+    let key = format!("batch_missing:{batch_id}");
+    let now = now_ms();
+    let first = store.last_beat(&key).await?.map(|b| b.at as i64);
+    let grace_ms = state.config.batch_lost_after_s as i64 * 1000;
+    match after_missing(first, now, grace_ms) {
+        Missing::FirstSeen => {
+            store.beat(&key, now, "404").await?;
+            report.errors.push(format!(
+                "{batch_id}: unknown to the API (404); its jobs are released if it stays unknown for {} s",
+                state.config.batch_lost_after_s
+            ));
+        }
+        Missing::Waiting { since_ms } => report.errors.push(format!(
+            "{batch_id}: unknown to the API (404) for {} s",
+            since_ms / 1000
+        )),
+        Missing::GiveUp => {
+            let rows = store.in_batch(batch_id).await?;
+            let canceled = store.awaiting_bill(batch_id).await?;
+            let mut statements = Vec::with_capacity(rows.len() + canceled.len());
+            let mut dead = Vec::new();
+            for row in &rows {
+                let tries = row.batch_tries.max(0) as u32;
+                match lost_batch_job(batch_id, tries) {
+                    Outcome::DeadLetter(reason) => {
+                        statements.push(store.dead_letter(
+                            Transition::DeadLetter,
+                            &row.id,
+                            &Failure::new(reason),
+                            now,
+                            Scope::InBatch(batch_id),
+                        )?);
+                        dead.push(row.id.clone());
+                        report.jobs_dead_lettered += 1;
+                    }
+                    Outcome::Resubmit(reason) | Outcome::Fail(reason) => {
+                        statements.push(store.resubmit(&row.id, batch_id, &reason, now)?);
+                        report.jobs_resubmitted += 1;
+                    }
+                    Outcome::Canceled => {}
+                }
+            }
+            for row in &canceled {
+                statements.push(store.record_bill(&row.id, batch_id, None, None)?);
+            }
+            if !statements.is_empty() {
+                store.batch(statements).await?;
+            }
+            use pipeline::ops::metrics::Unrecorded;
+            store.count(Unrecorded::LOST_BATCHES, now).await?;
+            store
+                .count_by(Unrecorded::LOST_BATCH_JOBS, rows.len() as u64, now)
+                .await?;
+            report.batches_lost += 1;
+            report.errors.push(format!(
+                "{batch_id}: given up after {} s unknown to the API; {} jobs released",
+                state.config.batch_lost_after_s,
+                rows.len()
+            ));
+            for id in dead {
+                crate::consumer::announce_dead_letter(state, &id).await;
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Settles the submitted jobs of one ended batch from its results, in one transaction.

@@ -5,7 +5,8 @@ use axum::extract::{Query, State};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use pipeline::error::ApiError;
-use pipeline::ops::metrics::{Metrics, MetricsReport};
+use pipeline::money::UsdMicros;
+use pipeline::ops::metrics::{Metrics, MetricsReport, Unrecorded};
 use serde::Deserialize;
 
 use crate::config::now_ms;
@@ -57,11 +58,19 @@ pub async fn get(
             .into_iter()
             .filter(|w| !state.config.model_warnings.contains(w)),
     );
+    let counter = |name| state.store.counter(name);
+    let unrecorded = Unrecorded {
+        timed_out_calls: counter(Unrecorded::TIMED_OUT_CALLS).await?,
+        timed_out_worst_micros: UsdMicros(counter(Unrecorded::TIMED_OUT_WORST).await?),
+        lost_batches: counter(Unrecorded::LOST_BATCHES).await?,
+        lost_batch_jobs: counter(Unrecorded::LOST_BATCH_JOBS).await?,
+    };
     Ok(Json(MetricsReport {
         latest,
         warnings,
         series,
         dlq_alert_threshold: state.config.dlq_alert_threshold,
+        unrecorded,
     })
     .into_response())
 }

@@ -6,164 +6,24 @@ use axum::extract::{Path, Query, Request, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::Json;
-use futures_util::StreamExt;
 use pipeline::dto::{UploadAck, UploadList};
 use pipeline::error::ApiError;
 use pipeline::jobs::Cursor;
 use pipeline::money::UsdMicros;
 use pipeline::multipart;
 use pipeline::pdf::{self, Template};
+use pipeline::prompt::BodyHasher;
 use pipeline::status::Mode;
 
-use crate::blobs::Blobs;
 use crate::config::now_ms;
 use crate::error::AppError;
 use crate::identity::Caller;
 use crate::routes::jobs::cancel_batch_if_empty;
-use crate::routes::{next_page, AppState, PageQuery};
+use crate::routes::{commit_job, next_page, AppState, Idem, PageQuery};
 use crate::services::new_id;
-use crate::store::uploads::{NewFile, NewUpload, UploadRow};
+use crate::store::uploads::{NewUpload, UploadRow};
 
-/// Deletes the objects written for a refused upload (best effort: each is logged on failure).
-async fn clean_up(blobs: &Blobs, keys: &[String]) {
-    for key in keys {
-        blobs.delete(key).await;
-    }
-}
-
-/// What the form said besides its files.
-#[derive(Default)]
-struct Form {
-    mode: Option<String>,
-    template: Option<String>,
-    model: Option<String>,
-}
-
-/// The part being read.
-enum Current {
-    File { name: String, bytes: Vec<u8> },
-    Field { name: String, value: Vec<u8> },
-    Other,
-}
-
-/// Reads the multipart body as it streams in (`pipeline::multipart`), checking each file as its
-/// bytes arrive and storing it in R2 under an id (never its name) once complete. On any error the
-/// caller deletes what was stored.
-async fn read_files(
-    stream: &mut axum::body::BodyDataStream,
-    boundary: &str,
-    blobs: &Blobs,
-    upload_id: &str,
-    files: &mut Vec<NewFile>,
-    form: &mut Form,
-) -> Result<(), ApiError> {
-    let bad = |e: String| {
-        ApiError::bad_request(
-            "invalid_multipart",
-            format!("the body is not valid multipart/form-data: {e}"),
-            None,
-        )
-    };
-    let mut reader = multipart::Reader::new(boundary);
-    let mut total: u64 = 0;
-    let mut current = Current::Other;
-    while let Some(chunk) = stream.next().await {
-        let chunk = chunk.map_err(|e| bad(e.to_string()))?;
-        total += chunk.len() as u64;
-        pdf::check_total(total)?;
-        for event in reader.feed(&chunk).map_err(bad)? {
-            match event {
-                multipart::Event::Part(part) => {
-                    current = match part.name.as_str() {
-                        pdf::FILES_FIELD => {
-                            if files.len() == pdf::MAX_FILES {
-                                return Err(pdf::check_count(pdf::MAX_FILES + 1).unwrap_err());
-                            }
-                            Current::File {
-                                name: pdf::display_name(part.filename.as_deref().unwrap_or("")),
-                                bytes: Vec::new(),
-                            }
-                        }
-                        "mode" | "template" | "model" => Current::Field {
-                            name: part.name,
-                            value: Vec::new(),
-                        },
-                        _ => Current::Other,
-                    };
-                }
-                multipart::Event::Data(data) => match &mut current {
-                    Current::File { name, bytes } => {
-                        pdf::check_size(name, (bytes.len() + data.len()) as u64)?;
-                        bytes.extend_from_slice(&data);
-                    }
-                    Current::Field { name, value } => {
-                        if value.len() + data.len() > 100 {
-                            return Err(ApiError::bad_request(
-                                "invalid_field",
-                                format!("{name} is too long"),
-                                Some(name),
-                            ));
-                        }
-                        value.extend_from_slice(&data);
-                    }
-                    Current::Other => {}
-                },
-                multipart::Event::End => match std::mem::replace(&mut current, Current::Other) {
-                    Current::File { name, bytes } => {
-                        pdf::check_file(&name, &bytes)?;
-                        let job_id = new_id().map_err(internal)?;
-                        let key = format!("uploads/{upload_id}/{job_id}.pdf");
-                        let size = bytes.len() as u64;
-                        let pages = pdf::pages_at_most(&bytes);
-                        blobs.put(&key, bytes).await.map_err(internal)?;
-                        files.push(NewFile {
-                            job_id,
-                            index: files.len() as u32,
-                            name,
-                            size,
-                            key,
-                            pages,
-                            // Set once the form's mode, model and template are known.
-                            reserved: UsdMicros::ZERO,
-                        });
-                    }
-                    Current::Field { name, value } => {
-                        let value = String::from_utf8(value).map_err(|_| {
-                            ApiError::bad_request(
-                                "invalid_field",
-                                format!("{name} is not text"),
-                                Some(&name),
-                            )
-                        })?;
-                        match name.as_str() {
-                            "mode" => form.mode = Some(value),
-                            "model" => form.model = Some(value),
-                            _ => form.template = Some(value),
-                        }
-                    }
-                    Current::Other => {}
-                },
-            }
-        }
-    }
-    reader.finish().map_err(bad)
-}
-
-/// Reads what the client is still sending, without keeping it, so that it hears the answer
-/// rather than a reset connection; a body past the whole limit is cut off.
-async fn drain(mut stream: axum::body::BodyDataStream) {
-    let mut drained: u64 = 0;
-    while let Some(Ok(chunk)) = stream.next().await {
-        drained += chunk.len() as u64;
-        if drained > pdf::MAX_UPLOAD_BYTES {
-            break;
-        }
-    }
-}
-
-fn internal(e: worker::Error) -> ApiError {
-    ApiError::internal(format!("storage error: {e}"))
-}
+use super::upload_form::{clean_up, drain, read_files, Form};
 
 /// The checks that need no body: the caller, a multipart content type with a boundary, a
 /// declared length within the limit.
@@ -219,12 +79,15 @@ pub async fn submit(
     // it), so that the client hears the answer. A user with nothing left under a cap is refused
     // before the files are stored; the files' own worst case is checked once they are read.
     let admitted = match admit(caller, req.headers()) {
-        Ok((caller, boundary)) => crate::ops::admit(&state, caller.user_id.as_str(), UsdMicros(1))
-            .await
-            .map(|()| (caller, boundary)),
+        Ok((caller, boundary)) => match crate::routes::idempotency_key(req.headers()) {
+            Ok(key) => crate::ops::admit(&state, caller.user_id.as_str(), UsdMicros(1))
+                .await
+                .map(|()| (caller, boundary, key)),
+            Err(e) => Err(e),
+        },
         Err(e) => Err(e),
     };
-    let (caller, boundary) = match admitted {
+    let (caller, boundary, key) = match admitted {
         Ok(v) => v,
         Err(e) => {
             drain(req.into_body().into_data_stream()).await;
@@ -234,6 +97,9 @@ pub async fn submit(
     let upload_id = new_id()?;
     let mut files = Vec::new();
     let mut form = Form::default();
+    // The key's record hashes the route and the form's content (see `read_files`).
+    let mut hasher = BodyHasher::default();
+    hasher.update(b"POST /batches\n");
     let mut stream = req.into_body().into_data_stream();
     let read = read_files(
         &mut stream,
@@ -241,7 +107,7 @@ pub async fn submit(
         &state.blobs,
         &upload_id,
         &mut files,
-        &mut form,
+        (&mut form, &mut hasher),
     )
     .await;
     let checked = read.and_then(|()| {
@@ -276,6 +142,20 @@ pub async fn submit(
         }
     };
     let user = caller.user_id.as_str();
+    // The same key and body again answers the first upload's acknowledgement, whatever the
+    // budget says now (it costs nothing more); the files this request stored go.
+    let idem = crate::routes::idempotency(&state, user, key, hasher.finish(), now_ms()).await;
+    let claim = match idem {
+        Ok(Idem::Fresh(claim)) => claim,
+        Ok(Idem::Replay(first)) => {
+            clean_up(&state.blobs, &keys).await;
+            return acknowledge(&state, user, &first).await;
+        }
+        Err(e) => {
+            clean_up(&state.blobs, &keys).await;
+            return Err(e);
+        }
+    };
     let unread = pdf::request(model, template, String::new());
     for f in files.iter_mut() {
         f.reserved = crate::ops::worst_case(&state, &unread, Some(f.pages), mode);
@@ -290,26 +170,28 @@ pub async fn submit(
         return Err(e);
     }
     let now = now_ms();
-    let written = async {
-        let stmts = state.store.insert_upload(&NewUpload {
-            id: &upload_id,
-            user_id: caller.user_id.as_str(),
-            mode,
-            template,
-            model,
-            files: &files,
-            now,
-        })?;
-        state.store.batch(stmts).await
-    }
-    .await;
-    if let Err(e) = written {
-        clean_up(&state.blobs, &keys).await;
-        if crate::store::is_budget_abort(&e) {
-            // A concurrent request took what was left under a cap: no file of this one stays.
-            return Err(crate::ops::refused(&state, user, need).await);
+    let stmts = state.store.insert_upload(&NewUpload {
+        id: &upload_id,
+        user_id: caller.user_id.as_str(),
+        mode,
+        template,
+        model,
+        files: &files,
+        now,
+    })?;
+    // One transaction with the key's claim: a concurrent upload with the same key that
+    // committed first makes this one its replay; one that took what was left under a cap makes
+    // it a 429. Either way no file of this one stays.
+    match commit_job(&state, user, claim.as_ref(), &upload_id, stmts, (now, need)).await {
+        Ok(None) => {}
+        Ok(Some(first)) => {
+            clean_up(&state.blobs, &keys).await;
+            return acknowledge(&state, user, &first).await;
         }
-        return Err(e.into());
+        Err(e) => {
+            clean_up(&state.blobs, &keys).await;
+            return Err(e);
+        }
     }
     let ids: Vec<String> = files.iter().map(|f| f.job_id.clone()).collect();
     let unsent = state.lanes.send_bulk(&ids).await;
@@ -334,6 +216,17 @@ pub async fn submit(
         total: files.len() as u32,
         poll_url: format!("/batches/{upload_id}"),
         batch_id: upload_id,
+    };
+    Ok((StatusCode::ACCEPTED, Json(ack)).into_response())
+}
+
+/// The acknowledgement of the upload `id` (a replay's: the first request's upload).
+async fn acknowledge(state: &AppState, user: &str, id: &str) -> Result<Response, AppError> {
+    let upload = own(state, id, user).await?;
+    let ack = UploadAck {
+        total: upload.total.max(0) as u32,
+        poll_url: format!("/batches/{}", upload.id),
+        batch_id: upload.id,
     };
     Ok((StatusCode::ACCEPTED, Json(ack)).into_response())
 }

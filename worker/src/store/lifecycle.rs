@@ -11,8 +11,7 @@ use pipeline::status::{Kind, Lane, Mode, Status, Transition};
 use serde::Deserialize;
 use wasm_bindgen::JsValue;
 
-use super::row::COLUMNS;
-use super::{money, num, opt, JobRow, Statement, Store};
+use super::{money, num, opt, Statement, Store};
 use pipeline::money::UsdMicros;
 
 /// Which rows a settlement may touch: a synchronous call's job, or a job of this Message Batch
@@ -223,88 +222,6 @@ impl Store {
         )?))
     }
 
-    /// A transient error (or expiry) in a batch's results: the job goes back to the
-    /// accumulation for a later batch, its try counted.
-    pub fn resubmit(
-        &self,
-        id: &str,
-        batch_id: &str,
-        reason: &str,
-        now: i64,
-    ) -> worker::Result<Statement> {
-        let t = Transition::Resubmit;
-        let sql = format!(
-            "UPDATE jobs SET {}, anthropic_batch_id = NULL, flush_id = NULL, \
-             accumulated_at = ?4, batch_tries = batch_tries + 1, error = ?3, updated_at = ?4 \
-             WHERE id = ?1 AND {} AND anthropic_batch_id = ?2",
-            t.set(),
-            t.guard()
-        );
-        Ok(Statement(self.stmt(
-            &sql,
-            &[id.into(), batch_id.into(), reason.into(), num(now)],
-        )?))
-    }
-
-    /// A job whose Message Batch was canceled before its request ran.
-    pub fn cancel_in_batch(
-        &self,
-        id: &str,
-        batch_id: &str,
-        reason: &str,
-        now: i64,
-    ) -> worker::Result<Statement> {
-        let t = Transition::CancelInBatch;
-        let sql = format!(
-            "UPDATE jobs SET {}, error = ?3, completed_at = ?4, updated_at = ?4 \
-             WHERE id = ?1 AND {} AND anthropic_batch_id = ?2",
-            t.set(),
-            t.guard()
-        );
-        Ok(Statement(self.stmt(
-            &sql,
-            &[id.into(), batch_id.into(), reason.into(), num(now)],
-        )?))
-    }
-
-    /// How many jobs of an Anthropic batch still wait for its results.
-    pub async fn live_in_batch(&self, batch_id: &str) -> worker::Result<u32> {
-        #[derive(Deserialize)]
-        struct Row {
-            n: i64,
-        }
-        let sql = format!(
-            "SELECT COUNT(*) AS n FROM jobs WHERE anthropic_batch_id = ?1 AND {}",
-            Status::sql_in(&[Status::Submitted])
-        );
-        let row: Option<Row> = self.first(&sql, &[batch_id.into()]).await?;
-        Ok(row.map(|r| r.n.max(0) as u32).unwrap_or(0))
-    }
-
-    /// The Anthropic batches that still have submitted jobs.
-    pub async fn open_batches(&self) -> worker::Result<Vec<String>> {
-        #[derive(Deserialize)]
-        struct Row {
-            anthropic_batch_id: String,
-        }
-        let sql = format!(
-            "SELECT DISTINCT anthropic_batch_id FROM jobs \
-             WHERE ({} OR awaiting_bill = 1) AND anthropic_batch_id IS NOT NULL",
-            Status::sql_in(&[Status::Submitted])
-        );
-        let rows: Vec<Row> = self.all(&sql, &[]).await?;
-        Ok(rows.into_iter().map(|r| r.anthropic_batch_id).collect())
-    }
-
-    /// The submitted jobs of one Anthropic batch.
-    pub async fn in_batch(&self, batch_id: &str) -> worker::Result<Vec<JobRow>> {
-        let sql = format!(
-            "SELECT {COLUMNS} FROM jobs WHERE anthropic_batch_id = ?1 AND {}",
-            Status::sql_in(&[Status::Submitted])
-        );
-        self.all(&sql, &[batch_id.into()]).await
-    }
-
     /// Each user's oldest new sync job on `lane` (never attempted, not PDFs, not expired), with
     /// the user's share weight: what a delivered message may run instead of its own job
     /// (`pipeline::fair`). At most 100 users, the longest-waiting first.
@@ -327,42 +244,6 @@ impl Store {
             Kind::Pdf.as_str()
         );
         self.all(&sql, &[lane.as_str().into(), num(now)]).await
-    }
-
-    /// The jobs of one Anthropic batch that were canceled after it was created and whose bill
-    /// is still to be read from its results.
-    pub async fn awaiting_bill(&self, batch_id: &str) -> worker::Result<Vec<JobRow>> {
-        let sql = format!(
-            "SELECT {COLUMNS} FROM jobs WHERE anthropic_batch_id = ?1 AND awaiting_bill = 1"
-        );
-        self.all(&sql, &[batch_id.into()]).await
-    }
-
-    /// What the batch billed for a job canceled inside it: its tokens and cost recorded (it
-    /// stays `canceled`), the mark cleared; `usage` `None` when its request did not run.
-    pub fn record_bill(
-        &self,
-        id: &str,
-        batch_id: &str,
-        usage: Option<&Usage>,
-        cost: Option<UsdMicros>,
-    ) -> worker::Result<Statement> {
-        let u = usage.copied().unwrap_or_default();
-        Ok(Statement(
-            self.stmt(
-                "UPDATE jobs SET awaiting_bill = 0, input_tokens = input_tokens + ?3, \
-             output_tokens = output_tokens + ?4, cache_write_tokens = cache_write_tokens + ?5, \
-             cache_read_tokens = cache_read_tokens + ?6, cost_micros = cost_micros + ?7, \
-             cost_unknown = MAX(cost_unknown, ?8) \
-             WHERE id = ?1 AND anthropic_batch_id = ?2 AND awaiting_bill = 1",
-                &[
-                    &[id.into(), batch_id.into()][..],
-                    &spent(&u, cost),
-                    &[JsValue::from_bool(usage.is_some() && cost.is_none())],
-                ]
-                .concat(),
-            )?,
-        ))
     }
 
     /// Records one call made for a job (replacing a record of the same attempt number, which
@@ -420,7 +301,7 @@ impl Store {
 
 /// What a paid answer spent, in the order the settling statements bind it: its four token
 /// counts, then its cost (0 when the model has no price).
-fn spent(u: &Usage, cost: Option<UsdMicros>) -> [JsValue; 5] {
+pub(super) fn spent(u: &Usage, cost: Option<UsdMicros>) -> [JsValue; 5] {
     [
         num(u.input_tokens as i64),
         num(u.output_tokens as i64),

@@ -9,12 +9,16 @@
 //!   records), read, list, cancel, expire, reconcile.
 //! - [`lifecycle`]: what the consumers and the poller write — claim, settle, fail, retry,
 //!   dead-letter, resubmit — and the attempt log.
+//! - [`batch_results`]: the poller's side — open Message Batches, their jobs, how each ends.
 //! - [`uploads`]: PDF uploads and their files.
 //! - [`flushes`]: the bulk lane's accumulation and the flushes into Message Batches.
 //! - [`keys`]: API keys.
-//! - [`ops`]: heartbeats and counters, metrics rows, alerts, budgets, usage, DLQ triage.
+//! - [`ops`]: heartbeats and counters, metrics rows, alerts, usage, DLQ triage.
+//! - [`budgets`]: per-user caps, spend and commitments, share weights, load on the producers.
 //! - [`sql`]: the query text the plan test checks.
 
+pub mod batch_results;
+pub mod budgets;
 pub mod flushes;
 pub mod jobs;
 pub mod keys;

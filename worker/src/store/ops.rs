@@ -1,8 +1,6 @@
 //! The operator's tables: heartbeats and counters, metrics rows, alerts, per-user budgets and
 //! usage, and the DLQ's triage (failure classes, audit entries, replays, discards).
 
-use pipeline::clock::DAY_MS;
-use pipeline::ops::budgets::{periods, BudgetSetting, DailyBudget};
 use pipeline::ops::dlq::{AuditEntry, DlqFilter};
 use pipeline::ops::failures::ErrorClass;
 use pipeline::ops::metrics::{EndedJob, Metrics, PendingGroup};
@@ -14,7 +12,7 @@ use wasm_bindgen::JsValue;
 
 use super::row::COLUMNS;
 use super::sql::{self, SqlValue};
-use super::{micros, money, num, opt, JobRow, Statement, Store};
+use super::{money, num, opt, JobRow, Statement, Store};
 use pipeline::money::UsdMicros;
 
 /// A background path's last heartbeat: when it ran and what it noted.
@@ -70,11 +68,16 @@ impl Store {
 
     /// Adds one to a named counter (stored as a heartbeat whose detail is the count).
     pub async fn count(&self, name: &str, at: i64) -> worker::Result<()> {
+        self.count_by(name, 1, at).await
+    }
+
+    /// Adds `n` to a named counter.
+    pub async fn count_by(&self, name: &str, n: u64, at: i64) -> worker::Result<()> {
         self.run(
-            "INSERT INTO heartbeats (name, at, detail) VALUES (?1, ?2, '1') \
+            "INSERT INTO heartbeats (name, at, detail) VALUES (?1, ?2, CAST(CAST(?3 AS INTEGER) AS TEXT)) \
              ON CONFLICT(name) DO UPDATE SET at = excluded.at, \
-             detail = CAST(CAST(detail AS INTEGER) + 1 AS TEXT)",
-            &[name.into(), num(at)],
+             detail = CAST(CAST(detail AS INTEGER) + ?3 AS TEXT)",
+            &[name.into(), num(at), num(n as i64)],
         )
         .await?;
         Ok(())
@@ -198,123 +201,9 @@ impl Store {
         Ok(n > 0)
     }
 
-    /// A user's caps and soft threshold, what they spent today (UTC), and what is committed
-    /// today and this month (the `spend` rows migration 0010's triggers keep).
-    pub async fn budget(&self, user: &str, now: i64) -> worker::Result<DailyBudget> {
-        #[derive(Deserialize)]
-        struct Caps {
-            daily_cap_micros: Option<f64>,
-            monthly_cap_micros: Option<f64>,
-            soft_micros: Option<f64>,
-            share_weight: Option<f64>,
-        }
-        #[derive(Deserialize)]
-        struct Spent {
-            spent: f64,
-        }
-        #[derive(Deserialize)]
-        struct Committed {
-            period: String,
-            committed_micros: f64,
-        }
-        let caps: Option<Caps> = self
-            .first(
-                "SELECT daily_cap_micros, monthly_cap_micros, soft_micros, share_weight \
-                 FROM user_budgets \
-                 WHERE user_id = ?1",
-                &[user.into()],
-            )
-            .await?;
-        let day_start = now.div_euclid(DAY_MS) * DAY_MS;
-        let spent: Option<Spent> = self
-            .first(sql::SPENT, &[user.into(), num(day_start)])
-            .await?;
-        let (day, month) = periods(now);
-        let committed: Vec<Committed> = self
-            .all(
-                "SELECT period, committed_micros FROM spend WHERE user_id = ?1 \
-                 AND period IN (?2, ?3)",
-                &[user.into(), day.as_str().into(), month.as_str().into()],
-            )
-            .await?;
-        let of = |p: &str| {
-            committed
-                .iter()
-                .find(|c| c.period == p)
-                .map(|c| micros(c.committed_micros))
-                .unwrap_or_default()
-        };
-        Ok(DailyBudget {
-            daily_cap_micros: caps.as_ref().and_then(|c| c.daily_cap_micros).map(micros),
-            monthly_cap_micros: caps.as_ref().and_then(|c| c.monthly_cap_micros).map(micros),
-            soft_micros: caps.as_ref().and_then(|c| c.soft_micros).map(micros),
-            spent_today_micros: spent.map(|s| micros(s.spent)).unwrap_or_default(),
-            committed_today_micros: of(&day),
-            committed_month_micros: of(&month),
-            share_weight: caps.as_ref().and_then(|c| c.share_weight).map(|w| w as u32),
-        })
-    }
-
-    /// How many of `user`'s jobs are waiting (`queued`), and how many were made since `since`:
-    /// what the per-user limits count.
-    pub async fn user_load(&self, user: &str, since: i64) -> worker::Result<(u64, u64)> {
-        #[derive(Deserialize)]
-        struct N {
-            n: f64,
-        }
-        let queued: Option<N> = self
-            .first(
-                &format!(
-                    "SELECT COUNT(*) AS n FROM jobs WHERE user_id = ?1 AND {}",
-                    Status::sql_in(&[Status::Queued])
-                ),
-                &[user.into()],
-            )
-            .await?;
-        let recent: Option<N> = self
-            .first(
-                "SELECT COUNT(*) AS n FROM jobs WHERE user_id = ?1 AND created_at > ?2",
-                &[user.into(), num(since)],
-            )
-            .await?;
-        let n = |v: Option<N>| v.map_or(0, |v| v.n as u64);
-        Ok((n(queued), n(recent)))
-    }
-
     /// The `POST /api/claude` calls made in `[from, to)`, for the rollout view.
     pub async fn rollout_calls(&self, from: i64, to: i64) -> worker::Result<Vec<RolloutCall>> {
         self.all(sql::ROLLOUT, &[num(from), num(to)]).await
-    }
-
-    /// Sets a user's caps and soft threshold; all `None` removes the budget.
-    pub async fn set_budget(&self, s: &BudgetSetting, now: i64) -> worker::Result<()> {
-        if s.is_empty() {
-            self.run(
-                "DELETE FROM user_budgets WHERE user_id = ?1",
-                &[s.user_id.as_str().into()],
-            )
-            .await?;
-            return Ok(());
-        }
-        let amount = |v: Option<UsdMicros>| v.map(money).unwrap_or(JsValue::NULL);
-        self.run(
-            "INSERT INTO user_budgets (user_id, daily_cap_micros, soft_micros, updated_at, \
-             monthly_cap_micros, share_weight) VALUES (?1, ?2, ?3, ?4, ?5, ?6) \
-             ON CONFLICT(user_id) DO UPDATE SET \
-             daily_cap_micros = excluded.daily_cap_micros, soft_micros = excluded.soft_micros, \
-             monthly_cap_micros = excluded.monthly_cap_micros, \
-             share_weight = excluded.share_weight, updated_at = excluded.updated_at",
-            &[
-                s.user_id.as_str().into(),
-                amount(s.daily_cap_micros),
-                amount(s.soft_micros),
-                num(now),
-                amount(s.monthly_cap_micros),
-                s.share_weight.map_or(JsValue::NULL, |w| num(w as i64)),
-            ],
-        )
-        .await?;
-        Ok(())
     }
 
     /// A user's usage by day, model and mode in `[from, to)`.

@@ -5,6 +5,7 @@ use pipeline::ops::metrics::{MetricsReport, P95_ALERT_MS};
 
 use super::latest::Latest;
 use super::series::{compact, latency, line, tokens};
+use super::unrecorded::UnrecordedSpend;
 use crate::components::chart::{BarChart, LineChart};
 use crate::components::format::{clock, percent, seconds};
 
@@ -16,6 +17,7 @@ pub fn MetricsView(m: MetricsReport) -> impl IntoView {
         <p class="muted" data-testid="metrics-empty">"No metrics yet: the cron writes a row every minute."</p>
     });
     let series = m.series;
+    let unrecorded = m.unrecorded;
     view! {
         <ul class="alerts" data-testid="metrics-warnings">
             {m.warnings.into_iter().map(|w| view! {
@@ -23,6 +25,7 @@ pub fn MetricsView(m: MetricsReport) -> impl IntoView {
             }).collect_view()}
         </ul>
         {none}
+        <UnrecordedSpend u=unrecorded />
         {latest}
         <div class="charts">
             <LineChart testid="chart-latency" title="End-to-end latency (p50 / p95 / p99)"

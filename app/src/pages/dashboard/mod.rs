@@ -7,6 +7,7 @@ mod latest;
 mod metrics_view;
 mod rollout_table;
 mod series;
+mod unrecorded;
 
 use std::time::Duration;
 

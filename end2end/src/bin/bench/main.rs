@@ -31,16 +31,18 @@ const ITPM: u32 = 40_000;
 const OTPM: u32 = 8_000;
 
 mod e2e;
+mod fairness;
 mod load;
 mod queries;
 mod render;
 
 /// Every benchmark, in the order `all` runs them (and the results file shows them).
-const ALL: [(&str, &str); 5] = [
+const ALL: [(&str, &str); 6] = [
     ("render", "Sizes and the dashboard's first render"),
     ("e2e", "Sync job end to end"),
     ("load", "Producers under load"),
     ("budget", "Rate-limit efficiency, budget on and off"),
+    ("fairness", "Fair shares: a whale and five small users"),
     (
         "queries",
         "Dashboard, usage and DLQ queries at 1,000,000 jobs",
@@ -52,12 +54,13 @@ fn main() {
     match args.first().map(String::as_str) {
         None | Some("all") => all(),
         Some("budget") => budget(&args),
+        Some("fairness") => fairness::run(&args),
         Some("queries") => queries::run(&args),
         Some("load") => load::run(&args),
         Some("e2e") => e2e::run(&args),
         Some("render") => render::run(&args),
         _ => {
-            eprintln!("usage: bench [all] | bench budget [--jobs N] | bench queries [--rows N] | bench load [--clients N] [--seconds S] | bench e2e [--jobs N] | bench render");
+            eprintln!("usage: bench [all] | bench budget [--jobs N] | bench fairness [--jobs N] | bench queries [--rows N] | bench load [--clients N] [--seconds S] | bench e2e [--jobs N] | bench render");
             std::process::exit(2);
         }
     }
