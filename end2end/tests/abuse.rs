@@ -37,6 +37,7 @@ fn main() -> ExitCode {
             three_hundred_concurrent_uploads_fit_a_one_dollar_cap_at_their_worst_case,
             three_hundred_concurrent_claude_calls_fit_a_one_dollar_cap_at_their_worst_case,
             a_job_canceled_inside_its_batch_keeps_what_the_batch_billed_for_it,
+            a_replay_is_held_to_its_users_caps_like_a_new_job,
             a_call_abandoned_at_the_timeout_is_counted_as_possible_unrecorded_spend,
             a_batch_the_api_no_longer_knows_is_given_up_and_its_job_runs_in_a_new_one,
             // Last: it leaves the whale's backlog running.
@@ -271,21 +272,24 @@ fn committed(s: &TestStack, user: &str) -> u64 {
 }
 
 /// Sends one request of a burst: (status, JSON body). The local runtime sometimes answers a
-/// plain-text 503 "Your worker restarted mid-request" under this load; a client sends that
-/// request again (with the same `Idempotency-Key`, where the producer takes one), and so does
-/// this one, up to three times.
+/// plain-text 503 "Your worker restarted mid-request" under this load, and answers the same at
+/// once to what comes while it restarts; a client sends that request again after a backoff
+/// (with the same `Idempotency-Key`: every producer takes one), and so does this one, up to six
+/// times over about 8 s.
 async fn send_once(make: impl Fn() -> reqwest::RequestBuilder) -> (u16, Value) {
-    for _ in 0..3 {
+    for attempt in 0..6u32 {
         let resp = make().send().await.expect("request");
         let status = resp.status().as_u16();
         let text = resp.text().await.expect("body");
         match serde_json::from_str(&text) {
             Ok(body) => return (status, body),
-            Err(_) if status == 503 => continue,
+            Err(_) if status == 503 => {
+                tokio::time::sleep(Duration::from_millis(250 << attempt)).await;
+            }
             Err(e) => panic!("{status} answer is not JSON: {e}: {text}"),
         }
     }
-    panic!("three 503s in a row")
+    panic!("six 503s in a row")
 }
 
 /// A request of a burst, made from its index (for its idempotency key).
@@ -421,7 +425,10 @@ async fn three_hundred_concurrent_uploads_fit_a_one_dollar_cap_at_their_worst_ca
         "report.pdf".to_string(),
         end2end::pdfs::make("Quarterly report", 2),
     )];
-    let request = Arc::new(move |c: &end2end::Client, _: usize| c.upload_request(&files, &[]));
+    let request = Arc::new(move |c: &end2end::Client, i: usize| {
+        c.upload_request(&files, &[])
+            .header("idempotency-key", format!("burst-{i}"))
+    });
     let (accepted, _) = burst(&client, request, 202, &[]).await;
     held(&s, &client, user, accepted.len()).await;
     assert_eq!(
@@ -440,6 +447,8 @@ async fn three_hundred_concurrent_claude_calls_fit_a_one_dollar_cap_at_their_wor
     let body = serde_json::json!({"prompt": "Name three queue designs.", "max_tokens": 4000});
     // A call the provider's rate limits refuse is a 429 `rate_limited`: recorded as a failed
     // job, its reservation released.
+    // `/api/claude` answers with the call itself and takes no key: a retried request is a new
+    // call (and held to the cap like one).
     let request = Arc::new(move |c: &end2end::Client, _: usize| {
         c.json_request(Method::POST, "/api/claude", &body)
     });
@@ -655,4 +664,51 @@ async fn a_batch_the_api_no_longer_knows_is_given_up_and_its_job_runs_in_a_new_o
     assert_eq!(s.billed(&id), 2);
     let recorded = job["cost_micros"].as_u64().unwrap();
     assert!(recorded > 0 && recorded < s.sim_cost(&id));
+}
+
+async fn a_replay_is_held_to_its_users_caps_like_a_new_job(s: Arc<TestStack>) {
+    let user = "replayed-user";
+    let client = s.key(Some(&s.create_key(user, false)));
+    let admin = s.key(Some(&s.create_key("replay-admin", true)));
+    let body = serde_json::json!({
+        "prompt": "Fail once, then work [[sim:400x1]]", "priority": "high", "max_tokens": 500,
+        "output_config": {"effort": "low"}
+    });
+    let id = client.submit_job(&body).await;
+    client
+        .job_reaches(&id, "failed", Duration::from_secs(60))
+        .await;
+    let cap = |daily: Value| {
+        let admin = admin.clone();
+        async move {
+            let setting = serde_json::json!({"user_id": user, "daily_cap_micros": daily});
+            let (status, body) = admin.put_json("/api/usage/budget", &setting).await;
+            assert_eq!(status, 200, "{body}");
+        }
+    };
+    // No room left under the cap: the replay is refused like a new job, and makes none.
+    cap(serde_json::json!(1)).await;
+    let rows = s
+        .d1(&format!("SELECT id FROM jobs WHERE user_id = '{user}'"))
+        .len();
+    let (status, refused) = admin.post(&format!("/api/dlq/{id}/replay")).await;
+    assert_eq!(
+        (status, refused["code"].as_str()),
+        (429, Some("budget_exceeded")),
+        "{refused}"
+    );
+    assert_eq!(
+        s.d1(&format!("SELECT id FROM jobs WHERE user_id = '{user}'"))
+            .len(),
+        rows,
+        "no job made"
+    );
+    // With room again, the same replay goes through and completes.
+    cap(Value::Null).await;
+    let (status, ack) = admin.post(&format!("/api/dlq/{id}/replay")).await;
+    assert_eq!(status, 202, "{ack}");
+    let new = ack["replayed"][0]["job_id"].as_str().unwrap();
+    client
+        .job_reaches(new, "completed", Duration::from_secs(60))
+        .await;
 }

@@ -597,6 +597,20 @@ async fn mixed_jobs_under_faults_and_kills_all_end_none_lost_and_few_paid_twice(
             abandoned_cost as f64 / 1e6
         ),
     );
+    // What the Worker itself counted (the Dashboard's "possible unrecorded spend"): the calls it
+    // abandoned at its timeout, each at the worst case of its reservation. A call whose Worker
+    // was killed mid-call is not among them (the reconciler runs it again).
+    let (_, metrics) = s.anon().get("/api/metrics?minutes=1").await;
+    let u = &metrics["unrecorded"];
+    report(
+        "counted by the Worker as possible unrecorded spend",
+        format!(
+            "{} calls abandoned at the timeout, up to ${:.6} at their worst case; {} Message Batches given up",
+            u["timed_out_calls"],
+            u["timed_out_worst_micros"].as_u64().unwrap_or(0) as f64 / 1e6,
+            u["lost_batches"]
+        ),
+    );
     assert!(
         unpaid.is_empty(),
         "completed without a billed call: {unpaid:?}"

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use end2end::{spawn_stack_with, TestStack};
 use serde_json::{json, Value};
 
-use super::{arg, sample, write, Sample};
+use super::{arg, limits_use, sample, write, Sample};
 
 const RPM: u32 = 120;
 const ITPM: u32 = 60_000;
@@ -117,23 +117,11 @@ async fn pass(s: &Arc<TestStack>, whale_jobs: usize) -> String {
         }
     }
     // The saturated stretch: from 30 s in until 95% of the whale's backlog is done.
-    let to = samples
+    let [rpm, itpm, otpm] = limits_use(&samples, whale_jobs, 30.0, [RPM, ITPM, OTPM]);
+    let stretch_min = samples
         .iter()
         .find(|x| x.done * 100 >= whale_jobs * 95)
-        .copied()
-        .unwrap_or(*samples.last().unwrap());
-    let from = samples
-        .iter()
-        .find(|x| x.at >= 30.0 && x.at < to.at)
-        .copied()
-        .unwrap_or(samples[0]);
-    let minutes = ((to.at - from.at) / 60.0).max(1e-9);
-    let rate = |a: u64, b: u64, limit: u32| b.saturating_sub(a) as f64 / minutes / limit as f64;
-    let (rpm, itpm, otpm) = (
-        rate(from.ok, to.ok, RPM),
-        rate(from.input, to.input, ITPM),
-        rate(from.output, to.output, OTPM),
-    );
+        .map_or(0.0, |x| (x.at - 30.0).max(0.0) / 60.0);
     let whole = started.elapsed().as_secs_f64() / 60.0;
     let whale_jobs_now = s.user("whale").all_jobs().await;
     let mut small = Vec::new();
@@ -151,7 +139,7 @@ async fn pass(s: &Arc<TestStack>, whale_jobs: usize) -> String {
         SMALL_EVERY.as_secs(),
         side("whale", &whale_jobs_now, whole),
         side("5 small users", &small, whole),
-        to.at / 60.0 - from.at / 60.0,
+        stretch_min,
         rpm.max(itpm).max(otpm),
     )
 }

@@ -246,6 +246,30 @@ fn sample(s: &TestStack, at: f64, done: usize) -> Sample {
     }
 }
 
+/// Each limit's use (requests, input tokens, output tokens per minute over `limits`) over the
+/// saturated stretch of a run: from `from_s` in (after the first full bucket) until 95% of the
+/// `n` jobs counted in `done` were done. A run too short to outlast `from_s` is measured from
+/// the start.
+fn limits_use(samples: &[Sample], n: usize, from_s: f64, limits: [u32; 3]) -> [f64; 3] {
+    let to = samples
+        .iter()
+        .find(|x| x.done * 100 >= n * 95)
+        .copied()
+        .unwrap_or(*samples.last().unwrap());
+    let from = samples
+        .iter()
+        .find(|x| x.at >= from_s && x.at < to.at)
+        .copied()
+        .unwrap_or(samples[0]);
+    let minutes = ((to.at - from.at) / 60.0).max(1e-9);
+    let rate = |a: u64, b: u64, limit: u32| b.saturating_sub(a) as f64 / minutes / limit as f64;
+    [
+        rate(from.ok, to.ok, limits[0]),
+        rate(from.input, to.input, limits[1]),
+        rate(from.output, to.output, limits[2]),
+    ]
+}
+
 /// The job mix: by index, deterministic.
 fn job(i: usize) -> (&'static str, Value) {
     let words = "the quarterly report shows steady growth in every region and a few risks ";
@@ -312,20 +336,7 @@ async fn pass(s: &std::sync::Arc<TestStack>, n: usize, enforce: bool) -> Row {
         }
     }
     let seconds = started.elapsed().as_secs_f64();
-    // The saturated stretch: from 60 s in until 95% of the jobs are done.
-    let to = samples
-        .iter()
-        .find(|x| x.done * 100 >= n * 95)
-        .copied()
-        .unwrap_or(*samples.last().unwrap());
-    // (A run too short to outlast the first full bucket is measured from the start.)
-    let from = samples
-        .iter()
-        .find(|x| x.at >= 60.0 && x.at < to.at)
-        .copied()
-        .unwrap_or(samples[0]);
-    let minutes = ((to.at - from.at) / 60.0).max(1e-9);
-    let rate = |a: u64, b: u64, limit: u32| b.saturating_sub(a) as f64 / minutes / limit as f64;
+    let [use_rpm, use_itpm, use_otpm] = limits_use(&samples, n, 60.0, [RPM, ITPM, OTPM]);
     let stats = s.sim.lock().stats.clone();
     let calls_of = |k: &str| stats.calls.get(k).copied().unwrap_or(0);
     let calls: u64 = stats
@@ -340,9 +351,9 @@ async fn pass(s: &std::sync::Arc<TestStack>, n: usize, enforce: bool) -> Row {
         seconds,
         completed: terminal.0,
         other_terminal: terminal.1,
-        use_rpm: rate(from.ok, to.ok, RPM),
-        use_itpm: rate(from.input, to.input, ITPM),
-        use_otpm: rate(from.output, to.output, OTPM),
+        use_rpm,
+        use_itpm,
+        use_otpm,
         calls,
         calls_429: calls_of("messages 429"),
         refused: budget["refused"].as_u64().unwrap_or(0),
