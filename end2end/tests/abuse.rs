@@ -60,10 +60,15 @@ async fn race(
     let client = s.key(Some(&s.create_key(user, false)));
     let mut racers = tokio::task::JoinSet::new();
     for _ in 0..RACERS {
-        let request = client
-            .json_request(Method::POST, path, &body)
-            .header("idempotency-key", "race-1");
-        racers.spawn(send_json(request));
+        let (client, body, path) = (client.clone(), body.clone(), path.to_string());
+        racers.spawn(async move {
+            send_once(|| {
+                client
+                    .json_request(Method::POST, &path, &body)
+                    .header("idempotency-key", "race-1")
+            })
+            .await
+        });
     }
     let answers = racers.join_all().await;
     (client, answers)
@@ -132,10 +137,15 @@ async fn twenty_concurrent_uploads_with_one_key_make_one_upload_and_one_call(s: 
     )];
     let mut racers = tokio::task::JoinSet::new();
     for _ in 0..RACERS {
-        let request = client
-            .upload_request(&files, &[])
-            .header("idempotency-key", "race-upload");
-        racers.spawn(send_json(request));
+        let (client, files) = (client.clone(), files.clone());
+        racers.spawn(async move {
+            send_once(|| {
+                client
+                    .upload_request(&files, &[])
+                    .header("idempotency-key", "race-upload")
+            })
+            .await
+        });
     }
     let answers = racers.join_all().await;
     for (status, body) in &answers {

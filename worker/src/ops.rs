@@ -213,17 +213,24 @@ pub async fn limit(state: &AppState, user: &str, adding: u64) -> Result<(), AppE
 }
 
 /// A call abandoned at our timeout: the API finishes and bills it, and we never see what it
-/// cost. Counted, with its reservation's worst case, as possible unrecorded spend (the
-/// Dashboard shows both).
-pub async fn timed_out(state: &AppState, model: &str, need: &pipeline::budget::Need) {
+/// cost. Counted, with its worst case, as possible unrecorded spend (the Dashboard shows both):
+/// the larger of the job's admission worst case (`reserved`) and its rate-limit reservation
+/// priced at `model`.
+pub async fn timed_out(
+    state: &AppState,
+    model: &str,
+    need: &pipeline::budget::Need,
+    reserved: UsdMicros,
+) {
     let usage = pipeline::anthropic::Usage {
         input_tokens: need.input.min(u32::MAX as u64) as u32,
         output_tokens: need.output.min(u32::MAX as u64) as u32,
         ..Default::default()
     };
-    let worst =
+    let priced =
         pipeline::pricing::cost_micros(model, &usage, pipeline::pricing::Tier::Standard, now_ms())
             .unwrap_or_default();
+    let worst = priced.max(reserved);
     let now = now_ms();
     use pipeline::ops::metrics::Unrecorded;
     let counted = async {

@@ -138,7 +138,8 @@ pub async fn run(state: &AppState, msg: Handle, row: JobRow) {
         let answered = state.anthropic.messages(&request, &id).await;
         settlement = Settle::after_call(&id, &model, &answered.result, answered.reported);
         if matches!(answered.result, Err(CallOutcome::Timeout)) {
-            crate::ops::timed_out(state, &model, &reservation.need).await;
+            let reserved = pipeline::money::UsdMicros(row.reserved_micros.max(0.0) as u64);
+            crate::ops::timed_out(state, &model, &reservation.need, reserved).await;
         }
         let (label, error) = match &answered.result {
             Ok(message) => {

@@ -153,7 +153,7 @@ async fn direct(state: &AppState, job: &NewPrompt<'_>) -> Result<Response, AppEr
     let answered = state.anthropic.messages(&request, &id).await;
     let settlement = Settle::after_call(&id, &request.model, &answered.result, answered.reported);
     if matches!(answered.result, Err(CallOutcome::Timeout)) {
-        crate::ops::timed_out(state, &request.model, &reservation.need).await;
+        crate::ops::timed_out(state, &request.model, &reservation.need, job.reserved).await;
     }
     let answer = settle_call(state, &id, &request.model, answered.result).await;
     state.budget.settle(&settlement).await;

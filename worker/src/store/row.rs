@@ -61,6 +61,9 @@ pub struct JobRow {
     /// A retry's backoff: not to be called before this (epoch ms).
     #[serde(default)]
     pub run_after: Option<i64>,
+    /// The worst case it reserves against its user's caps while it may still spend.
+    #[serde(default)]
+    pub reserved_micros: f64,
 }
 
 pub const COLUMNS: &str =
@@ -68,7 +71,7 @@ pub const COLUMNS: &str =
     analysis, anthropic_batch_id, attempts, input_tokens, output_tokens, cache_write_tokens, \
     cache_read_tokens, cost_micros, error, created_at, started_at, completed_at, expires_at, prompt_key, overloads, user_id, \
     cost_unknown, batch_tries, batch_index, file_name, file_size, template, error_class, replay_of, \
-    replayed_to, result_key, path, run_after";
+    replayed_to, result_key, path, run_after, reserved_micros";
 
 impl JobRow {
     /// Whether `GET /jobs/:id/result` has something to serve: a completed job's result, or the
