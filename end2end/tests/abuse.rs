@@ -305,6 +305,14 @@ async fn send_once(make: impl Fn() -> reqwest::RequestBuilder) -> (u16, Value) {
 /// A request of a burst, made from its index (for its idempotency key).
 type MakeRequest = dyn Fn(&end2end::Client, usize) -> reqwest::RequestBuilder + Send + Sync;
 
+/// A burst of `POST path` with `body`, each request with its own `Idempotency-Key`.
+fn keyed_json(path: &'static str, body: Value) -> Arc<MakeRequest> {
+    Arc::new(move |c: &end2end::Client, i: usize| {
+        c.json_request(Method::POST, path, &body)
+            .header("idempotency-key", format!("burst-{i}"))
+    })
+}
+
 /// Sends `BURST` requests made by `request` at once; answers each (status, body). Every answer
 /// is `ok` or a 429: `budget_exceeded` naming the daily cap with consistent figures, or
 /// (`also`) another code the producer may answer under load.
@@ -394,11 +402,7 @@ async fn three_hundred_concurrent_prompt_jobs_fit_a_one_dollar_cap_at_their_wors
     let body = serde_json::json!({
         "prompt": "Write a short poem about queues.", "priority": "high", "max_tokens": 4000
     });
-    let request = Arc::new(move |c: &end2end::Client, i: usize| {
-        c.json_request(Method::POST, "/jobs", &body)
-            .header("idempotency-key", format!("burst-{i}"))
-    });
-    let (accepted, _) = burst(&client, request, 202, &[]).await;
+    let (accepted, _) = burst(&client, keyed_json("/jobs", body), 202, &[]).await;
     held(&s, &client, user, accepted.len()).await;
     assert_eq!(
         s.r2_objects(),
@@ -417,11 +421,7 @@ async fn three_hundred_concurrent_feedback_posts_fit_a_one_dollar_cap_at_their_w
         ..FeedbackRequest::default()
     })
     .unwrap();
-    let request = Arc::new(move |c: &end2end::Client, i: usize| {
-        c.json_request(Method::POST, "/feedback", &body)
-            .header("idempotency-key", format!("burst-{i}"))
-    });
-    let (accepted, _) = burst(&client, request, 202, &[]).await;
+    let (accepted, _) = burst(&client, keyed_json("/feedback", body), 202, &[]).await;
     held(&s, &client, user, accepted.len()).await;
 }
 

@@ -7,10 +7,10 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use end2end::{spawn_stack_with, TestStack};
+use end2end::TestStack;
 use serde_json::{json, Value};
 
-use super::{arg, limits_use, sample, write, Sample};
+use super::{arg, limited_stack, limits_use, sample, write, Sample};
 
 const RPM: u32 = 120;
 const ITPM: u32 = 60_000;
@@ -32,22 +32,7 @@ pub fn run(args: &[String]) {
         .enable_all()
         .build()
         .expect("tokio runtime");
-    let knobs = sim::Knobs {
-        rpm: RPM,
-        itpm: ITPM,
-        otpm: OTPM,
-        latency_ms: 0,
-        ..sim::Knobs::default()
-    };
-    let vars = [
-        ("BUDGET_RPM", RPM.to_string()),
-        ("BUDGET_ITPM", ITPM.to_string()),
-        ("BUDGET_OTPM", OTPM.to_string()),
-    ]
-    .into_iter()
-    .map(|(k, v)| (k.to_string(), v))
-    .collect();
-    let stack = Arc::new(spawn_stack_with("bench-fairness", &rt, knobs, vars));
+    let stack = Arc::new(limited_stack("bench-fairness", &rt, [RPM, ITPM, OTPM], &[]));
     let table = rt.block_on(pass(&stack, whale_jobs));
     drop(stack);
     rt.shutdown_timeout(Duration::from_secs(5));

@@ -173,29 +173,13 @@ fn budget(args: &[String]) {
         .expect("tokio runtime");
     let mut rows = Vec::new();
     for enforce in [true, false] {
-        let knobs = sim::Knobs {
-            rpm: RPM,
-            itpm: ITPM,
-            otpm: OTPM,
-            latency_ms: 0,
-            ..sim::Knobs::default()
-        };
-        let vars = [
-            ("BUDGET_RPM", RPM.to_string()),
-            ("BUDGET_ITPM", ITPM.to_string()),
-            ("BUDGET_OTPM", OTPM.to_string()),
-            ("BUDGET_ENFORCE", if enforce { "on" } else { "off" }.into()),
-        ]
-        .into_iter()
-        .map(|(k, v)| (k.to_string(), v))
-        .collect();
         let label = if enforce { "on" } else { "off" };
         eprintln!("==> pass with the budget {label}: starting a fresh stack");
-        let stack = std::sync::Arc::new(spawn_stack_with(
+        let stack = std::sync::Arc::new(limited_stack(
             &format!("bench-budget-{label}"),
             &rt,
-            knobs,
-            vars,
+            [RPM, ITPM, OTPM],
+            &[("BUDGET_ENFORCE", if enforce { "on" } else { "off" })],
         ));
         let row = rt.block_on(pass(&stack, jobs, enforce));
         eprintln!("==> pass {label}: {row:?}");
@@ -206,6 +190,33 @@ fn budget(args: &[String]) {
     let table = table(&rows, jobs);
     println!("{table}");
     write("budget", &table);
+}
+
+/// A fresh stack whose simulator allows `[rpm, itpm, otpm]` and answers at once, with the
+/// budget configured to the same limits (and `extra` vars).
+fn limited_stack(
+    name: &str,
+    rt: &tokio::runtime::Runtime,
+    [rpm, itpm, otpm]: [u32; 3],
+    extra: &[(&str, &str)],
+) -> TestStack {
+    let knobs = sim::Knobs {
+        rpm,
+        itpm,
+        otpm,
+        latency_ms: 0,
+        ..sim::Knobs::default()
+    };
+    let vars = [
+        ("BUDGET_RPM", rpm.to_string()),
+        ("BUDGET_ITPM", itpm.to_string()),
+        ("BUDGET_OTPM", otpm.to_string()),
+    ]
+    .into_iter()
+    .chain(extra.iter().map(|(k, v)| (*k, v.to_string())))
+    .map(|(k, v)| (k.to_string(), v))
+    .collect();
+    spawn_stack_with(name, rt, knobs, vars)
 }
 
 /// What one pass measured.
