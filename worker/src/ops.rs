@@ -156,7 +156,9 @@ async fn raise<T: Serialize>(
 /// writes of a request that cannot fit.
 pub async fn admit(state: &AppState, user: &str, need: UsdMicros) -> Result<(), AppError> {
     let now = now_ms();
-    let budget = state.store.budget(user, now).await?;
+    let Some(budget) = state.store.budget_if_set(user, now).await? else {
+        return Ok(());
+    };
     if budget.is_unlimited() {
         return Ok(());
     }

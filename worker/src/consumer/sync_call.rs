@@ -2,7 +2,7 @@
 //! to), the budget's reservation (wait in place or defer), the claim, the call, and the
 //! settlement — each step as `pipeline` decides it.
 
-use pipeline::answer::{settle_answer, settle_undecodable, End, Settled};
+use pipeline::answer::{settle_answer, settle_undecodable, End};
 use pipeline::anthropic::CountTokensRequest;
 use pipeline::budget::{Need, Reserve, Settle};
 use pipeline::delivery::{
@@ -54,23 +54,13 @@ pub async fn run(state: &AppState, msg: Handle, row: JobRow) {
             Ok(n) => n,
             Err(e) => {
                 match after_count_failed(&e, lane, timing) {
-                    CountFailed::Fail(f) => {
-                        let failed = async {
-                            state
-                                .store
-                                .fail(&id, &f, None, now_ms(), Scope::Sync)?
-                                .run()
-                                .await
+                    CountFailed::Fail(f) => match state.store.fail_sync(&id, &f, now_ms()).await {
+                        Ok(_) => msg.ack(),
+                        Err(err) => {
+                            worker::console_error!("job {id}: {err}; retrying");
+                            msg.retry(state, timing.backoff_s(1, None)).await;
                         }
-                        .await;
-                        match failed {
-                            Ok(_) => msg.ack(),
-                            Err(err) => {
-                                worker::console_error!("job {id}: {err}; retrying");
-                                msg.retry(state, timing.backoff_s(1, None)).await;
-                            }
-                        }
-                    }
+                    },
                     CountFailed::Defer { ms } => {
                         worker::console_error!(
                             "job {id}: count_tokens failed ({}); deferring",
@@ -125,12 +115,8 @@ pub async fn run(state: &AppState, msg: Handle, row: JobRow) {
         let attempt = (row.attempts + 1).max(1) as u32;
         if let Some(message) = state.blobs.stored_answer(&id).await? {
             // Answered before a crash; settle from what was stored, never call twice.
-            settle(
-                state,
-                &id,
-                &settle_answer(row.kind, &message, Tier::Standard, now_ms()),
-            )
-            .await?;
+            let settled = settle_answer(row.kind, &message, Tier::Standard, now_ms());
+            state.store.settle_sync(&id, &settled, now_ms()).await?;
             msg.ack();
             return Ok(());
         }
@@ -138,14 +124,13 @@ pub async fn run(state: &AppState, msg: Handle, row: JobRow) {
         let answered = state.anthropic.messages(&request, &id).await;
         settlement = Settle::after_call(&id, &model, &answered.result, answered.reported);
         if matches!(answered.result, Err(CallOutcome::Timeout)) {
-            let reserved = pipeline::money::UsdMicros(row.reserved_micros.max(0.0) as u64);
-            crate::ops::timed_out(state, &model, &reservation.need, reserved).await;
+            crate::ops::timed_out(state, &model, &reservation.need, row.reserved_micros).await;
         }
         let (label, error) = match &answered.result {
             Ok(message) => {
                 state.blobs.store_answer(&id, message).await?;
                 let settled = settle_answer(row.kind, message, Tier::Standard, now_ms());
-                settle(state, &id, &settled).await?;
+                state.store.settle_sync(&id, &settled, now_ms()).await?;
                 msg.ack();
                 match settled.end {
                     End::Complete { .. } => ("completed", None),
@@ -156,12 +141,8 @@ pub async fn run(state: &AppState, msg: Handle, row: JobRow) {
                 // Paid for but unreadable: kept in R2, its usage recorded as far as it can be
                 // read, failed once.
                 state.blobs.store_undecodable(&id, raw, &model).await?;
-                settle(
-                    state,
-                    &id,
-                    &settle_undecodable(&model, reason, raw, now_ms()),
-                )
-                .await?;
+                let settled = settle_undecodable(&model, reason, raw, now_ms());
+                state.store.settle_sync(&id, &settled, now_ms()).await?;
                 msg.ack();
                 ("failed", Some(reason.clone()))
             }
@@ -192,16 +173,6 @@ pub async fn run(state: &AppState, msg: Handle, row: JobRow) {
         worker::console_error!("job {id}: {e}; retrying");
         msg.retry(state, timing.backoff_s(1, None)).await;
     }
-}
-
-/// Writes a settled answer on the job's row.
-async fn settle(state: &AppState, id: &str, settled: &Settled) -> worker::Result<()> {
-    state
-        .store
-        .settle(id, settled, now_ms(), Scope::Sync)?
-        .run()
-        .await?;
-    Ok(())
 }
 
 /// Puts a job back on its lane after `after_ms` without counting a retry: a fresh message is
@@ -239,11 +210,7 @@ async fn apply(
             "completed"
         }
         Decision::Fail(f) => {
-            state
-                .store
-                .fail(id, &f, None, now_ms(), Scope::Sync)?
-                .run()
-                .await?;
+            state.store.fail_sync(id, &f, now_ms()).await?;
             msg.ack();
             "failed"
         }

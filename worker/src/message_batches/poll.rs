@@ -16,6 +16,7 @@ use pipeline::status::Transition;
 use crate::config::now_ms;
 use crate::services::AppState;
 use crate::store::lifecycle::Scope;
+use crate::store::Statement;
 
 pub async fn poll(state: &AppState) -> worker::Result<PollReport> {
     let mut report = PollReport::default();
@@ -84,25 +85,9 @@ async fn missing(state: &AppState, batch_id: &str, report: &mut PollReport) -> w
             let mut statements = Vec::with_capacity(rows.len() + canceled.len());
             let mut dead = Vec::new();
             for row in &rows {
-                let tries = row.batch_tries.max(0) as u32;
-                match lost_batch_job(batch_id, tries) {
-                    Outcome::DeadLetter(reason) => {
-                        statements.push(store.dead_letter(
-                            Transition::DeadLetter,
-                            &row.id,
-                            &Failure::new(reason),
-                            now,
-                            Scope::InBatch(batch_id),
-                        )?);
-                        dead.push(row.id.clone());
-                        report.jobs_dead_lettered += 1;
-                    }
-                    Outcome::Resubmit(reason) | Outcome::Fail(reason) => {
-                        statements.push(store.resubmit(&row.id, batch_id, &reason, now)?);
-                        report.jobs_resubmitted += 1;
-                    }
-                    Outcome::Canceled => {}
-                }
+                let outcome = lost_batch_job(batch_id, row.batch_tries.max(0) as u32);
+                let done = Done { batch_id, now };
+                statements.push(carry_out(state, &row.id, outcome, done, report, &mut dead)?);
             }
             for row in &canceled {
                 statements.push(store.record_bill(&row.id, batch_id, None, None)?);
@@ -127,6 +112,57 @@ async fn missing(state: &AppState, batch_id: &str, report: &mut PollReport) -> w
         }
     }
     Ok(())
+}
+
+/// Where and when a batch job's [`Outcome`] is carried out.
+#[derive(Clone, Copy)]
+struct Done<'a> {
+    batch_id: &'a str,
+    now: i64,
+}
+
+/// The statement that carries out `outcome` for the submitted job `id` of a batch, counted in
+/// `report`; a dead-lettered job's id joins `dead`, to be announced once the batch is written.
+fn carry_out(
+    state: &AppState,
+    id: &str,
+    outcome: Outcome,
+    Done { batch_id, now }: Done<'_>,
+    report: &mut PollReport,
+    dead: &mut Vec<String>,
+) -> worker::Result<Statement> {
+    let store = &state.store;
+    let scope = Scope::InBatch(batch_id);
+    Ok(match outcome {
+        Outcome::Fail(reason) => {
+            report.jobs_failed += 1;
+            store.fail(id, &Failure::new(reason), None, now, scope)?
+        }
+        Outcome::Resubmit(reason) => {
+            report.jobs_resubmitted += 1;
+            store.resubmit(id, batch_id, &reason, now)?
+        }
+        Outcome::DeadLetter(reason) => {
+            report.jobs_dead_lettered += 1;
+            dead.push(id.to_owned());
+            store.dead_letter(
+                Transition::DeadLetter,
+                id,
+                &Failure::new(reason),
+                now,
+                scope,
+            )?
+        }
+        Outcome::Canceled => {
+            report.jobs_canceled += 1;
+            store.cancel_in_batch(
+                id,
+                batch_id,
+                "the batch was canceled before this request ran",
+                now,
+            )?
+        }
+    })
 }
 
 /// Settles the submitted jobs of one ended batch from its results, in one transaction.
@@ -176,36 +212,9 @@ async fn settle_batch(
             continue;
         }
         let tries = row.batch_tries.max(0) as u32;
-        match line_outcome(&line.result, tries) {
-            None => {}
-            Some(Outcome::Fail(reason)) => {
-                statements.push(store.fail(&row.id, &Failure::new(reason), None, now, scope)?);
-                report.jobs_failed += 1;
-            }
-            Some(Outcome::Resubmit(reason)) => {
-                statements.push(store.resubmit(&row.id, batch_id, &reason, now)?);
-                report.jobs_resubmitted += 1;
-            }
-            Some(Outcome::DeadLetter(reason)) => {
-                statements.push(store.dead_letter(
-                    Transition::DeadLetter,
-                    &row.id,
-                    &Failure::new(reason),
-                    now,
-                    scope,
-                )?);
-                dead.push(row.id.clone());
-                report.jobs_dead_lettered += 1;
-            }
-            Some(Outcome::Canceled) => {
-                statements.push(store.cancel_in_batch(
-                    &row.id,
-                    batch_id,
-                    "the batch was canceled before this request ran",
-                    now,
-                )?);
-                report.jobs_canceled += 1;
-            }
+        if let Some(outcome) = line_outcome(&line.result, tries) {
+            let done = Done { batch_id, now };
+            statements.push(carry_out(state, &row.id, outcome, done, report, &mut dead)?);
         }
     }
     // A canceled job without a line billed nothing: it stops waiting (for those recorded

@@ -30,7 +30,7 @@ use crate::error::AppError;
 use crate::identity::Caller;
 use crate::routes::jobs::{create_prompt_job, store_prompt_job, NewPrompt};
 use crate::routes::{require_json, AppState};
-use crate::store::lifecycle::{Attempt, Scope};
+use crate::store::lifecycle::Attempt;
 
 #[worker::send]
 pub async fn call(
@@ -146,7 +146,7 @@ async fn direct(state: &AppState, job: &NewPrompt<'_>) -> Result<Response, AppEr
             reason: format!("not sent: {}", refusal.body.error),
             class: ErrorClass::RateLimited,
         };
-        fail(state, &id, &not_sent).await?;
+        state.store.fail_sync(&id, &not_sent, now_ms()).await?;
         return Err(refusal.into());
     }
     let started_at = now_ms();
@@ -190,11 +190,7 @@ async fn settle_call(
         Ok(message) => {
             state.blobs.store_answer(id, &message).await?;
             let settled = settle_answer(Kind::Prompt, &message, Tier::Standard, now_ms());
-            state
-                .store
-                .settle(id, &settled, now_ms(), Scope::Sync)?
-                .run()
-                .await?;
+            state.store.settle_sync(id, &settled, now_ms()).await?;
             match settled.end {
                 // A paid answer with nothing to use (a refusal, thinking only): the queue path
                 // fails its job with the same reason.
@@ -215,15 +211,12 @@ async fn settle_call(
             // Paid for but unreadable: kept in R2, its usage recorded as far as it can be read.
             state.blobs.store_undecodable(id, &raw, model).await?;
             let settled = settle_undecodable(model, &reason, &raw, now_ms());
-            state
-                .store
-                .settle(id, &settled, now_ms(), Scope::Sync)?
-                .run()
-                .await?;
+            state.store.settle_sync(id, &settled, now_ms()).await?;
             Err(ApiError::new(502, "unusable_answer", reason, None).into())
         }
         Err(failure) => {
-            fail(state, id, &Failure::of_outcome(&failure)).await?;
+            let failed = Failure::of_outcome(&failure);
+            state.store.fail_sync(id, &failed, now_ms()).await?;
             Err(match failure {
                 CallOutcome::Http {
                     status, message, ..
@@ -245,14 +238,4 @@ async fn settle_call(
             .into())
         }
     }
-}
-
-/// Fails a direct call's job for good (nothing paid).
-async fn fail(state: &AppState, id: &str, f: &Failure) -> Result<(), AppError> {
-    state
-        .store
-        .fail(id, f, None, now_ms(), Scope::Sync)?
-        .run()
-        .await?;
-    Ok(())
 }

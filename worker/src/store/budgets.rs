@@ -12,17 +12,48 @@ use wasm_bindgen::JsValue;
 use super::sql;
 use super::{micros, money, num, Store};
 
+/// A user's `user_budgets` row.
+#[derive(Deserialize)]
+struct Caps {
+    daily_cap_micros: Option<f64>,
+    monthly_cap_micros: Option<f64>,
+    soft_micros: Option<f64>,
+    share_weight: Option<f64>,
+}
+
 impl Store {
     /// A user's caps and soft threshold, what they spent today (UTC), and what is committed
     /// today and this month (the `spend` rows migration 0010's triggers keep).
     pub async fn budget(&self, user: &str, now: i64) -> worker::Result<DailyBudget> {
-        #[derive(Deserialize)]
-        struct Caps {
-            daily_cap_micros: Option<f64>,
-            monthly_cap_micros: Option<f64>,
-            soft_micros: Option<f64>,
-            share_weight: Option<f64>,
+        let caps = self.caps(user).await?;
+        self.spend_under(user, now, caps).await
+    }
+
+    /// [`Store::budget`] for a user an admin gave a budget; `None` (after one indexed read)
+    /// for everyone else — the producers' check on every request.
+    pub async fn budget_if_set(&self, user: &str, now: i64) -> worker::Result<Option<DailyBudget>> {
+        match self.caps(user).await? {
+            None => Ok(None),
+            caps => Ok(Some(self.spend_under(user, now, caps).await?)),
         }
+    }
+
+    async fn caps(&self, user: &str) -> worker::Result<Option<Caps>> {
+        self.first(
+            "SELECT daily_cap_micros, monthly_cap_micros, soft_micros, share_weight \
+             FROM user_budgets WHERE user_id = ?1",
+            &[user.into()],
+        )
+        .await
+    }
+
+    /// What `user` spent today and has committed today and this month, under `caps`.
+    async fn spend_under(
+        &self,
+        user: &str,
+        now: i64,
+        caps: Option<Caps>,
+    ) -> worker::Result<DailyBudget> {
         #[derive(Deserialize)]
         struct Spent {
             spent: f64,
@@ -32,14 +63,6 @@ impl Store {
             period: String,
             committed_micros: f64,
         }
-        let caps: Option<Caps> = self
-            .first(
-                "SELECT daily_cap_micros, monthly_cap_micros, soft_micros, share_weight \
-                 FROM user_budgets \
-                 WHERE user_id = ?1",
-                &[user.into()],
-            )
-            .await?;
         let day_start = now.div_euclid(DAY_MS) * DAY_MS;
         let spent: Option<Spent> = self
             .first(sql::SPENT, &[user.into(), num(day_start)])

@@ -63,7 +63,7 @@ pub struct JobRow {
     pub run_after: Option<i64>,
     /// The worst case it reserves against its user's caps while it may still spend.
     #[serde(default)]
-    pub reserved_micros: f64,
+    pub reserved_micros: UsdMicros,
 }
 
 pub const COLUMNS: &str =
