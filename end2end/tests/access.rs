@@ -191,6 +191,10 @@ async fn ops_endpoints_are_for_admins_only(s: Arc<TestStack>) {
         ("GET", "/api/dlq"),
         ("GET", "/api/usage?user=someone-else"),
         ("POST", "/api/dlq/replay"),
+        ("GET", "/api/usage/rollups"),
+        ("POST", "/api/usage/rollups/rebuild"),
+        ("GET", "/api/retention"),
+        ("POST", "/api/retention/run"),
     ] {
         let (status, body) = if method == "GET" {
             s.key(Some(&user)).get(path).await

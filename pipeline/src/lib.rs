@@ -23,6 +23,7 @@
 //! - [`answer`]: what a paid answer means for its job (usable, or failed once, never retried).
 //! - [`pricing`]: cost in micro-dollars at the catalog's prices.
 //! - [`prompt`]: prompt jobs' input and the Idempotency-Key rules.
+//! - [`retention`]: what is kept and for how long; what one cron run deletes.
 //! - [`retry`]: what a consumer does after a call (ack, retry with backoff, fail, dead-letter).
 //! - [`delivery`]: what a consumer does with a delivered job (run it, expire it, accumulate it)
 //!   and while it waits for the token budget.
@@ -58,6 +59,7 @@ pub mod ops;
 pub mod pdf;
 pub mod pricing;
 pub mod prompt;
+pub mod retention;
 pub mod retry;
 pub mod rollout;
 pub mod shape;

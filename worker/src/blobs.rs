@@ -55,6 +55,12 @@ impl Blobs {
         }
     }
 
+    /// Deletes these objects (at most 1,000, R2's limit per call); a key with no object is
+    /// no error.
+    pub async fn delete_many(&self, keys: Vec<String>) -> worker::Result<()> {
+        self.bucket.delete_multiple(keys).await
+    }
+
     /// The bytes at `key`; `None` when there is no such object.
     pub async fn get(&self, key: &str) -> worker::Result<Option<Vec<u8>>> {
         let Some(object) = self.bucket.get(key).execute().await? else {

@@ -43,6 +43,16 @@ pub const USER_MAX_QUEUED: &str = "USER_MAX_QUEUED";
 pub const USER_MAX_PER_MIN: &str = "USER_MAX_PER_MIN";
 /// How long a Message Batch may answer 404 before its jobs are released to a new batch.
 pub const BATCH_LOST_AFTER_S: &str = "BATCH_LOST_AFTER_S";
+/// Retention (`pipeline::retention::Retention`): days, hours, and rows per cron run.
+pub const RETAIN_JOBS_DAYS: &str = "RETAIN_JOBS_DAYS";
+pub const RETAIN_BLOBS_DAYS: &str = "RETAIN_BLOBS_DAYS";
+pub const RETAIN_ATTEMPTS_DAYS: &str = "RETAIN_ATTEMPTS_DAYS";
+pub const RETAIN_METRICS_DAYS: &str = "RETAIN_METRICS_DAYS";
+pub const RETENTION_SLICE: &str = "RETENTION_SLICE";
+/// `on`: every answer carries `x-d1-statements`, `x-d1-rows-read` and `x-d1-rows-written` (what
+/// the request asked of D1), and background invocations log the same figures. Local stacks set
+/// it; production leaves it off (the figures describe the database to whoever asks).
+pub const D1_STATS: &str = "D1_STATS";
 
 /// Configuration read from vars and secrets once per invocation.
 #[derive(Debug, Clone)]
@@ -74,6 +84,10 @@ pub struct Config {
     pub user_limits: pipeline::ops::budgets::UserLimits,
     /// `BATCH_LOST_AFTER_S` (default an hour): a batch unknown to the API that long is given up.
     pub batch_lost_after_s: u64,
+    /// What is kept and for how long (the `RETAIN_*` vars and `RETENTION_SLICE`).
+    pub retention: pipeline::retention::Retention,
+    /// `D1_STATS = "on"`.
+    pub d1_stats: bool,
 }
 
 impl Config {
@@ -120,8 +134,27 @@ impl Config {
                 max_per_min: number(var(USER_MAX_PER_MIN), USER_MAX_PER_MIN, 1_200)?,
             },
             batch_lost_after_s: number(var(BATCH_LOST_AFTER_S), BATCH_LOST_AFTER_S, 3_600)?,
+            retention: retention(&var)?,
+            d1_stats: var(D1_STATS).is_some_and(|v| v.trim() == "on"),
         })
     }
+}
+
+/// The retention policy: each var a whole number (days, hours, rows), unset for the default.
+fn retention(
+    var: &impl Fn(&str) -> Option<String>,
+) -> Result<pipeline::retention::Retention, String> {
+    let d = pipeline::retention::Retention::default();
+    let n = |name: &str, default: i64| number(var(name), name, default as u64).map(|v| v as i64);
+    Ok(pipeline::retention::Retention {
+        jobs_days: n(RETAIN_JOBS_DAYS, d.jobs_days)?,
+        blobs_days: n(RETAIN_BLOBS_DAYS, d.blobs_days)?,
+        attempts_days: n(RETAIN_ATTEMPTS_DAYS, d.attempts_days)?,
+        idempotency_hours: d.idempotency_hours,
+        metrics_days: n(RETAIN_METRICS_DAYS, d.metrics_days)?,
+        slice: n(RETENTION_SLICE, d.slice as i64)? as u32,
+    }
+    .normalized())
 }
 
 /// The token budget's settings (read by the `TokenBudget` object): a limit of 0 or unset is the

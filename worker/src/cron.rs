@@ -1,6 +1,7 @@
 //! The scheduled handler. It runs every minute in production (and is triggered by the dev tooling
 //! and the tests locally): heartbeat, flush due bulk accumulations, resolve flushes of unknown
-//! outcome, poll open batches, reconcile stuck rows, write the metrics row and raise the DLQ alert.
+//! outcome, poll open batches, reconcile stuck rows, write the metrics row and raise the DLQ alert,
+//! then apply retention (a bounded slice).
 
 use worker::ScheduledEvent;
 
@@ -36,6 +37,9 @@ pub async fn run(event: &ScheduledEvent, state: Result<AppState, String>) {
     }
     if let Err(e) = crate::ops::cron(&state).await {
         worker::console_error!("metrics failed: {e}");
+    }
+    if let Err(e) = crate::retention::run(&state).await {
+        worker::console_error!("retention failed: {e}");
     }
 }
 

@@ -31,6 +31,7 @@ mod identity;
 mod message_batches;
 mod ops;
 mod requests;
+mod retention;
 mod routes;
 mod services;
 mod store;

@@ -1,7 +1,7 @@
 //! The operator's effects: the cron's metrics row and DLQ alert, the alerts' webhook, and the
 //! producers' daily-budget check. The decisions are `pipeline::ops`; the queries are the store's.
 
-use pipeline::clock::{day_of, DAY_MS};
+use pipeline::clock::day_of;
 use pipeline::money::UsdMicros;
 use pipeline::ops::budgets::{check_caps, explain_refusal, soft_reached};
 use pipeline::ops::metrics::{dlq_crossing, BudgetCharge, Metrics, MetricsInput};
@@ -13,18 +13,13 @@ use crate::services::AppState;
 
 /// The most ended jobs one metrics row reads (its percentiles are over these).
 const MAX_ENDED: i64 = 20_000;
-/// Metrics rows are kept this long.
-const KEEP_METRICS_MS: i64 = 7 * DAY_MS;
 
 /// The cron's part: classify failures stored without a class, write the metrics row, raise the
 /// DLQ alert.
 pub async fn cron(state: &AppState) -> worker::Result<Metrics> {
     state.store.classify_legacy().await?;
     let metrics = compute(state).await?;
-    state
-        .store
-        .store_metrics(&metrics, metrics.at - KEEP_METRICS_MS)
-        .await?;
+    state.store.store_metrics(&metrics).await?;
     dlq_alert(state, metrics.dead_letters_now).await?;
     Ok(metrics)
 }

@@ -101,6 +101,8 @@ pub fn local(settings: &LocalSettings) -> Result<String> {
         ("BUDGET_RPM", "4000"),
         ("BUDGET_ITPM", "2000000"),
         ("BUDGET_OTPM", "400000"),
+        // What each request asked of D1, as headers (local stacks only).
+        ("D1_STATS", "on"),
     ] {
         vars.insert(name.into(), value.into());
     }

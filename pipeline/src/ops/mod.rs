@@ -7,9 +7,11 @@
 //! - [`usage`]: per-user usage reports and their CSV.
 //! - [`budgets`]: per-user daily caps and soft thresholds.
 //! - [`dlq`]: DLQ triage — filters, replay rules and edits.
+//! - [`rollups`]: the usage rollup against a scan of its jobs.
 
 pub mod budgets;
 pub mod dlq;
 pub mod failures;
 pub mod metrics;
+pub mod rollups;
 pub mod usage;

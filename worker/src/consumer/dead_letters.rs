@@ -21,17 +21,14 @@ pub async fn dead_letter(state: &AppState, id: &str) {
             row.error.as_deref(),
             row.attempts.max(0) as u32,
         ));
-        let changed = state
-            .store
-            .dead_letter(
-                Transition::DeadLetterQueued,
-                id,
-                &failure,
-                now_ms(),
-                Scope::Sync,
-            )?
-            .run()
-            .await?;
+        let mark = state.store.dead_letter(
+            Transition::DeadLetterQueued,
+            id,
+            &failure,
+            now_ms(),
+            Scope::Sync,
+        )?;
+        let changed = state.store.run_one(mark).await?;
         row.error = Some(failure.reason);
         Ok::<_, worker::Error>((changed > 0).then_some(row))
     }

@@ -227,11 +227,11 @@ async fn apply(
             "retry"
         }
         Decision::DeadLetter(f) => {
-            state
-                .store
-                .dead_letter(Transition::DeadLetter, id, &f, now_ms(), Scope::Sync)?
-                .run()
-                .await?;
+            let mark =
+                state
+                    .store
+                    .dead_letter(Transition::DeadLetter, id, &f, now_ms(), Scope::Sync)?;
+            state.store.run_one(mark).await?;
             announce_dead_letter(state, id).await;
             msg.ack();
             "dead_lettered"

@@ -172,11 +172,23 @@ pub async fn result(
         )
         .into());
     }
-    let stored = state
-        .blobs
-        .result(&id)
-        .await?
-        .ok_or_else(|| ApiError::internal("the result of this completed job is missing"))?;
+    let Some(stored) = state.blobs.result(&id).await? else {
+        // Retention removes the objects of jobs finished more than RETAIN_BLOBS_DAYS ago.
+        let horizon = state.config.retention.horizons(now_ms()).blobs_before;
+        return Err(match row.completed_at.filter(|at| *at < horizon) {
+            Some(_) => ApiError::new(
+                410,
+                "result_expired",
+                format!(
+                    "results are kept for {} days after a job ends; this one is gone",
+                    state.config.retention.blobs_days
+                ),
+                None,
+            ),
+            None => ApiError::internal("the result of this completed job is missing"),
+        }
+        .into());
+    };
     Ok((
         [("content-type", stored.content_type)],
         Body::new(stored.body),

@@ -11,7 +11,9 @@ mod keys;
 mod metrics;
 mod models;
 mod poll;
+mod retention;
 mod rollout;
+mod rollups;
 mod upload_form;
 mod uploads;
 mod usage;
@@ -68,6 +70,10 @@ pub fn router(env: &Env) -> Router {
         .route("/api/usage", get(usage::get))
         .route("/api/usage.csv", get(usage::csv))
         .route("/api/usage/budget", axum::routing::put(usage::set_budget))
+        .route("/api/usage/rollups", get(rollups::check))
+        .route("/api/retention", get(retention::get))
+        .route("/api/retention/run", post(retention::run))
+        .route("/api/usage/rollups/rebuild", post(rollups::rebuild))
         .route("/api/metrics", get(metrics::get))
         .route("/api/models", get(models::list))
         .route("/api/dlq", get(dlq::list))
@@ -93,6 +99,10 @@ pub fn router(env: &Env) -> Router {
             open_mode_guard,
         ))
         .layer(axum::middleware::map_response(security_headers))
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            d1_use_headers,
+        ))
         // Every handler enforces its own limit with a JSON 413 (and the fetch entry caps what it
         // reads at 4 MB); axum's default 2 MB limit would answer in plain text first.
         .layer(DefaultBodyLimit::disable())
@@ -214,6 +224,28 @@ async fn security_headers(mut res: axum::response::Response) -> axum::response::
         HeaderValue::from_static("no-referrer"),
     );
     res
+}
+
+/// With `D1_STATS = "on"`: what the request asked of D1, as headers (the bench's rows-read
+/// column).
+async fn d1_use_headers(
+    axum::extract::State(state): axum::extract::State<AppState>,
+    req: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> axum::response::Response {
+    let mut resp = next.run(req).await;
+    if state.config.d1_stats {
+        let used = state.store.d1_use();
+        let h = resp.headers_mut();
+        for (name, v) in [
+            ("x-d1-statements", used.statements),
+            ("x-d1-rows-read", used.rows_read),
+            ("x-d1-rows-written", used.rows_written),
+        ] {
+            h.insert(name, axum::http::HeaderValue::from(v));
+        }
+    }
+    resp
 }
 
 /// Open mode's rules ([`pipeline::open_mode`]) in front of every route: loopback hosts only, and

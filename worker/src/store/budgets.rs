@@ -5,7 +5,6 @@
 use pipeline::clock::DAY_MS;
 use pipeline::money::UsdMicros;
 use pipeline::ops::budgets::{periods, BudgetSetting, DailyBudget};
-use pipeline::status::Status;
 use serde::Deserialize;
 use wasm_bindgen::JsValue;
 
@@ -65,7 +64,7 @@ impl Store {
         }
         let day_start = now.div_euclid(DAY_MS) * DAY_MS;
         let spent: Option<Spent> = self
-            .first(sql::SPENT, &[user.into(), num(day_start)])
+            .first(sql::SPENT, &[user.into(), num(day_start / DAY_MS)])
             .await?;
         let (day, month) = periods(now);
         let committed: Vec<Committed> = self
@@ -100,15 +99,7 @@ impl Store {
         struct N {
             n: f64,
         }
-        let queued: Option<N> = self
-            .first(
-                &format!(
-                    "SELECT COUNT(*) AS n FROM jobs WHERE user_id = ?1 AND {}",
-                    Status::sql_in(&[Status::Queued])
-                ),
-                &[user.into()],
-            )
-            .await?;
+        let queued: Option<N> = self.first(sql::USER_QUEUED, &[user.into()]).await?;
         let recent: Option<N> = self
             .first(
                 "SELECT COUNT(*) AS n FROM jobs WHERE user_id = ?1 AND created_at > ?2",

@@ -225,11 +225,13 @@ impl Store {
         let t = Transition::ExpireStale;
         let sql = format!(
             "UPDATE jobs SET {}, error = 'expired before it ran', completed_at = ?1, \
-             updated_at = ?1 WHERE {} AND expires_at IS NOT NULL AND expires_at < ?1",
+             updated_at = ?1 WHERE {} AND expires_at IS NOT NULL AND expires_at < ?1 RETURNING id",
             t.set(),
             t.guard()
         );
-        self.run(&sql, &[num(now)]).await
+        // Counted from RETURNING: D1's `changes` also counts what the rollup triggers wrote.
+        let rows: Vec<serde_json::Value> = self.all(&sql, &[num(now)]).await?;
+        Ok(rows.len())
     }
 
     /// The user's jobs (every kind unless filtered), newest first, after `cursor`; one more than

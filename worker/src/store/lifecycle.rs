@@ -115,13 +115,14 @@ impl Store {
 
     /// Writes a synchronous call's settled answer on its row (see [`Store::settle`]).
     pub async fn settle_sync(&self, id: &str, s: &Settled, now: i64) -> worker::Result<()> {
-        self.settle(id, s, now, Scope::Sync)?.run().await?;
+        self.run_one(self.settle(id, s, now, Scope::Sync)?).await?;
         Ok(())
     }
 
     /// Fails a job for good after a synchronous call, nothing paid (see [`Store::fail`]).
     pub async fn fail_sync(&self, id: &str, f: &Failure, now: i64) -> worker::Result<()> {
-        self.fail(id, f, None, now, Scope::Sync)?.run().await?;
+        self.run_one(self.fail(id, f, None, now, Scope::Sync)?)
+            .await?;
         Ok(())
     }
 

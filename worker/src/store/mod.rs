@@ -14,6 +14,8 @@
 //! - [`flushes`]: the bulk lane's accumulation and the flushes into Message Batches.
 //! - [`keys`]: API keys.
 //! - [`ops`]: heartbeats and counters, metrics rows, alerts, usage, DLQ triage.
+//! - [`retention`]: finished jobs and their logs, oldest first, in bounded slices.
+//! - [`rollups`]: the usage rollup's consistency check and rebuild.
 //! - [`budgets`]: per-user caps, spend and commitments, share weights, load on the producers.
 //! - [`sql`]: the query text the plan test checks.
 
@@ -24,12 +26,15 @@ pub mod jobs;
 pub mod keys;
 pub mod lifecycle;
 pub mod ops;
+pub mod retention;
+pub mod rollups;
 pub mod row;
 pub mod sql;
 #[cfg(test)]
 mod sql_tests;
 pub mod uploads;
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use pipeline::money::UsdMicros;
@@ -39,15 +44,63 @@ use worker::{D1Database, D1PreparedStatement, D1Result};
 
 pub use row::JobRow;
 
-/// The D1 database, resolved once per invocation.
+/// The D1 database, resolved once per invocation, with what this invocation asked of it.
 #[derive(Clone)]
 pub struct Store {
     db: Arc<D1Database>,
+    meter: Arc<Meter>,
+}
+
+/// D1 statements run and rows read and written (as D1 reports them in each result's `meta`) by
+/// one invocation: the `x-d1-*` headers and the per-invocation log line of `cargo xtask bench
+/// cost`.
+#[derive(Debug, Default)]
+pub struct Meter {
+    statements: AtomicU64,
+    rows_read: AtomicU64,
+    rows_written: AtomicU64,
+}
+
+/// A [`Meter`]'s figures.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+pub struct D1Use {
+    pub statements: u64,
+    pub rows_read: u64,
+    pub rows_written: u64,
+}
+
+impl Meter {
+    fn record(&self, r: &D1Result) {
+        self.statements.fetch_add(1, Ordering::Relaxed);
+        if let Ok(Some(m)) = r.meta() {
+            let add = |c: &AtomicU64, v: Option<usize>| {
+                c.fetch_add(v.unwrap_or(0) as u64, Ordering::Relaxed);
+            };
+            add(&self.rows_read, m.rows_read);
+            add(&self.rows_written, m.rows_written);
+        }
+    }
+
+    pub fn used(&self) -> D1Use {
+        D1Use {
+            statements: self.statements.load(Ordering::Relaxed),
+            rows_read: self.rows_read.load(Ordering::Relaxed),
+            rows_written: self.rows_written.load(Ordering::Relaxed),
+        }
+    }
 }
 
 impl Store {
     pub fn new(db: D1Database) -> Store {
-        Store { db: Arc::new(db) }
+        Store {
+            db: Arc::new(db),
+            meter: Arc::default(),
+        }
+    }
+
+    /// What this invocation asked of D1 so far.
+    pub fn d1_use(&self) -> D1Use {
+        self.meter.used()
     }
 
     /// A statement with its parameters bound.
@@ -57,7 +110,9 @@ impl Store {
 
     /// Runs one write; answers how many rows it changed.
     async fn run(&self, sql: &str, args: &[JsValue]) -> worker::Result<usize> {
-        changes(&self.stmt(sql, args)?.run().await?)
+        let r = self.stmt(sql, args)?.run().await?;
+        self.meter.record(&r);
+        changes(&r)
     }
 
     async fn all<T: DeserializeOwned>(
@@ -65,15 +120,18 @@ impl Store {
         sql: &str,
         args: &[JsValue],
     ) -> worker::Result<Vec<T>> {
-        self.stmt(sql, args)?.all().await?.results()
+        let r = self.stmt(sql, args)?.all().await?;
+        self.meter.record(&r);
+        r.results()
     }
 
+    /// The first row (the queries that use it select by a key or end in LIMIT 1).
     async fn first<T: DeserializeOwned>(
         &self,
         sql: &str,
         args: &[JsValue],
     ) -> worker::Result<Option<T>> {
-        self.stmt(sql, args)?.first(None).await
+        Ok(self.all(sql, args).await?.into_iter().next())
     }
 
     /// The rows of a per-job table for these jobs: `sql` has one `{ids}` where the id list goes.
@@ -95,19 +153,26 @@ impl Store {
 
     /// Runs statements in one transaction (`db.batch()`): all or nothing.
     pub async fn batch(&self, statements: Vec<Statement>) -> worker::Result<Vec<D1Result>> {
-        self.db
+        let results = self
+            .db
             .batch(statements.into_iter().map(|s| s.0).collect())
-            .await
+            .await?;
+        for r in &results {
+            self.meter.record(r);
+        }
+        Ok(results)
     }
 }
 
 /// A prepared write, to be run in one [`Store::batch`] with others.
 pub struct Statement(D1PreparedStatement);
 
-impl Statement {
-    /// Runs it alone.
-    pub async fn run(self) -> worker::Result<usize> {
-        changes(&self.0.run().await?)
+impl Store {
+    /// Runs a prepared write alone.
+    pub async fn run_one(&self, s: Statement) -> worker::Result<usize> {
+        let r = s.0.run().await?;
+        self.meter.record(&r);
+        changes(&r)
     }
 }
 

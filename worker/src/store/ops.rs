@@ -100,7 +100,7 @@ impl Store {
 
     /// Dead letters now (neither replayed nor discarded).
     pub async fn dead_now(&self) -> worker::Result<u64> {
-        self.n(&sql::dead_now(), &[]).await
+        self.n(sql::DEAD_NOW, &[]).await
     }
 
     async fn n(&self, query: &str, args: &[JsValue]) -> worker::Result<u64> {
@@ -169,16 +169,13 @@ impl Store {
         self.all(&sql::pending(), &[]).await
     }
 
-    /// Writes a metrics row and drops rows older than `keep_from`.
-    pub async fn store_metrics(&self, m: &Metrics, keep_from: i64) -> worker::Result<()> {
+    /// Writes a metrics row (retention drops old ones).
+    pub async fn store_metrics(&self, m: &Metrics) -> worker::Result<()> {
         let body = serde_json::to_string(m).map_err(|e| worker::Error::RustError(e.to_string()))?;
-        self.batch(vec![
-            Statement(self.stmt(
-                "INSERT OR REPLACE INTO metrics (at, body) VALUES (?1, ?2)",
-                &[num(m.at), body.into()],
-            )?),
-            Statement(self.stmt("DELETE FROM metrics WHERE at < ?1", &[num(keep_from)])?),
-        ])
+        self.run(
+            "INSERT OR REPLACE INTO metrics (at, body) VALUES (?1, ?2)",
+            &[num(m.at), body.into()],
+        )
         .await?;
         Ok(())
     }
@@ -208,7 +205,8 @@ impl Store {
 
     /// A user's usage by day, model and mode in `[from, to)`.
     pub async fn usage(&self, user: &str, from: i64, to: i64) -> worker::Result<Vec<UsageGroup>> {
-        self.all(sql::USAGE, &[user.into(), num(from), num(to)])
+        let day = |ms: i64| num(ms.div_euclid(pipeline::clock::DAY_MS));
+        self.all(sql::USAGE, &[user.into(), day(from), day(to)])
             .await
     }
 

@@ -13,18 +13,36 @@ pub enum SqlValue {
     Int(i64),
 }
 
-/// A user's usage by day, model and mode in a range (?1 user, ?2 from, ?3 to).
-pub const USAGE: &str = "SELECT created_at / 86400000 AS day, model, mode, COUNT(*) AS jobs, \
-     SUM(input_tokens) AS input_tokens, SUM(output_tokens) AS output_tokens, \
-     SUM(cache_write_tokens) AS cache_write_tokens, SUM(cache_read_tokens) AS cache_read_tokens, \
-     SUM(CASE WHEN cost_unknown = 0 THEN cost_micros ELSE 0 END) AS cost_micros, \
-     SUM(cost_unknown) AS cost_unknown \
-     FROM jobs WHERE user_id = ?1 AND created_at >= ?2 AND created_at < ?3 \
-     GROUP BY day, model, mode";
+/// A user's usage by day, model and mode in a range of UTC days (?1 user, ?2 first day, ?3 the
+/// day after the last; days since the epoch), from the rollup migration 0012's triggers keep:
+/// days × models rows, however many jobs they hold.
+pub const USAGE: &str = "SELECT day, NULLIF(model, '') AS model, mode, jobs, input_tokens, \
+     output_tokens, cache_write_tokens, cache_read_tokens, cost_micros, cost_unknown \
+     FROM usage_days WHERE user_id = ?1 AND day >= ?2 AND day < ?3 AND jobs > 0";
 
-/// A user's spending since ?2 (the daily cap).
-pub const SPENT: &str = "SELECT COALESCE(SUM(cost_micros), 0) AS spent FROM jobs \
-     WHERE user_id = ?1 AND created_at >= ?2";
+/// A user's spending on day ?2 (days since the epoch; the daily cap), from the rollup.
+pub const SPENT: &str = "SELECT COALESCE(SUM(cost_micros + unknown_cost_micros), 0) AS spent \
+     FROM usage_days WHERE user_id = ?1 AND day = ?2";
+
+/// The rollup recomputed from the jobs of days [?1, ?2) (the consistency check and the
+/// rebuild): the same columns as `usage_days`.
+pub const USAGE_SCAN: &str = "SELECT user_id, CAST(created_at / 86400000 AS INTEGER) AS day, \
+     COALESCE(model, '') AS model, mode, COUNT(*) AS jobs, SUM(input_tokens) AS input_tokens, \
+     SUM(output_tokens) AS output_tokens, SUM(cache_write_tokens) AS cache_write_tokens, \
+     SUM(cache_read_tokens) AS cache_read_tokens, \
+     SUM(cost_micros * (cost_unknown = 0)) AS cost_micros, \
+     SUM(cost_micros * (cost_unknown != 0)) AS unknown_cost_micros, \
+     SUM(cost_unknown != 0) AS cost_unknown, \
+     SUM(status IN ('failed', 'dead_lettered')) AS failures \
+     FROM jobs WHERE created_at >= ?1 * 86400000 AND created_at < ?2 * 86400000 GROUP BY 1, 2, 3, 4";
+
+/// The rollup's rows of days [?1, ?2), as `USAGE_SCAN` answers them.
+pub const USAGE_ROWS: &str = "SELECT user_id, day, model, mode, jobs, input_tokens, \
+     output_tokens, cache_write_tokens, cache_read_tokens, cost_micros, unknown_cost_micros, \
+     cost_unknown, failures FROM usage_days WHERE day >= ?1 AND day < ?2 AND jobs > 0";
+
+/// A user's jobs waiting in `queued` (the per-user limit), from the rollup.
+pub const USER_QUEUED: &str = "SELECT n FROM user_queued WHERE user_id = ?1";
 
 /// The `POST /api/claude` calls made in [?1, ?2), for the rollout view.
 pub const ROLLOUT: &str = "SELECT path, status, created_at, completed_at, cost_micros FROM jobs \
@@ -39,24 +57,20 @@ pub const ENDED: &str = "SELECT status, model, created_at, started_at, completed
 pub const METRICS_SERIES: &str =
     "SELECT at, body FROM metrics WHERE at >= ?1 ORDER BY at DESC LIMIT ?2";
 
-/// Pending and in-flight work per lane.
+/// Pending and in-flight work per lane: the counts from the rollup, the oldest by one indexed
+/// lookup per lane and status.
 pub fn pending() -> String {
     format!(
-        "SELECT lane, status, COUNT(*) AS n, MIN(created_at) AS oldest \
-         FROM jobs WHERE {} GROUP BY status, lane",
+        "SELECT c.lane, c.status, c.n, (SELECT MIN(j.created_at) FROM jobs j \
+         WHERE j.status = c.status AND j.lane = c.lane) AS oldest \
+         FROM job_counts c WHERE c.{} AND c.n > 0",
         Status::sql_in(&Status::LIVE)
     )
 }
 
-/// Dead letters now. (A dead letter that was replayed or discarded is handled: it no longer
-/// counts.)
-pub fn dead_now() -> String {
-    format!(
-        "SELECT COUNT(*) AS n FROM jobs INDEXED BY idx_jobs_dead_open \
-         WHERE {} AND discarded_at IS NULL AND replayed_to IS NULL",
-        Status::sql_in(&[Status::DeadLettered])
-    )
-}
+/// Dead letters now (from the rollup). A dead letter that was replayed or discarded is
+/// handled: it no longer counts.
+pub const DEAD_NOW: &str = "SELECT n FROM job_counts WHERE status = 'dead_open' AND lane = 'all'";
 
 /// Failed / dead-lettered jobs still without a class (rows stored before classes were
 /// recorded when the failure happens). Named: without statistics the planner would walk every
@@ -95,11 +109,11 @@ pub fn uploads_list() -> String {
     )
 }
 
-/// The DLQ filter's WHERE clause and its parameters (`?N` numbered from `first`), for the list
-/// and the bulk replay; served by `idx_jobs_status_completed` (or a user's
-/// `idx_jobs_user_status`).
-pub fn dlq_where(f: &DlqFilter, first: usize) -> (String, Vec<SqlValue>) {
-    let mut sql = format!("{} AND discarded_at IS NULL", Status::sql_in(f.statuses()));
+/// The DLQ filter's WHERE clause for one status and its parameters (`?N` numbered from
+/// `first`), for the list and the bulk replay; served by `idx_jobs_dlq_class` with a class,
+/// a user's `idx_jobs_user_status_completed` with a user, `idx_jobs_status_completed` else.
+pub fn dlq_where(f: &DlqFilter, status: Status, first: usize) -> (String, Vec<SqlValue>) {
+    let mut sql = format!("{} AND discarded_at IS NULL", Status::sql_in(&[status]));
     let mut params = Vec::new();
     let mut add = |clause: &str, v: SqlValue, sql: &mut String| {
         params.push(v);
@@ -123,48 +137,85 @@ pub fn dlq_where(f: &DlqFilter, first: usize) -> (String, Vec<SqlValue>) {
     (sql, params)
 }
 
+/// One ordered, limited select per status of the filter, merged in the same order: each walks
+/// its own index range from the cursor and stops at the page, so a page reads about
+/// `limit` rows per status however many failures are stored (one `status IN (…)` with an
+/// ORDER BY would read and sort them all). `tail` follows each status's clause (it may use
+/// `?{n+1}`…), `order` is the ORDER BY and `limit` the parameter number of the LIMIT.
+fn per_status(
+    f: &DlqFilter,
+    columns: &str,
+    tail: &str,
+    order: &str,
+    limit: usize,
+) -> (String, Vec<SqlValue>) {
+    let mut params = Vec::new();
+    let parts: Vec<String> = f
+        .statuses()
+        .iter()
+        .map(|s| {
+            let (clause, p) = dlq_where(f, *s, 1);
+            params = p;
+            format!(
+                "SELECT * FROM (SELECT {columns} FROM jobs WHERE {clause}{tail} \
+                 ORDER BY {order} LIMIT ?{limit})"
+            )
+        })
+        .collect();
+    let sql = match parts.as_slice() {
+        [one] => one.clone(),
+        _ => format!(
+            "{} ORDER BY {order} LIMIT ?{limit}",
+            parts.join(" UNION ALL ")
+        ),
+    };
+    (sql, params)
+}
+
+/// The number of parameters the filter binds (the same for every status).
+fn filter_params(f: &DlqFilter) -> usize {
+    dlq_where(f, Status::DeadLettered, 1).1.len()
+}
+
 /// The triage list's query: `columns` of the matching jobs ended before the cursor, newest
-/// first, one more than `limit` (so the caller knows whether a next page exists).
+/// first, one more than `limit` (so the caller knows whether a next page exists). `columns`
+/// must include `completed_at` and `id` (the merge orders by them).
 pub fn dlq_list(
     f: &DlqFilter,
     columns: &str,
     cursor: Option<&Cursor>,
     limit: u32,
 ) -> (String, Vec<SqlValue>) {
-    let (clause, mut params) = dlq_where(f, 1);
-    let n = params.len();
+    let n = filter_params(f);
     let (at, id) = match cursor {
         Some(c) => (c.created_at, c.id.clone()),
         None => (1 << 52, String::new()),
     };
+    // `completed_at <= a` is the index range; the OR only settles ties at `a`.
+    let tail = format!(
+        " AND completed_at <= ?{a} AND (completed_at < ?{a} OR id < ?{b})",
+        a = n + 1,
+        b = n + 2
+    );
+    let (sql, mut params) = per_status(f, columns, &tail, "completed_at DESC, id DESC", n + 3);
     params.extend([
         SqlValue::Int(at),
         SqlValue::Text(id),
         SqlValue::Int(limit as i64 + 1),
     ]);
-    (
-        format!(
-            "SELECT {columns} FROM jobs WHERE {clause} \
-             AND (completed_at < ?{a} OR (completed_at = ?{a} AND id < ?{b})) \
-             ORDER BY completed_at DESC, id DESC LIMIT ?{c}",
-            a = n + 1,
-            b = n + 2,
-            c = n + 3
-        ),
-        params,
-    )
+    (sql, params)
 }
 
 /// The bulk replay's query: up to `limit` + 1 matching jobs not yet replayed, oldest first.
 pub fn dlq_replay(f: &DlqFilter, columns: &str, limit: u32) -> (String, Vec<SqlValue>) {
-    let (clause, mut params) = dlq_where(f, 1);
+    let n = filter_params(f);
+    let (sql, mut params) = per_status(
+        f,
+        columns,
+        " AND replayed_to IS NULL",
+        "completed_at, id",
+        n + 1,
+    );
     params.push(SqlValue::Int(limit as i64 + 1));
-    (
-        format!(
-            "SELECT {columns} FROM jobs WHERE {clause} AND replayed_to IS NULL \
-             ORDER BY completed_at, id LIMIT ?{}",
-            params.len()
-        ),
-        params,
-    )
+    (sql, params)
 }

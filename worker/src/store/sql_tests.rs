@@ -12,19 +12,36 @@ fn the_dlq_filter_becomes_numbered_parameters() {
         from: Some(5),
         ..DlqFilter::default()
     };
-    let (sql, params) = dlq_where(&f, 1);
+    let (sql, params) = dlq_where(&f, pipeline::status::Status::Failed, 1);
     assert_eq!(
         sql,
-        "status IN ('dead_lettered','failed') AND discarded_at IS NULL AND error_class = ?1 \
+        "status = 'failed' AND discarded_at IS NULL AND error_class = ?1 \
          AND user_id = ?2 AND completed_at >= ?3"
     );
     assert_eq!(params.len(), 3);
 }
 
 #[test]
+fn a_dlq_page_over_two_statuses_merges_one_limited_select_per_status() {
+    let f = DlqFilter {
+        status: Some("all".into()),
+        error_class: Some("overloaded".into()),
+        ..DlqFilter::default()
+    };
+    let (sql, params) = dlq_list(&f, "id, completed_at", None, 50);
+    assert_eq!(sql.matches("LIMIT ?4").count(), 3, "{sql}");
+    assert_eq!(sql.matches(" UNION ALL ").count(), 1, "{sql}");
+    assert!(sql.contains("status = 'dead_lettered'") && sql.contains("status = 'failed'"));
+    assert!(sql.contains("completed_at <= ?2 AND (completed_at < ?2 OR id < ?3)"));
+    assert_eq!(params.len(), 4);
+    assert_eq!(params[3], SqlValue::Int(51));
+    let (one, _) = dlq_list(&DlqFilter::default(), "id", None, 50);
+    assert!(!one.contains("UNION"), "{one}");
+}
+
+#[test]
 fn the_partial_indexes_are_spelled_as_the_migrations_spell_them() {
     let migrations = include_str!("../../../migrations/0008_ops.sql");
-    assert!(dead_now().contains("status = 'dead_lettered' AND discarded_at IS NULL"));
     assert!(migrations.contains("status = 'dead_lettered' AND discarded_at IS NULL"));
     assert!(unclassified().contains("status IN ('failed','dead_lettered')"));
     assert!(migrations.contains("status IN ('failed','dead_lettered')"));

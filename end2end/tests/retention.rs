@@ -1,0 +1,333 @@
+//! Retention and the usage rollup on a real stack. Jobs are made through the API (so their R2
+//! objects, attempt logs, audit entries and idempotency records are real), then aged by moving
+//! their timestamps back in D1; retention runs from the cron's code path (`POST
+//! /api/retention/run`, a slice at a time) with objects kept 30 days, attempt logs 10, jobs 90
+//! and a slice of 3 rows.
+
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+use end2end::{run_suite_with, tests, StackConfig, TestStack};
+use pipeline::clock::{day_of, DAY_MS};
+use reqwest::Method;
+use serde_json::{json, Value};
+
+fn main() -> ExitCode {
+    run_suite_with(
+        "retention",
+        StackConfig::vars(&[
+            ("RETAIN_BLOBS_DAYS", "30"),
+            ("RETAIN_ATTEMPTS_DAYS", "10"),
+            ("RETENTION_SLICE", "3"),
+            // Batch-mode jobs wait for a flush an hour away: they stay queued (live).
+            ("BATCH_FLUSH_AGE_S", "3600"),
+        ]),
+        tests![
+            expired_jobs_go_with_their_objects_live_jobs_stay_and_usage_still_equals_the_bill,
+            objects_kept_shorter_than_jobs_go_first_and_the_result_answers_410,
+            the_rollup_equals_a_scan_after_every_kind_of_write_and_a_rebuild_repairs_it,
+        ],
+    )
+}
+
+const ADMIN: &str = "ret-admin";
+const WAIT: Duration = Duration::from_secs(120);
+
+fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as i64
+}
+
+/// Moves every timestamp of `user`'s jobs (and their logs) `days` back.
+async fn age(s: &Arc<TestStack>, user: &str, days: i64) {
+    let d = days * DAY_MS;
+    let of_user = format!("SELECT id FROM jobs WHERE user_id = '{user}'");
+    s.d1_now(&format!(
+        "UPDATE job_attempts SET started_at = started_at - {d}, ended_at = ended_at - {d} \
+         WHERE job_id IN ({of_user})"
+    ))
+    .await;
+    s.d1_now(&format!(
+        "UPDATE idempotency_keys SET created_at = created_at - {d} WHERE user_id = '{user}'"
+    ))
+    .await;
+    s.d1_now(&format!(
+        "UPDATE batches SET created_at = created_at - {d} WHERE user_id = '{user}'"
+    ))
+    .await;
+    s.d1_now(&format!(
+        "UPDATE jobs SET created_at = created_at - {d}, started_at = started_at - {d}, \
+         completed_at = completed_at - {d}, updated_at = updated_at - {d} WHERE user_id = '{user}'"
+    ))
+    .await;
+}
+
+/// Usage of `user` over the days `[from, to]` back from today: (jobs, cost, input tokens).
+async fn usage(s: &Arc<TestStack>, user: &str, from: i64, to: i64) -> (u64, u64, u64) {
+    let now = now_ms();
+    let body = s
+        .user(ADMIN)
+        .get_ok(&format!(
+            "/api/usage?user={user}&from={}&to={}",
+            day_of(now - from * DAY_MS),
+            day_of(now - to * DAY_MS)
+        ))
+        .await;
+    let t = &body["totals"];
+    (
+        t["jobs"].as_u64().unwrap(),
+        t["cost_micros"].as_u64().unwrap(),
+        t["input_tokens"].as_u64().unwrap(),
+    )
+}
+
+/// Runs retention until a run removes nothing more; answers the runs' reports.
+async fn retain_all(s: &Arc<TestStack>) -> Vec<Value> {
+    let mut reports = Vec::new();
+    for _ in 0..20 {
+        let r = s.user(ADMIN).post_ok("/api/retention/run").await;
+        let more = r["more"].as_bool().unwrap();
+        reports.push(r);
+        if !more {
+            return reports;
+        }
+    }
+    panic!("retention never finished: {reports:?}");
+}
+
+fn count(s: &Arc<TestStack>, sql: &str) -> u64 {
+    s.d1(sql)[0]["n"].as_u64().unwrap()
+}
+
+async fn expired_jobs_go_with_their_objects_live_jobs_stay_and_usage_still_equals_the_bill(
+    s: Arc<TestStack>,
+) {
+    let user = "ret-old";
+    let client = s.user(user);
+    let mut finished = Vec::new();
+    for i in 0..4 {
+        let (status, ack) = client
+            .json_request(
+                Method::POST,
+                "/jobs",
+                &json!({"prompt": format!("An old job {i}"), "priority": "high", "max_tokens": 200, "output_config": {"effort": "low"}}),
+            )
+            .header("idempotency-key", format!("ret-old-{i}"))
+            .send()
+            .await
+            .map(|r| (r.status().as_u16(), r))
+            .expect("request");
+        assert_eq!(status, 202);
+        let ack: Value = ack.json().await.unwrap();
+        finished.push(ack["jobId"].as_str().unwrap().to_string());
+    }
+    let failed = client
+        .submit_job(&json!({"prompt": "Refused [[sim:400]]", "priority": "high", "max_tokens": 200, "output_config": {"effort": "low"}}))
+        .await;
+    let upload = client
+        .submit_upload(
+            &[
+                ("a.pdf".into(), end2end::pdfs::make("Old A", 1)),
+                ("b.pdf".into(), end2end::pdfs::make("Old B", 2)),
+            ],
+            &[("mode", "sync")],
+        )
+        .await;
+    for id in &finished {
+        client.job_reaches(id, "completed", WAIT).await;
+    }
+    client.job_reaches(&failed, "failed", WAIT).await;
+    let files = client.upload_finished(&upload, WAIT).await;
+    for f in files["files"].as_array().unwrap() {
+        finished.push(f["job_id"].as_str().unwrap().to_string());
+    }
+    finished.push(failed);
+    // A job that is still waiting, as old as the rest: retention must never take it.
+    let live = client
+        .submit_job(&json!({"prompt": "Still waiting", "priority": "bulk", "mode": "batch", "max_tokens": 200, "output_config": {"effort": "low"}}))
+        .await;
+    let billed: u64 = client
+        .all_jobs()
+        .await
+        .iter()
+        .map(|j| j["cost_micros"].as_u64().unwrap_or(0))
+        .sum();
+    assert!(billed > 0);
+    let objects_before = s.r2_objects();
+    let before = usage(&s, user, 0, 0).await;
+    assert_eq!(before.0, finished.len() as u64 + 1);
+    assert_eq!(before.1, billed, "the rollup is what the jobs cost");
+
+    age(&s, user, 120).await;
+    s.d1_now("INSERT INTO metrics (at, body) VALUES (1000, '{}')")
+        .await;
+    let aged = usage(&s, user, 125, 115).await;
+    assert_eq!(aged, before, "aging moved the usage to its new days");
+    assert_eq!(usage(&s, user, 5, 0).await.0, 0);
+
+    let reports = retain_all(&s).await;
+    assert!(
+        reports.len() >= 3,
+        "a slice of 3 takes several runs: {reports:?}"
+    );
+    let sum = |k: &str| reports.iter().map(|r| r[k].as_u64().unwrap()).sum::<u64>();
+    assert_eq!(sum("jobs"), finished.len() as u64, "{reports:?}");
+    assert!(sum("attempts") >= finished.len() as u64, "{reports:?}");
+    assert!(sum("idempotency") >= 4, "{reports:?}");
+    assert!(sum("metrics") >= 1, "{reports:?}");
+    assert_eq!(sum("uploads"), 1, "{reports:?}");
+    // 4 prompts + 4 answers, 2 PDFs + 2 answers, the failed job's request.
+    assert_eq!(sum("blobs"), 13, "{reports:?}");
+
+    for id in &finished {
+        let (status, _) = client.get(&format!("/jobs/{id}")).await;
+        assert_eq!(status, 404, "{id} is gone");
+    }
+    assert_eq!(
+        client.job(&live).await["status"],
+        "queued",
+        "live jobs stay"
+    );
+    let left = |table: &str| {
+        count(
+            &s,
+            &format!(
+                "SELECT COUNT(*) AS n FROM {table} WHERE job_id IN ({})",
+                finished
+                    .iter()
+                    .map(|i| format!("'{i}'"))
+                    .collect::<Vec<_>>()
+                    .join(",")
+            ),
+        )
+    };
+    assert_eq!(left("job_attempts"), 0);
+    assert_eq!(left("job_audit"), 0);
+    assert_eq!(
+        count(
+            &s,
+            &format!("SELECT COUNT(*) AS n FROM idempotency_keys WHERE user_id = '{user}'")
+        ),
+        0
+    );
+    assert_eq!(
+        count(&s, "SELECT COUNT(*) AS n FROM metrics WHERE at = 1000"),
+        0
+    );
+    assert!(
+        s.r2_objects() + 13 <= objects_before,
+        "the objects went: {} of {objects_before} left",
+        s.r2_objects()
+    );
+    // What was billed stays billed: the rollup outlives the jobs.
+    assert_eq!(usage(&s, user, 125, 115).await, before);
+    let view = s.user(ADMIN).get_ok("/api/retention").await;
+    assert_eq!(view["jobs_days"], 90);
+    assert_eq!(view["blobs_days"], 30);
+    assert!(
+        view["last_run"].as_str().unwrap().starts_with("removed "),
+        "{view}"
+    );
+    // The consistency check refuses days whose jobs retention may have taken.
+    let (status, body) = s
+        .user(ADMIN)
+        .get(&format!(
+            "/api/usage/rollups?from={}&to={}",
+            day_of(now_ms() - 120 * DAY_MS),
+            day_of(now_ms() - 100 * DAY_MS)
+        ))
+        .await;
+    assert_eq!(
+        (status, body["code"].as_str()),
+        (400, Some("invalid_range")),
+        "{body}"
+    );
+}
+
+async fn objects_kept_shorter_than_jobs_go_first_and_the_result_answers_410(s: Arc<TestStack>) {
+    let user = "ret-mid";
+    let client = s.user(user);
+    let id = client
+        .submit_job(&json!({"prompt": "A month-old answer", "priority": "high", "max_tokens": 200, "output_config": {"effort": "low"}}))
+        .await;
+    client.job_reaches(&id, "completed", WAIT).await;
+    let (status, _) = client.get_text(&format!("/jobs/{id}/result")).await;
+    assert!(status.starts_with("text/"), "{status}");
+    age(&s, user, 40).await;
+    retain_all(&s).await;
+    let job = client.job(&id).await;
+    assert_eq!(job["status"], "completed", "the job stays 90 days");
+    let (status, body) = client.get(&format!("/jobs/{id}/result")).await;
+    assert_eq!(
+        (status, body["code"].as_str()),
+        (410, Some("result_expired")),
+        "{body}"
+    );
+    assert_eq!(
+        count(
+            &s,
+            &format!("SELECT COUNT(*) AS n FROM job_attempts WHERE job_id = '{id}'")
+        ),
+        0,
+        "attempt logs are kept 10 days"
+    );
+    assert_eq!(usage(&s, user, 45, 35).await.0, 1);
+}
+
+async fn the_rollup_equals_a_scan_after_every_kind_of_write_and_a_rebuild_repairs_it(
+    s: Arc<TestStack>,
+) {
+    let user = "ret-roll";
+    let client = s.user(user);
+    let done = client
+        .submit_job(&json!({"prompt": "Counted", "priority": "high", "max_tokens": 200, "output_config": {"effort": "low"}}))
+        .await;
+    let failed = client
+        .submit_job(&json!({"prompt": "Refused [[sim:400]]", "priority": "high", "max_tokens": 200, "output_config": {"effort": "low"}}))
+        .await;
+    let canceled = client
+        .submit_job(
+            &json!({"prompt": "Never run", "priority": "bulk", "mode": "batch", "max_tokens": 200, "output_config": {"effort": "low"}}),
+        )
+        .await;
+    client.job_reaches(&done, "completed", WAIT).await;
+    client.job_reaches(&failed, "failed", WAIT).await;
+    let (status, _) = client.cancel(&canceled).await;
+    assert_eq!(status, 200);
+    let (status, replay) = s
+        .user(ADMIN)
+        .post(&format!("/api/dlq/{failed}/replay"))
+        .await;
+    assert!(status == 200 || status == 202, "{status} {replay}");
+    let check = s.user(ADMIN).get_ok("/api/usage/rollups").await;
+    assert_eq!(check["consistent"], true, "{check}");
+    assert!(check["jobs"].as_i64().unwrap() >= 4, "{check}");
+    let usage_rows = s.d1(&format!(
+        "SELECT SUM(failures) AS failures, SUM(jobs) AS jobs FROM usage_days WHERE user_id = '{user}'"
+    ));
+    assert_eq!(usage_rows[0]["jobs"], 4, "{usage_rows:?}");
+    // The replay of a refused request is refused again: two failures.
+    assert_eq!(usage_rows[0]["failures"], 2, "{usage_rows:?}");
+
+    // A damaged rollup is found, named, and rebuilt from the jobs.
+    s.d1_now(&format!(
+        "UPDATE usage_days SET cost_micros = cost_micros + 7 WHERE user_id = '{user}'"
+    ))
+    .await;
+    let check = s.user(ADMIN).get_ok("/api/usage/rollups").await;
+    assert_eq!(check["consistent"], false, "{check}");
+    let diff = &check["differences"][0];
+    assert_eq!(diff["rollup"]["user_id"], user, "{check}");
+    assert_eq!(
+        diff["rollup"]["cost_micros"].as_i64().unwrap()
+            - diff["scan"]["cost_micros"].as_i64().unwrap(),
+        7
+    );
+    let rebuilt = s.user(ADMIN).post_ok("/api/usage/rollups/rebuild").await;
+    assert!(rebuilt["groups"].as_u64().unwrap() >= 1, "{rebuilt}");
+    let check = s.user(ADMIN).get_ok("/api/usage/rollups").await;
+    assert_eq!(check["consistent"], true, "{check}");
+}

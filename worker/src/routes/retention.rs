@@ -1,0 +1,56 @@
+//! `GET /api/retention` (admins): what is kept and for how long, and what the last cron run
+//! removed. `POST /api/retention/run` (admins) runs one slice now.
+
+use axum::extract::State;
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+use pipeline::retention::Removed;
+use serde::Serialize;
+
+use crate::error::AppError;
+use crate::identity::Caller;
+use crate::routes::AppState;
+
+/// The policy in force (`RETAIN_*`, `RETENTION_SLICE`) and the last run.
+#[derive(Debug, Serialize)]
+struct RetentionView {
+    jobs_days: i64,
+    blobs_days: i64,
+    attempts_days: i64,
+    idempotency_hours: i64,
+    metrics_days: i64,
+    slice: u32,
+    last_run_at: Option<i64>,
+    last_run: Option<String>,
+}
+
+#[worker::send]
+pub async fn get(
+    State(state): State<AppState>,
+    Caller(caller): Caller,
+) -> Result<Response, AppError> {
+    caller.require_admin("see retention")?;
+    let p = state.config.retention;
+    let last = state.store.last_beat(crate::retention::BEAT).await?;
+    Ok(Json(RetentionView {
+        jobs_days: p.jobs_days,
+        blobs_days: p.blobs_days,
+        attempts_days: p.attempts_days,
+        idempotency_hours: p.idempotency_hours,
+        metrics_days: p.metrics_days,
+        slice: p.slice,
+        last_run_at: last.as_ref().map(|b| b.at as i64),
+        last_run: last.and_then(|b| b.detail),
+    })
+    .into_response())
+}
+
+#[worker::send]
+pub async fn run(
+    State(state): State<AppState>,
+    Caller(caller): Caller,
+) -> Result<Response, AppError> {
+    caller.require_admin("run retention")?;
+    let removed: Removed = crate::retention::run(&state).await?;
+    Ok(Json(removed).into_response())
+}
