@@ -175,6 +175,13 @@ CREATE INDEX idx_jobs_dlq_class ON jobs (status, error_class, completed_at)
 DROP INDEX idx_jobs_user_status;
 CREATE INDEX idx_jobs_user_status_completed ON jobs (user_id, status, completed_at);
 
+-- The cron's own reads, bounded by the work in flight instead of the history: the Message
+-- Batches still open (every batch job keeps its batch id forever), and queued jobs that expire.
+CREATE INDEX idx_jobs_open_batch ON jobs (anthropic_batch_id)
+  WHERE (status = 'submitted' OR awaiting_bill = 1) AND anthropic_batch_id IS NOT NULL;
+CREATE INDEX idx_jobs_expiring ON jobs (expires_at)
+  WHERE status = 'queued' AND expires_at IS NOT NULL;
+
 -- Retention (pipeline::retention): what it walks by age, oldest first. Finished jobs go by
 -- `idx_jobs_status_updated` (migration 0003); these find expired idempotency records and old
 -- attempt logs without a scan.

@@ -99,11 +99,40 @@ async fn queue(
     env: Env,
     _ctx: Context,
 ) -> worker::Result<()> {
-    consumer::handle_batch(batch, services::AppState::from_env(&env)).await;
+    let state = services::AppState::from_env(&env);
+    let meter = metered(&state);
+    let queue = batch.queue();
+    consumer::handle_batch(batch, state).await;
+    log_d1_use(meter, &format!("queue {queue}"));
     Ok(())
 }
 
 #[event(scheduled)]
 async fn scheduled(event: ScheduledEvent, env: Env, _ctx: ScheduleContext) {
-    cron::run(&event, services::AppState::from_env(&env)).await;
+    let state = services::AppState::from_env(&env);
+    let meter = metered(&state);
+    cron::run(&event, state).await;
+    log_d1_use(meter, "cron");
+}
+
+/// The store whose use a background invocation logs (with `D1_STATS = "on"`).
+fn metered(state: &Result<services::AppState, String>) -> Option<store::Store> {
+    state
+        .as_ref()
+        .ok()
+        .filter(|s| s.config.d1_stats)
+        .map(|s| s.store.clone())
+}
+
+/// One line per background invocation: what it asked of D1 (`cargo xtask bench` reads it).
+fn log_d1_use(store: Option<store::Store>, what: &str) {
+    if let Some(store) = store {
+        let u = store.d1_use();
+        worker::console_log!(
+            "d1 use: {what}: {} statements, {} rows read, {} rows written",
+            u.statements,
+            u.rows_read,
+            u.rows_written
+        );
+    }
 }

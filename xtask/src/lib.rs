@@ -20,6 +20,7 @@ pub mod proc;
 pub mod stack;
 pub mod testing;
 pub mod tools;
+pub mod wasm_size;
 pub mod wrangler_config;
 
 /// Errors of the tooling: a sentence of context is enough, they end the command.

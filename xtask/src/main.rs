@@ -19,7 +19,8 @@
 //! - `bench fairness [--jobs N]`: a whale's backlog and five small users under tight limits.
 //! - `bench e2e [--jobs N]`: a sync job end to end with a 0-latency simulator, p50/p95.
 //! - `bench render`: SPA and Worker sizes, the dashboard's first render in headless Chromium.
-//! - `bench queries [--rows N]`: dashboard, usage and DLQ queries over 1,000,000 generated jobs.
+//! - `sizes [--top N]`: the crates and functions that make the SPA and the Worker big.
+//! - `bench queries [--rows N[,M…]]`: dashboard, usage and DLQ queries over generated jobs at each size.
 //! - `bench load [--clients N] [--seconds S]`: the producers under 200 concurrent clients.
 //! - `key create --user NAME [--admin] [--port N] [--remote]`: an API key, printed alone on the
 //!   last line; into the state of the dev stack on port N (default 8787), or the deployed
@@ -33,7 +34,7 @@ use xtask::proc::cargo;
 use xtask::stack::wrangler;
 use xtask::{build, step, testing, tools, Result};
 
-const USAGE: &str = "usage: cargo xtask <dev [--reset] [--auth] [--port N] [--sim-port N] | test [--suite NAME] [--jobs N] | build | chaos [--jobs N] [--kills K] | bench [all] | bench budget [--jobs N] | bench fairness [--jobs N] | bench e2e [--jobs N] | bench render | bench queries [--rows N] | bench load [--clients N] [--seconds S] | key create --user NAME [--admin] [--port N] [--remote]>";
+const USAGE: &str = "usage: cargo xtask <dev [--reset] [--auth] [--port N] [--sim-port N] | test [--suite NAME] [--jobs N] | build | chaos [--jobs N] [--kills K] | bench [all] | bench budget [--jobs N] | bench fairness [--jobs N] | bench e2e [--jobs N] | bench render | bench queries [--rows N] | bench load [--clients N] [--seconds S] | sizes [--top N] | key create --user NAME [--admin] [--port N] [--remote]>";
 
 mod dev;
 
@@ -46,12 +47,44 @@ fn main() {
         Some("bench") => bench(&args[1..]),
         Some("chaos") => chaos(&args[1..]),
         Some("key") => key(&args[1..]),
+        Some("sizes") => sizes(&args[1..]),
         _ => Err(USAGE.into()),
     };
     if let Err(e) = result {
         eprintln!("\x1b[1;31merror:\x1b[0m {e}");
         std::process::exit(1);
     }
+}
+
+/// `cargo xtask sizes [--top N]`: builds the SPA and the Worker, then lists the crates and
+/// functions that make each big (`target/bench/sizes.md`).
+fn sizes(args: &[String]) -> Result<()> {
+    let top = args
+        .iter()
+        .position(|a| a == "--top")
+        .and_then(|i| args.get(i + 1))
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(25);
+    tools::ensure(false)?;
+    build_all()?;
+    let release = xtask::paths::target_dir().join("wasm32-unknown-unknown/release");
+    let mut out = String::from(
+        "## What the bundles are made of (`cargo xtask sizes`)\n\n\
+         Function bodies of the release builds before wasm-bindgen and wasm-opt, summed by crate.\n\n",
+    );
+    for (title, file) in [
+        ("SPA (frontend)", "frontend.wasm"),
+        ("Worker", "worker_app.wasm"),
+    ] {
+        let bd = xtask::wasm_size::breakdown(&release.join(file))?;
+        out.push_str(&xtask::wasm_size::report(title, &bd, top));
+        out.push('\n');
+    }
+    println!("{out}");
+    let dir = xtask::paths::target_dir().join("bench");
+    std::fs::create_dir_all(&dir)?;
+    std::fs::write(dir.join("sizes.md"), &out)?;
+    Ok(())
 }
 
 /// Builds what the stack runs, then the benchmark binary of `end2end` (it starts its own stacks).

@@ -224,7 +224,8 @@ impl Store {
     pub async fn expire_stale(&self, now: i64) -> worker::Result<usize> {
         let t = Transition::ExpireStale;
         let sql = format!(
-            "UPDATE jobs SET {}, error = 'expired before it ran', completed_at = ?1, \
+            "UPDATE jobs INDEXED BY idx_jobs_expiring \
+             SET {}, error = 'expired before it ran', completed_at = ?1, \
              updated_at = ?1 WHERE {} AND expires_at IS NOT NULL AND expires_at < ?1 RETURNING id",
             t.set(),
             t.guard()
