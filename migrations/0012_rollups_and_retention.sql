@@ -182,6 +182,12 @@ CREATE INDEX idx_jobs_open_batch ON jobs (anthropic_batch_id)
 CREATE INDEX idx_jobs_expiring ON jobs (expires_at)
   WHERE status = 'queued' AND expires_at IS NOT NULL;
 
+-- A Message Batch's results are read as a stream and settled in chunks across cron runs: how
+-- far they were read (bytes and lines), written in the same transaction as each chunk's
+-- settlements, so a restart resumes after the last chunk settled.
+ALTER TABLE flushes ADD COLUMN results_offset INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE flushes ADD COLUMN results_lines INTEGER NOT NULL DEFAULT 0;
+
 -- Retention (pipeline::retention): what it walks by age, oldest first. Finished jobs go by
 -- `idx_jobs_status_updated` (migration 0003); these find expired idempotency records and old
 -- attempt logs without a scan.

@@ -33,6 +33,11 @@ impl TestStack {
         self.stack.lock().unwrap_or_else(|p| p.into_inner())
     }
 
+    /// Resident memory of the runtime's `workerd` processes in KiB: (now, peak since start).
+    pub fn runtime_memory_kib(&self) -> (u64, u64) {
+        self.runtime().runtime_memory_kib()
+    }
+
     /// Kills the local runtime mid-run and starts it again on the same port and state.
     pub fn restart(&self) {
         self.runtime()

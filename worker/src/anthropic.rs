@@ -115,14 +115,37 @@ impl Anthropic {
         self.call::<(), _>(Method::Get, &path, None, None).await
     }
 
-    /// The JSONL results at a batch's `results_url`.
-    pub async fn batch_results(&self, url: &str) -> Result<String, CallOutcome> {
-        let raw = self.send::<()>(Method::Get, url, None, None).await?;
-        if (200..300).contains(&raw.status) {
-            Ok(raw.text)
-        } else {
-            Err(http_error(&raw))
+    /// The JSONL results at a batch's `results_url`, as a stream of bytes (a batch of 100,000
+    /// answers is far larger than what an isolate should hold). The timeout covers the answer's
+    /// headers; the body is read at the caller's pace.
+    pub async fn batch_results(&self, url: &str) -> Result<worker::ByteStream, CallOutcome> {
+        let net = |e: worker::Error| CallOutcome::Network(e.to_string());
+        let headers = Headers::new();
+        headers.set(header::API_KEY, &self.api_key).map_err(net)?;
+        headers.set(header::VERSION, API_VERSION).map_err(net)?;
+        let mut init = RequestInit::new();
+        init.with_method(Method::Get).with_headers(headers);
+        let request = Request::new_with_init(url, &init).map_err(net)?;
+        let fetch = Fetch::Request(request);
+        let exchange = fetch.send();
+        let timer = Delay::from(self.timeout);
+        pin_mut!(exchange);
+        pin_mut!(timer);
+        let mut resp = match select(exchange, timer).await {
+            Either::Left((r, _)) => r.map_err(net)?,
+            Either::Right(_) => return Err(CallOutcome::Timeout),
+        };
+        let status = resp.status_code();
+        if (200..300).contains(&status) {
+            return resp.stream().map_err(net);
         }
+        let text = resp.text().await.unwrap_or_default();
+        Err(http_error(&Raw {
+            status,
+            text,
+            retry_after_s: None,
+            reported: Vec::new(),
+        }))
     }
 
     async fn call<B: Serialize, T: DeserializeOwned>(

@@ -43,6 +43,9 @@ pub const USER_MAX_QUEUED: &str = "USER_MAX_QUEUED";
 pub const USER_MAX_PER_MIN: &str = "USER_MAX_PER_MIN";
 /// How long a Message Batch may answer 404 before its jobs are released to a new batch.
 pub const BATCH_LOST_AFTER_S: &str = "BATCH_LOST_AFTER_S";
+/// The most result lines of one Message Batch a poll reads and settles (the next poll resumes
+/// after them).
+pub const BATCH_RESULTS_PER_RUN: &str = "BATCH_RESULTS_PER_RUN";
 /// Retention (`pipeline::retention::Retention`): days, hours, and rows per cron run.
 pub const RETAIN_JOBS_DAYS: &str = "RETAIN_JOBS_DAYS";
 pub const RETAIN_BLOBS_DAYS: &str = "RETAIN_BLOBS_DAYS";
@@ -88,6 +91,11 @@ pub struct Config {
     pub retention: pipeline::retention::Retention,
     /// `D1_STATS = "on"`.
     pub d1_stats: bool,
+    /// `BATCH_RESULTS_PER_RUN` (default 5,000): each chunk of 100 lines is two D1 calls and up
+    /// to 100 R2 writes, so a run stays well inside a Worker invocation's limits (1,000 D1
+    /// queries, 10,000 subrequests: developers.cloudflare.com/d1/platform/limits/,
+    /// /workers/platform/limits/).
+    pub batch_results_per_run: u64,
 }
 
 impl Config {
@@ -136,6 +144,12 @@ impl Config {
             batch_lost_after_s: number(var(BATCH_LOST_AFTER_S), BATCH_LOST_AFTER_S, 3_600)?,
             retention: retention(&var)?,
             d1_stats: var(D1_STATS).is_some_and(|v| v.trim() == "on"),
+            batch_results_per_run: number(
+                var(BATCH_RESULTS_PER_RUN),
+                BATCH_RESULTS_PER_RUN,
+                5_000,
+            )?
+            .max(100),
         })
     }
 }

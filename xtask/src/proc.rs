@@ -49,6 +49,11 @@ pub struct Service {
 }
 
 impl Service {
+    /// The process id, while it runs.
+    pub fn pid(&self) -> Option<u32> {
+        self.child.as_ref().map(Child::id)
+    }
+
     pub fn spawn(name: &str, cmd: &mut Command, log: &Path) -> Result<Service> {
         use std::os::unix::process::CommandExt;
         let out = std::fs::OpenOptions::new()

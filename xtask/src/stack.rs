@@ -111,6 +111,60 @@ impl Stack {
         Ok(stack)
     }
 
+    /// Resident memory of the local runtime's `workerd` processes (the Worker's isolates live in
+    /// them), in KiB: (now, peak) — `VmRSS` and `VmHWM` of each process under wrangler, summed.
+    pub fn runtime_memory_kib(&self) -> (u64, u64) {
+        let Some(root) = self.wrangler.pid() else {
+            return (0, 0);
+        };
+        let parent_of = |pid: u32| -> Option<u32> {
+            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+            // `pid (comm) state ppid …`; comm may hold spaces, so read after the last ')'.
+            stat.rsplit(')')
+                .next()?
+                .split_whitespace()
+                .nth(1)?
+                .parse()
+                .ok()
+        };
+        let under_root = |mut pid: u32| {
+            for _ in 0..16 {
+                match parent_of(pid) {
+                    Some(p) if p == root => return true,
+                    Some(p) if p > 1 => pid = p,
+                    _ => return false,
+                }
+            }
+            false
+        };
+        let (mut rss, mut hwm) = (0, 0);
+        for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+            let Some(pid) = entry
+                .file_name()
+                .to_str()
+                .and_then(|n| n.parse::<u32>().ok())
+            else {
+                continue;
+            };
+            let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
+            if comm.trim() != "workerd" || !under_root(pid) {
+                continue;
+            }
+            let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+            let field = |name: &str| {
+                status
+                    .lines()
+                    .find(|l| l.starts_with(name))
+                    .and_then(|l| l.split_whitespace().nth(1))
+                    .and_then(|v| v.parse::<u64>().ok())
+                    .unwrap_or(0)
+            };
+            rss += field("VmRSS:");
+            hwm += field("VmHWM:");
+        }
+        (rss, hwm)
+    }
+
     /// Kills the local runtime (wrangler and workerd, mid-whatever) and starts it again on the
     /// same port and state: what a crash or a deploy does to in-flight work.
     pub fn restart(&mut self) -> Result<()> {

@@ -141,21 +141,19 @@ pub fn parse(b: &[u8]) -> Result<Breakdown> {
                 }
             }
             11 => data += size,
-            0 => {
-                if name(sec, &mut p)? == "name" {
-                    while p < sec.len() {
-                        let sub = sec[p];
-                        p += 1;
-                        let len = leb(sec, &mut p)? as usize;
-                        let next = p + len;
-                        if sub == 1 {
-                            for _ in 0..leb(sec, &mut p)? {
-                                let idx = leb(sec, &mut p)?;
-                                names.insert(idx, name(sec, &mut p)?);
-                            }
+            0 if name(sec, &mut p)? == "name" => {
+                while p < sec.len() {
+                    let sub = sec[p];
+                    p += 1;
+                    let len = leb(sec, &mut p)? as usize;
+                    let next = p + len;
+                    if sub == 1 {
+                        for _ in 0..leb(sec, &mut p)? {
+                            let idx = leb(sec, &mut p)?;
+                            names.insert(idx, name(sec, &mut p)?);
                         }
-                        p = next;
                     }
+                    p = next;
                 }
             }
             _ => {}

@@ -93,19 +93,22 @@ pub fn parse_results(jsonl: &str) -> Vec<Result<BatchResultLine, String>> {
         .lines()
         .enumerate()
         .filter(|(_, l)| !l.trim().is_empty())
-        .map(|(i, l)| {
-            serde_json::from_str::<BatchResultLine>(l).or_else(|e| {
-                let custom_id = serde_json::from_str::<Value>(l)
-                    .ok()
-                    .and_then(|v| v.get("custom_id")?.as_str().map(str::to_owned))
-                    .ok_or_else(|| format!("result line {}: {e}", i + 1))?;
-                Ok(BatchResultLine {
-                    custom_id,
-                    result: BatchResult::Unreadable {
-                        reason: format!("its batch result could not be read: {e}"),
-                    },
-                })
-            })
-        })
+        .map(|(i, l)| parse_result_line(l, i as u64 + 1))
         .collect()
+}
+
+/// One line of the results (`number` counts from 1, for the error).
+pub fn parse_result_line(l: &str, number: u64) -> Result<BatchResultLine, String> {
+    serde_json::from_str::<BatchResultLine>(l).or_else(|e| {
+        let custom_id = serde_json::from_str::<Value>(l)
+            .ok()
+            .and_then(|v| v.get("custom_id")?.as_str().map(str::to_owned))
+            .ok_or_else(|| format!("result line {number}: {e}"))?;
+        Ok(BatchResultLine {
+            custom_id,
+            result: BatchResult::Unreadable {
+                reason: format!("its batch result could not be read: {e}"),
+            },
+        })
+    })
 }

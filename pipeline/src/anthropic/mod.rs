@@ -8,6 +8,7 @@
 //! - `response`: what a model answers (Message, content blocks, stop reasons, usage).
 //! - `errors`: the error envelope.
 //! - `batches`: the Message Batches API.
+//! - [`jsonl`]: a batch's JSONL results read line by line as they arrive, resumable.
 
 /// The API version header every request carries.
 pub const API_VERSION: &str = "2023-06-01";
@@ -28,6 +29,7 @@ pub const RATE_LIMIT_FAMILIES: [&str; 3] = [
 
 mod batches;
 mod errors;
+pub mod jsonl;
 mod request;
 mod response;
 

@@ -49,5 +49,21 @@ pub struct PollReport {
     /// released to a new batch.
     #[serde(default)]
     pub batches_lost: u32,
+    /// Result lines read this run, over all batches (a run reads at most
+    /// `BATCH_RESULTS_PER_RUN` per batch and the next one resumes after them).
+    #[serde(default)]
+    pub result_lines: u64,
+    /// Batches whose results this run read in part: the next run goes on.
+    #[serde(default)]
+    pub batches_resumable: u32,
+    /// The most bytes of results held at once while reading them (one partial line).
+    #[serde(default)]
+    pub peak_line_bytes: u64,
+    /// The largest network chunk of results read at once.
+    #[serde(default)]
+    pub peak_chunk_bytes: u64,
+    /// The Worker's wasm memory after the run (it only ever grows: its high-water mark).
+    #[serde(default)]
+    pub wasm_memory_bytes: u64,
     pub errors: Vec<String>,
 }

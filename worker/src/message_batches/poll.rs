@@ -1,9 +1,14 @@
 //! The batch mode's poller (run by the cron, and on demand): for every Anthropic batch that
-//! still has submitted jobs, retrieve it; once ended, read its JSONL results and settle every
-//! affected row in one transaction. Guarded updates make it safe to run twice or concurrently.
+//! still has submitted jobs, retrieve it; once ended, stream its JSONL results and settle them
+//! a chunk of lines per transaction, the read's cursor in the same transaction, at most
+//! `BATCH_RESULTS_PER_RUN` lines per run — a batch of 100,000 answers settles in constant
+//! memory over as many runs as it takes, and a restart resumes after the last chunk. Guarded
+//! updates make it safe to run twice or concurrently.
 
+use futures_util::StreamExt;
 use pipeline::answer::{settle_answer, End};
-use pipeline::anthropic::{parse_results, BatchResult};
+use pipeline::anthropic::jsonl::{Line, LineReader};
+use pipeline::anthropic::{parse_result_line, BatchResult};
 use pipeline::batching::{
     after_missing, bill_after_cancel, line_outcome, lost_batch_job, Missing, Outcome,
 };
@@ -11,7 +16,7 @@ use pipeline::dto::PollReport;
 use pipeline::ops::failures::Failure;
 use pipeline::pricing::Tier;
 use pipeline::retry::{describe, CallOutcome};
-use pipeline::status::Transition;
+use pipeline::status::{Status, Transition};
 
 use crate::config::now_ms;
 use crate::services::AppState;
@@ -42,18 +47,10 @@ pub async fn poll(state: &AppState) -> worker::Result<PollReport> {
                 .push(format!("{batch_id}: ended without a results_url"));
             continue;
         };
-        let jsonl = match state.anthropic.batch_results(url).await {
-            Ok(t) => t,
-            Err(e) => {
-                report
-                    .errors
-                    .push(format!("{batch_id} results: {}", describe(&e)));
-                continue;
-            }
-        };
         report.batches_ended += 1;
-        settle_batch(state, &batch_id, &jsonl, &mut report).await?;
+        settle_batch(state, &batch_id, url, &mut report).await?;
     }
+    report.wasm_memory_bytes = wasm_memory();
     Ok(report)
 }
 
@@ -80,31 +77,37 @@ async fn missing(state: &AppState, batch_id: &str, report: &mut PollReport) -> w
             since_ms / 1000
         )),
         Missing::GiveUp => {
-            let rows = store.in_batch(batch_id).await?;
-            let canceled = store.awaiting_bill(batch_id).await?;
-            let mut statements = Vec::with_capacity(rows.len() + canceled.len());
             let mut dead = Vec::new();
-            for row in &rows {
-                let outcome = lost_batch_job(batch_id, row.batch_tries.max(0) as u32);
-                let done = Done { batch_id, now };
-                statements.push(carry_out(state, &row.id, outcome, done, report, &mut dead)?);
-            }
-            for row in &canceled {
-                statements.push(store.record_bill(&row.id, batch_id, None, None)?);
-            }
-            if !statements.is_empty() {
+            let mut released = 0u64;
+            // A slice at a time: a lost batch may hold 100,000 jobs.
+            loop {
+                let rows = store.in_batch(batch_id, SLICE).await?;
+                let canceled = store.awaiting_bill(batch_id, SLICE).await?;
+                if rows.is_empty() && canceled.is_empty() {
+                    break;
+                }
+                let mut statements = Vec::with_capacity(rows.len() + canceled.len());
+                for row in &rows {
+                    let outcome = lost_batch_job(batch_id, row.batch_tries.max(0) as u32);
+                    let done = Done { batch_id, now };
+                    statements.push(carry_out(state, &row.id, outcome, done, report, &mut dead)?);
+                }
+                for row in &canceled {
+                    statements.push(store.record_bill(&row.id, batch_id, None, None)?);
+                }
+                released += rows.len() as u64;
                 store.batch(statements).await?;
             }
+            let rows_len = released;
             use pipeline::ops::metrics::Unrecorded;
             store.count(Unrecorded::LOST_BATCHES, now).await?;
             store
-                .count_by(Unrecorded::LOST_BATCH_JOBS, rows.len() as u64, now)
+                .count_by(Unrecorded::LOST_BATCH_JOBS, rows_len, now)
                 .await?;
             report.batches_lost += 1;
             report.errors.push(format!(
-                "{batch_id}: given up after {} s unknown to the API; {} jobs released",
+                "{batch_id}: given up after {} s unknown to the API; {rows_len} jobs released",
                 state.config.batch_lost_after_s,
-                rows.len()
             ));
             for id in dead {
                 crate::consumer::announce_dead_letter(state, &id).await;
@@ -165,44 +168,146 @@ fn carry_out(
     })
 }
 
-/// Settles the submitted jobs of one ended batch from its results, in one transaction.
+/// The Worker's linear memory now, in bytes.
+fn wasm_memory() -> u64 {
+    #[cfg(target_arch = "wasm32")]
+    {
+        core::arch::wasm32::memory_size(0) as u64 * 65_536
+    }
+    #[cfg(not(target_arch = "wasm32"))]
+    {
+        0
+    }
+}
+
+/// Result lines settled per D1 transaction.
+const CHUNK_LINES: usize = 100;
+/// Rows per statement batch when ending what the results did not name.
+const SLICE: u32 = 500;
+/// The longest result line read: a whole Message (128k output tokens are well under 1 MB of
+/// JSON); a longer line is an error, not an allocation.
+const MAX_LINE: usize = 8 << 20;
+
+/// Reads an ended batch's results from where the last run stopped and settles them a chunk at
+/// a time; once the body is read to its end, ends what it did not name.
 async fn settle_batch(
     state: &AppState,
     batch_id: &str,
-    jsonl: &str,
+    url: &str,
     report: &mut PollReport,
 ) -> worker::Result<()> {
-    let store = &state.store;
-    let rows = store.in_batch(batch_id).await?;
-    let canceled = store.awaiting_bill(batch_id).await?;
-    let now = now_ms();
-    let scope = Scope::InBatch(batch_id);
-    let mut statements = Vec::with_capacity(rows.len());
-    let mut seen = std::collections::HashSet::new();
-    let mut dead = Vec::new();
-    for line in parse_results(jsonl) {
-        let line = match line {
-            Ok(l) => l,
-            Err(e) => {
-                report.errors.push(format!("{batch_id}: {e}"));
-                continue;
+    let (offset, lines_before) = state.store.results_cursor(batch_id).await?;
+    let mut stream = match state.anthropic.batch_results(url).await {
+        Ok(s) => s,
+        Err(e) => {
+            report
+                .errors
+                .push(format!("{batch_id} results: {}", describe(&e)));
+            return Ok(());
+        }
+    };
+    let mut reader = LineReader::new(offset, lines_before, MAX_LINE);
+    let budget = state.config.batch_results_per_run;
+    let mut read = 0u64;
+    let mut chunk: Vec<Line> = Vec::with_capacity(CHUNK_LINES);
+    let too_long = |e: pipeline::anthropic::jsonl::LineTooLong| {
+        worker::Error::RustError(format!(
+            "{batch_id}: result line {} is longer than {} bytes",
+            e.number, e.limit
+        ))
+    };
+    let mut ended = false;
+    while !ended {
+        let lines = match stream.next().await {
+            Some(bytes) => {
+                let bytes = bytes?;
+                report.peak_chunk_bytes = report.peak_chunk_bytes.max(bytes.len() as u64);
+                reader.feed(&bytes).map_err(too_long)?
+            }
+            None => {
+                ended = true;
+                reader.end().into_iter().collect()
             }
         };
-        if canceled.iter().any(|r| r.id == line.custom_id) {
+        for line in lines {
+            chunk.push(line);
+            if chunk.len() >= CHUNK_LINES {
+                read += settle_lines(state, batch_id, &chunk, report).await?;
+                chunk.clear();
+            }
+        }
+        report.peak_line_bytes = report.peak_line_bytes.max(reader.peak as u64);
+        if read >= budget && !ended {
+            // The rest waits for the next run (it resumes after the last chunk settled).
+            if !chunk.is_empty() {
+                read += settle_lines(state, batch_id, &chunk, report).await?;
+            }
+            report.result_lines += read;
+            report.batches_resumable += 1;
+            return Ok(());
+        }
+    }
+    if !chunk.is_empty() {
+        read += settle_lines(state, batch_id, &chunk, report).await?;
+    }
+    report.result_lines += read;
+    end_unnamed(state, batch_id, report).await
+}
+
+/// Settles the jobs these lines name, with the cursor after the last line, in one transaction;
+/// answers the lines.
+async fn settle_lines(
+    state: &AppState,
+    batch_id: &str,
+    lines: &[Line],
+    report: &mut PollReport,
+) -> worker::Result<u64> {
+    let store = &state.store;
+    let now = now_ms();
+    let scope = Scope::InBatch(batch_id);
+    let parsed: Vec<_> = lines
+        .iter()
+        .filter_map(|l| match parse_result_line(&l.text, l.number) {
+            Ok(line) => Some(line),
+            Err(e) => {
+                report.errors.push(format!("{batch_id}: {e}"));
+                None
+            }
+        })
+        .collect();
+    let ids: Vec<String> = parsed.iter().map(|l| l.custom_id.clone()).collect();
+    let rows = store.named_in_batch(batch_id, &ids).await?;
+    // The answers go to R2 first (create-if-absent), all of the chunk's at once.
+    let answers = parsed.iter().filter_map(|line| match &line.result {
+        BatchResult::Succeeded { message }
+            if rows
+                .iter()
+                .any(|r| r.id == line.custom_id && r.status == Status::Submitted) =>
+        {
+            Some(state.blobs.store_answer(&line.custom_id, message))
+        }
+        _ => None,
+    });
+    for stored in futures_util::future::join_all(answers).await {
+        stored?;
+    }
+    let mut statements = Vec::with_capacity(parsed.len() + 1);
+    let mut dead = Vec::new();
+    for line in &parsed {
+        let Some(row) = rows.iter().find(|r| r.id == line.custom_id) else {
+            continue; // settled already, or not ours
+        };
+        // Not submitted: canceled inside the batch, awaiting its bill (named_in_batch).
+        if row.status != Status::Submitted {
             let bill = bill_after_cancel(&line.result, now);
             if bill.is_some() {
                 report.canceled_billed += 1;
             }
             let (usage, cost) = (bill.map(|b| b.0), bill.and_then(|b| b.1));
-            statements.push(store.record_bill(&line.custom_id, batch_id, usage.as_ref(), cost)?);
+            statements.push(store.record_bill(&row.id, batch_id, usage.as_ref(), cost)?);
             continue;
         }
-        let Some(row) = rows.iter().find(|r| r.id == line.custom_id) else {
-            continue; // settled already, or not ours
-        };
-        seen.insert(row.id.clone());
         if let BatchResult::Succeeded { message } = &line.result {
-            state.blobs.store_answer(&row.id, message).await?;
             let settled = settle_answer(row.kind, message, Tier::Batch, now);
             statements.push(store.settle(&row.id, &settled, now, scope)?);
             match settled.end {
@@ -217,21 +322,42 @@ async fn settle_batch(
             statements.push(carry_out(state, &row.id, outcome, done, report, &mut dead)?);
         }
     }
-    // A canceled job without a line billed nothing: it stops waiting (for those recorded
-    // above, the guard on the mark makes this a no-op).
-    for row in &canceled {
-        statements.push(store.record_bill(&row.id, batch_id, None, None)?);
+    if let Some(last) = lines.last() {
+        statements.push(store.advance_results(batch_id, last.end_offset, last.number)?);
     }
-    for row in rows.iter().filter(|r| !seen.contains(&r.id)) {
-        let missing = Failure::new("the job is missing from its batch's results");
-        statements.push(store.fail(&row.id, &missing, None, now, scope)?);
-        report.jobs_failed += 1;
-    }
-    if !statements.is_empty() {
-        store.batch(statements).await?;
-    }
+    store.batch(statements).await?;
     for id in dead {
         crate::consumer::announce_dead_letter(state, &id).await;
     }
-    Ok(())
+    Ok(lines.len() as u64)
+}
+
+/// The whole body was read: a submitted job it did not name is missing from it (failed), and
+/// a job canceled inside the batch without a line billed nothing (it stops waiting). A slice
+/// at a time.
+async fn end_unnamed(
+    state: &AppState,
+    batch_id: &str,
+    report: &mut PollReport,
+) -> worker::Result<()> {
+    let store = &state.store;
+    let scope = Scope::InBatch(batch_id);
+    loop {
+        let rows = store.in_batch(batch_id, SLICE).await?;
+        let canceled = store.awaiting_bill(batch_id, SLICE).await?;
+        if rows.is_empty() && canceled.is_empty() {
+            return Ok(());
+        }
+        let now = now_ms();
+        let mut statements = Vec::with_capacity(rows.len() + canceled.len());
+        for row in &canceled {
+            statements.push(store.record_bill(&row.id, batch_id, None, None)?);
+        }
+        for row in &rows {
+            let missing = Failure::new("the job is missing from its batch's results");
+            statements.push(store.fail(&row.id, &missing, None, now, scope)?);
+            report.jobs_failed += 1;
+        }
+        store.batch(statements).await?;
+    }
 }

@@ -86,22 +86,82 @@ impl Store {
         Ok(rows.into_iter().map(|r| r.anthropic_batch_id).collect())
     }
 
-    /// The submitted jobs of one Anthropic batch.
-    pub async fn in_batch(&self, batch_id: &str) -> worker::Result<Vec<JobRow>> {
+    /// Up to `limit` submitted jobs of one Anthropic batch.
+    pub async fn in_batch(&self, batch_id: &str, limit: u32) -> worker::Result<Vec<JobRow>> {
         let sql = format!(
-            "SELECT {COLUMNS} FROM jobs WHERE anthropic_batch_id = ?1 AND {}",
+            "SELECT {COLUMNS} FROM jobs WHERE anthropic_batch_id = ?1 AND {} LIMIT ?2",
             Status::sql_in(&[Status::Submitted])
         );
-        self.all(&sql, &[batch_id.into()]).await
+        self.all(&sql, &[batch_id.into(), num(limit as i64)]).await
     }
 
-    /// The jobs of one Anthropic batch that were canceled after it was created and whose bill
-    /// is still to be read from its results.
-    pub async fn awaiting_bill(&self, batch_id: &str) -> worker::Result<Vec<JobRow>> {
+    /// Up to `limit` jobs of one Anthropic batch that were canceled after it was created and
+    /// whose bill is still to be read from its results.
+    pub async fn awaiting_bill(&self, batch_id: &str, limit: u32) -> worker::Result<Vec<JobRow>> {
         let sql = format!(
-            "SELECT {COLUMNS} FROM jobs WHERE anthropic_batch_id = ?1 AND awaiting_bill = 1"
+            "SELECT {COLUMNS} FROM jobs WHERE anthropic_batch_id = ?1 AND awaiting_bill = 1 \
+             LIMIT ?2"
         );
-        self.all(&sql, &[batch_id.into()]).await
+        self.all(&sql, &[batch_id.into(), num(limit as i64)]).await
+    }
+
+    /// The jobs of one batch that these result lines name and that still wait for them:
+    /// submitted ones, and ones canceled inside the batch awaiting their bill.
+    pub async fn named_in_batch(
+        &self,
+        batch_id: &str,
+        ids: &[String],
+    ) -> worker::Result<Vec<JobRow>> {
+        let mut out = Vec::new();
+        // D1 binds at most 100 parameters per statement.
+        for chunk in ids.chunks(90) {
+            let marks = (2..chunk.len() + 2)
+                .map(|i| format!("?{i}"))
+                .collect::<Vec<_>>()
+                .join(",");
+            let sql = format!(
+                "SELECT {COLUMNS} FROM jobs WHERE anthropic_batch_id = ?1 AND id IN ({marks}) \
+                 AND ({} OR awaiting_bill = 1)",
+                Status::sql_in(&[Status::Submitted])
+            );
+            let mut args = vec![JsValue::from_str(batch_id)];
+            args.extend(chunk.iter().map(|i| JsValue::from_str(i)));
+            out.extend(self.all::<JobRow>(&sql, &args).await?);
+        }
+        Ok(out)
+    }
+
+    /// How far a batch's results were read and settled: (bytes, lines).
+    pub async fn results_cursor(&self, batch_id: &str) -> worker::Result<(u64, u64)> {
+        #[derive(Deserialize)]
+        struct Row {
+            results_offset: f64,
+            results_lines: f64,
+        }
+        let row: Option<Row> = self
+            .first(
+                "SELECT results_offset, results_lines FROM flushes WHERE anthropic_batch_id = ?1",
+                &[batch_id.into()],
+            )
+            .await?;
+        Ok(row.map_or((0, 0), |r| {
+            (r.results_offset as u64, r.results_lines as u64)
+        }))
+    }
+
+    /// Moves a batch's results cursor forward (never back), for the transaction that settles
+    /// the lines before it.
+    pub fn advance_results(
+        &self,
+        batch_id: &str,
+        offset: u64,
+        lines: u64,
+    ) -> worker::Result<Statement> {
+        Ok(Statement(self.stmt(
+            "UPDATE flushes SET results_offset = ?2, results_lines = ?3 \
+             WHERE anthropic_batch_id = ?1 AND results_offset < ?2",
+            &[batch_id.into(), num(offset as i64), num(lines as i64)],
+        )?))
     }
 
     /// What the batch billed for a job canceled inside it: its tokens and cost recorded (it

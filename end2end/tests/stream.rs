@@ -1,0 +1,244 @@
+//! A Message Batch of 100,000 requests — the API's maximum — settled from its streamed results:
+//! a poll reads at most `BATCH_RESULTS_PER_RUN` (5,000) lines and the next resumes after the
+//! last chunk it settled; the runtime is killed in the middle of a poll. Every job ends
+//! completed exactly once, billed once, with one stored answer, and the runtime's memory stays
+//! bounded while 100,000 answers pass through it.
+
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use end2end::api::{client, send_json};
+use end2end::{run_suite_timed, tests, StackConfig, TestStack};
+use serde_json::{json, Value};
+
+fn main() -> ExitCode {
+    // 20 polls of 5,000 lines, each a dozen seconds on the local runtime.
+    run_suite_timed(
+        "stream",
+        StackConfig::vars(&[("BATCH_RESULTS_PER_RUN", &PER_RUN.to_string())]),
+        Duration::from_secs(900),
+        tests![a_100000_request_batch_settles_in_bounded_memory_and_a_restart_loses_and_doubles_nothing],
+    )
+}
+
+const N: usize = 100_000;
+/// Lines a poll reads (the production default of `BATCH_RESULTS_PER_RUN`).
+const PER_RUN: u64 = 5_000;
+const USER: &str = "streamer";
+const MODEL: &str = "claude-haiku-5-5";
+
+fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as i64
+}
+
+/// Creates the batch in the simulator (as the Worker's flush would) and the jobs waiting for it
+/// in D1: `submitted`, with the batch's id and a flush row.
+async fn submitted_batch(s: &Arc<TestStack>) -> String {
+    let requests: Vec<Value> = (0..N)
+        .map(|i| {
+            json!({
+                "custom_id": format!("st{i:06}"),
+                "params": {
+                    "model": MODEL,
+                    "max_tokens": 200,
+                    "output_config": {"effort": "low"},
+                    "messages": [{"role": "user", "content": format!("Say hello to number {i}")}]
+                }
+            })
+        })
+        .collect();
+    let (status, batch) = send_json(
+        client()
+            .post(format!("{}/v1/messages/batches", s.sim_url))
+            .header("x-api-key", end2end::stack::SIM_KEY)
+            .header("anthropic-version", "2023-06-01")
+            .header("content-type", "application/json")
+            .body(json!({ "requests": requests }).to_string()),
+    )
+    .await;
+    assert_eq!(status, 200, "{batch}");
+    let id = batch["id"].as_str().unwrap().to_string();
+    let now = now_ms();
+    s.d1_now(&format!(
+        "INSERT INTO flushes (id, state, jobs, anthropic_batch_id, claimed_at, updated_at) \
+         VALUES ('fl-stream', 'created', {N}, '{id}', {now}, {now})"
+    ))
+    .await;
+    s.d1_now(&format!(
+        "WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i + 1 < {N}) \
+         INSERT INTO jobs (id, user_id, kind, status, lane, mode, model, input_text, attempts, \
+         anthropic_batch_id, flush_id, created_at, started_at, updated_at) \
+         SELECT printf('st%06d', i), '{USER}', 'prompt', 'submitted', 'bulk', 'batch', '{MODEL}', \
+         'Say hello to number ' || i, 1, '{id}', 'fl-stream', {now}, {now}, {now} FROM n"
+    ))
+    .await;
+    id
+}
+
+fn count(s: &Arc<TestStack>, sql: &str) -> u64 {
+    s.d1(sql)[0]["n"].as_u64().unwrap()
+}
+
+/// One poll (`POST /api/batches/poll`, what the cron runs), through a runtime restart: a
+/// failed request (the runtime went away) is `None`.
+async fn poll(s: &Arc<TestStack>) -> Option<Value> {
+    let resp = client()
+        .post(s.url("/api/batches/poll"))
+        .header("x-user-id", "stream-admin")
+        .timeout(Duration::from_secs(600))
+        .send()
+        .await
+        .ok()?;
+    if resp.status().as_u16() != 200 {
+        let status = resp.status();
+        eprintln!("poll: {status} {}", resp.text().await.unwrap_or_default());
+        return None;
+    }
+    let body: Value = resp.json().await.ok()?;
+    Some(body["poll"].clone())
+}
+
+async fn a_100000_request_batch_settles_in_bounded_memory_and_a_restart_loses_and_doubles_nothing(
+    s: Arc<TestStack>,
+) {
+    let batch = submitted_batch(&s).await;
+    // The simulator ends the batch once its processing time has passed.
+    end2end::waits::eventually("the batch ends", Duration::from_secs(300), || async {
+        let b = s.sim_batch(&batch).await;
+        (b["processing_status"] == "ended").then_some(())
+    })
+    .await;
+    let (rss_before, _) = s.runtime_memory_kib();
+    let objects_before = s.r2_objects();
+    let t0 = Instant::now();
+
+    // The first poll reads and settles 5,000 lines (up to the end of the network chunk it was
+    // reading) and stops.
+    let first = poll(&s).await.expect("the first poll answers");
+    let lines = first["result_lines"].as_u64().unwrap();
+    assert!((PER_RUN..PER_RUN + 1_000).contains(&lines), "{first}");
+    assert_eq!(first["batches_resumable"], 1, "{first}");
+    assert_eq!(first["jobs_completed"], lines, "{first}");
+    let mut reports = vec![first];
+    let mut rss = vec![s.runtime_memory_kib().0];
+
+    // The second is killed part-way (D1 is not read meanwhile: a `wrangler d1 execute` beside
+    // a running request can make the local runtime restart it): what it committed stays, what
+    // it had not is redone.
+    let s2 = s.clone();
+    let second = Instant::now();
+    let killed = tokio::spawn(async move { poll(&s2).await });
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    s.restart_now().await;
+    let killed = killed.await.unwrap();
+    assert!(
+        killed.is_none(),
+        "the second poll was cut short, not finished in {:?}: {killed:?}",
+        second.elapsed()
+    );
+    let after_kill = count(
+        &s,
+        "SELECT results_lines AS n FROM flushes WHERE id = 'fl-stream'",
+    );
+    assert!(
+        after_kill > lines && after_kill < 2 * PER_RUN + 1_000,
+        "the killed poll committed some chunks, not all: {after_kill}"
+    );
+    let (rss_restarted, _) = s.runtime_memory_kib();
+    // The local runtime now and then restarts the Worker between polls (a plain-text 503 "Your
+    // worker restarted mid-request"): that poll is simply asked again.
+    let mut refused = 0;
+    for _ in 0..(2 * N as u64 / PER_RUN + 10) {
+        let Some(r) = poll(&s).await else {
+            refused += 1;
+            tokio::time::sleep(Duration::from_secs(1)).await;
+            continue;
+        };
+        rss.push(s.runtime_memory_kib().0);
+        let done = r["batches_checked"] == 0;
+        reports.push(r);
+        if done {
+            break;
+        }
+    }
+    let elapsed = t0.elapsed();
+    let completed = count(
+        &s,
+        &format!(
+            "SELECT COUNT(*) AS n FROM jobs WHERE user_id = '{USER}' AND status = 'completed'"
+        ),
+    );
+    assert_eq!(completed, N as u64, "every job settled: {reports:?}");
+    // Billed once: each answer is the same size, so every job has the one cost, and the rollup
+    // counts each job once.
+    let costs = s.d1(&format!(
+        "SELECT COUNT(DISTINCT cost_micros) AS kinds, MIN(cost_micros) AS each, \
+         SUM(cost_micros) AS total FROM jobs WHERE user_id = '{USER}'"
+    ));
+    let each = costs[0]["each"].as_u64().unwrap();
+    assert!(each > 0);
+    let rollup = s.d1(&format!(
+        "SELECT SUM(jobs) AS jobs, SUM(cost_micros) AS cost FROM usage_days WHERE user_id = '{USER}'"
+    ));
+    assert_eq!(rollup[0]["jobs"], N as u64);
+    assert_eq!(rollup[0]["cost"], costs[0]["total"]);
+    // One answer stored per job (create-if-absent: a redone chunk wrote nothing twice).
+    assert_eq!(
+        s.r2_objects() - objects_before,
+        N,
+        "one stored answer per job"
+    );
+    assert_eq!(
+        count(
+            &s,
+            "SELECT results_lines AS n FROM flushes WHERE id = 'fl-stream'"
+        ),
+        N as u64
+    );
+    // Bounded: the reader held one line and one network chunk at a time, and the Worker's
+    // linear memory stayed small while 100,000 answers (tens of MB of JSONL) went through it.
+    let max = |k: &str| {
+        reports
+            .iter()
+            .map(|r| r[k].as_u64().unwrap_or(0))
+            .max()
+            .unwrap()
+    };
+    let (peak_line, peak_chunk, wasm) = (
+        max("peak_line_bytes"),
+        max("peak_chunk_bytes"),
+        max("wasm_memory_bytes"),
+    );
+    println!(
+        "100,000 results settled in {:.0} s over {} polls ({refused} refused by a restarting \
+         runtime); the longest line buffered {peak_line} \
+         bytes, the largest network chunk {peak_chunk} bytes, the Worker's wasm memory at most \
+         {} KiB; workerd RSS {} MiB before, {} MiB after the restart, per poll after: {:?} MiB; \
+         each job {each} µ$",
+        elapsed.as_secs_f64(),
+        reports.len(),
+        wasm / 1024,
+        rss_before / 1024,
+        rss_restarted / 1024,
+        rss.iter().map(|k| k / 1024).collect::<Vec<_>>()
+    );
+    assert!(
+        peak_line > 0 && peak_line < 64 * 1024,
+        "peak line {peak_line}"
+    );
+    assert!(peak_chunk <= 1 << 20, "peak chunk {peak_chunk}");
+    assert!(wasm <= 16 << 20, "the Worker's memory grew to {wasm} bytes");
+    // The per-status counts agree with the rows.
+    assert_eq!(
+        count(
+            &s,
+            "SELECT n FROM job_counts WHERE status = 'completed' AND lane = 'bulk'"
+        ),
+        N as u64
+    );
+    assert_eq!(costs[0]["kinds"], 1, "{costs:?}");
+}
