@@ -9,10 +9,13 @@ use pipeline::answer::{judge, Verdict};
 use pipeline::anthropic::{Message, OutputBlock, Role, StopReason, Usage};
 use worker::{Bucket, Conditional};
 
+use crate::meter::{Meter, Op};
+
 /// The R2 bucket `RESULTS`.
 #[derive(Clone)]
 pub struct Blobs {
     bucket: Bucket,
+    meter: std::sync::Arc<Meter>,
 }
 
 // SAFETY: the Workers runtime runs one isolate on one thread; the bucket handle never crosses
@@ -38,18 +41,20 @@ pub struct StoredResult {
 }
 
 impl Blobs {
-    pub fn new(bucket: Bucket) -> Blobs {
-        Blobs { bucket }
+    pub fn new(bucket: Bucket, meter: std::sync::Arc<Meter>) -> Blobs {
+        Blobs { bucket, meter }
     }
 
     /// Writes an object (a prompt job's request, an uploaded PDF, a health probe).
     pub async fn put(&self, key: &str, bytes: Vec<u8>) -> worker::Result<()> {
+        self.meter.count(Op::R2ClassA, 1);
         self.bucket.put(key, bytes).execute().await?;
         Ok(())
     }
 
     /// Deletes an object (what a refused request wrote); best effort, logged.
     pub async fn delete(&self, key: &str) {
+        self.meter.count(Op::R2Delete, 1);
         if let Err(e) = self.bucket.delete(key).await {
             worker::console_error!("deleting {key} failed: {e}");
         }
@@ -58,11 +63,13 @@ impl Blobs {
     /// Deletes these objects (at most 1,000, R2's limit per call); a key with no object is
     /// no error.
     pub async fn delete_many(&self, keys: Vec<String>) -> worker::Result<()> {
+        self.meter.count(Op::R2Delete, keys.len() as u64);
         self.bucket.delete_multiple(keys).await
     }
 
     /// The bytes at `key`; `None` when there is no such object.
     pub async fn get(&self, key: &str) -> worker::Result<Option<Vec<u8>>> {
+        self.meter.count(Op::R2ClassB, 1);
         let Some(object) = self.bucket.get(key).execute().await? else {
             return Ok(None);
         };
@@ -118,6 +125,7 @@ impl Blobs {
         body: Vec<u8>,
         metadata: HashMap<String, String>,
     ) -> worker::Result<()> {
+        self.meter.count(Op::R2ClassA, 1);
         self.bucket
             .put(result_key(id), body)
             .custom_metadata(metadata)
@@ -133,6 +141,7 @@ impl Blobs {
     /// An answer already stored for this job (a Worker that died between the R2 write and the
     /// D1 update): rebuilt from the object, so the job settles without a second call.
     pub async fn stored_answer(&self, id: &str) -> worker::Result<Option<Message>> {
+        self.meter.count(Op::R2ClassB, 1);
         let Some(object) = self.bucket.get(result_key(id)).execute().await? else {
             return Ok(None);
         };
@@ -175,6 +184,7 @@ impl Blobs {
 
     /// A job's stored answer as a stream (never buffered), with its content type.
     pub async fn result(&self, id: &str) -> worker::Result<Option<StoredResult>> {
+        self.meter.count(Op::R2ClassB, 1);
         let Some(object) = self.bucket.get(result_key(id)).execute().await? else {
             return Ok(None);
         };

@@ -12,6 +12,7 @@ const INSTANCE: &str = "global";
 #[derive(Clone)]
 pub struct BudgetClient {
     ns: ObjectNamespace,
+    meter: std::sync::Arc<crate::meter::Meter>,
 }
 
 fn json<T: serde::Serialize>(v: &T) -> worker::Result<String> {
@@ -19,8 +20,8 @@ fn json<T: serde::Serialize>(v: &T) -> worker::Result<String> {
 }
 
 impl BudgetClient {
-    pub fn new(ns: ObjectNamespace) -> BudgetClient {
-        BudgetClient { ns }
+    pub fn new(ns: ObjectNamespace, meter: std::sync::Arc<crate::meter::Meter>) -> BudgetClient {
+        BudgetClient { ns, meter }
     }
 
     async fn call(
@@ -29,6 +30,7 @@ impl BudgetClient {
         path: &str,
         body: Option<String>,
     ) -> worker::Result<worker::Response> {
+        self.meter.count(crate::meter::Op::DoRequest, 1);
         let stub = self.ns.get_by_name(INSTANCE)?;
         let mut init = RequestInit::new();
         init.with_method(method);

@@ -21,26 +21,38 @@ pub async fn run(event: &ScheduledEvent, state: Result<AppState, String>) {
     if let Err(e) = state.store.beat("cron", now_ms(), &detail).await {
         worker::console_error!("cron heartbeat failed: {e}");
     }
-    flush::flush_due(&state, false).await;
-    if let Err(e) = flush::recover(&state).await {
-        worker::console_error!("flush recovery failed: {e}");
-    }
-    match poll::poll(&state).await {
-        Ok(report) if !report.errors.is_empty() => {
-            worker::console_error!("batch poll: {:?}", report.errors)
+    // Three independent chains, side by side (their round trips to D1, R2 and the API
+    // overlap): the Message Batches (flush, recovery, poll), the reconciler, and the operator's
+    // side (metrics row and DLQ alert, then retention). None touches what another decides on:
+    // the flush takes accumulated jobs, the reconciler only jobs not accumulated, retention only
+    // finished ones.
+    let batches = async {
+        flush::flush_due(&state, false).await;
+        if let Err(e) = flush::recover(&state).await {
+            worker::console_error!("flush recovery failed: {e}");
         }
-        Ok(_) => {}
-        Err(e) => worker::console_error!("batch poll failed: {e}"),
-    }
-    if let Err(e) = reconcile(&state).await {
-        worker::console_error!("reconcile failed: {e}");
-    }
-    if let Err(e) = crate::ops::cron(&state).await {
-        worker::console_error!("metrics failed: {e}");
-    }
-    if let Err(e) = crate::retention::run(&state).await {
-        worker::console_error!("retention failed: {e}");
-    }
+        match poll::poll(&state).await {
+            Ok(report) if !report.errors.is_empty() => {
+                worker::console_error!("batch poll: {:?}", report.errors)
+            }
+            Ok(_) => {}
+            Err(e) => worker::console_error!("batch poll failed: {e}"),
+        }
+    };
+    let reconciler = async {
+        if let Err(e) = reconcile(&state).await {
+            worker::console_error!("reconcile failed: {e}");
+        }
+    };
+    let operator = async {
+        if let Err(e) = crate::ops::cron(&state).await {
+            worker::console_error!("metrics failed: {e}");
+        }
+        if let Err(e) = crate::retention::run(&state).await {
+            worker::console_error!("retention failed: {e}");
+        }
+    };
+    futures_util::join!(batches, reconciler, operator);
 }
 
 /// Expires stale queued jobs, and re-enqueues rows stuck in `queued` or `running` past

@@ -29,6 +29,7 @@ mod cron;
 mod error;
 mod identity;
 mod message_batches;
+mod meter;
 mod ops;
 mod requests;
 mod retention;
@@ -103,7 +104,7 @@ async fn queue(
     let meter = metered(&state);
     let queue = batch.queue();
     consumer::handle_batch(batch, state).await;
-    log_d1_use(meter, &format!("queue {queue}"));
+    log_use(meter, &format!("queue {queue}"));
     Ok(())
 }
 
@@ -112,27 +113,24 @@ async fn scheduled(event: ScheduledEvent, env: Env, _ctx: ScheduleContext) {
     let state = services::AppState::from_env(&env);
     let meter = metered(&state);
     cron::run(&event, state).await;
-    log_d1_use(meter, "cron");
+    log_use(meter, "cron");
 }
 
-/// The store whose use a background invocation logs (with `D1_STATS = "on"`).
-fn metered(state: &Result<services::AppState, String>) -> Option<store::Store> {
+/// The meter of an invocation whose use is logged (`D1_STATS = "on"`).
+pub(crate) fn metered(
+    state: &Result<services::AppState, String>,
+) -> Option<std::sync::Arc<meter::Meter>> {
     state
         .as_ref()
         .ok()
         .filter(|s| s.config.d1_stats)
-        .map(|s| s.store.clone())
+        .map(|s| s.meter.clone())
 }
 
-/// One line per background invocation: what it asked of D1 (`cargo xtask bench` reads it).
-fn log_d1_use(store: Option<store::Store>, what: &str) {
-    if let Some(store) = store {
-        let u = store.d1_use();
-        worker::console_log!(
-            "d1 use: {what}: {} statements, {} rows read, {} rows written",
-            u.statements,
-            u.rows_read,
-            u.rows_written
-        );
+/// One line per invocation: what it asked of the platform (`cargo xtask bench cost` sums them).
+pub(crate) fn log_use(meter: Option<std::sync::Arc<meter::Meter>>, what: &str) {
+    if let Some(m) = meter {
+        let used = serde_json::to_string(&m.used()).unwrap_or_default();
+        worker::console_log!("use: {what}: {used}");
     }
 }

@@ -10,6 +10,7 @@ use worker::{Env, MessageBuilder, Queue};
 
 use crate::anthropic::Anthropic;
 use crate::config::{Config, BUDGET, DB, QUEUE_BULK, QUEUE_HIGH, RESULTS};
+use crate::meter::{Meter, Op};
 use crate::store::Store;
 
 /// What every entry point works with.
@@ -21,6 +22,8 @@ pub struct AppState {
     pub lanes: Lanes,
     pub budget: crate::budget_client::BudgetClient,
     pub anthropic: Arc<Anthropic>,
+    /// What this invocation asked of D1, R2, the queues and the Durable Object.
+    pub meter: Arc<Meter>,
 }
 
 impl AppState {
@@ -29,19 +32,26 @@ impl AppState {
     pub fn from_env(env: &Env) -> Result<AppState, String> {
         let config = Config::from_env(env)?;
         let bind = |what: &str, e: worker::Error| format!("binding {what}: {e}");
+        let meter = Arc::new(Meter::default());
         Ok(AppState {
-            store: Store::new(env.d1(DB).map_err(|e| bind(DB, e))?),
-            blobs: crate::blobs::Blobs::new(env.bucket(RESULTS).map_err(|e| bind(RESULTS, e))?),
+            store: Store::new(env.d1(DB).map_err(|e| bind(DB, e))?, meter.clone()),
+            blobs: crate::blobs::Blobs::new(
+                env.bucket(RESULTS).map_err(|e| bind(RESULTS, e))?,
+                meter.clone(),
+            ),
             lanes: Lanes {
                 high: env.queue(QUEUE_HIGH).map_err(|e| bind(QUEUE_HIGH, e))?,
                 bulk: env.queue(QUEUE_BULK).map_err(|e| bind(QUEUE_BULK, e))?,
                 bulk_delay_s: config.timing.bulk_delay_s,
+                meter: meter.clone(),
             },
             budget: crate::budget_client::BudgetClient::new(
                 env.durable_object(BUDGET).map_err(|e| bind(BUDGET, e))?,
+                meter.clone(),
             ),
             anthropic: Arc::new(Anthropic::new(&config)),
             config: Arc::new(config),
+            meter,
         })
     }
 }
@@ -52,6 +62,7 @@ pub struct Lanes {
     high: Queue,
     bulk: Queue,
     bulk_delay_s: u32,
+    meter: Arc<Meter>,
 }
 
 impl Lanes {
@@ -83,6 +94,7 @@ impl Lanes {
         if delay > 0 {
             builder = builder.delay_seconds(delay);
         }
+        self.meter.count(Op::QueueSent, 1);
         self.queue(lane).send(builder.build()).await
     }
 
@@ -97,6 +109,7 @@ impl Lanes {
             if self.bulk_delay_s > 0 {
                 batch = batch.delay_seconds(self.bulk_delay_s);
             }
+            self.meter.count(Op::QueueSent, chunk.len() as u64);
             if let Err(e) = self.bulk.send_batch(batch.build()).await {
                 worker::console_error!("sending {} jobs to the bulk lane failed: {e}", chunk.len());
                 unsent.extend(chunk.iter().cloned());
@@ -107,6 +120,7 @@ impl Lanes {
 
     /// A health ping through the high lane.
     pub async fn ping(&self, sent_at: i64) -> worker::Result<()> {
+        self.meter.count(Op::QueueSent, 1);
         self.high.send(QueueMessage::Ping { sent_at }).await
     }
 }

@@ -19,6 +19,8 @@
 //! - `bench fairness [--jobs N]`: a whale's backlog and five small users under tight limits.
 //! - `bench e2e [--jobs N]`: a sync job end to end with a 0-latency simulator, p50/p95.
 //! - `bench render`: SPA and Worker sizes, the dashboard's first render in headless Chromium.
+//! - `bench cost [--jobs N]`: what a job of each kind asks of D1, R2, the queues and the Durable
+//!   Object over its life, and what a million a day would cost.
 //! - `sizes [--top N]`: the crates and functions that make the SPA and the Worker big.
 //! - `bench queries [--rows N[,M…]]`: dashboard, usage and DLQ queries over generated jobs at each size.
 //! - `bench load [--clients N] [--seconds S]`: the producers under 200 concurrent clients.
@@ -34,7 +36,7 @@ use xtask::proc::cargo;
 use xtask::stack::wrangler;
 use xtask::{build, step, testing, tools, Result};
 
-const USAGE: &str = "usage: cargo xtask <dev [--reset] [--auth] [--port N] [--sim-port N] | test [--suite NAME] [--jobs N] | build | chaos [--jobs N] [--kills K] | bench [all] | bench budget [--jobs N] | bench fairness [--jobs N] | bench e2e [--jobs N] | bench render | bench queries [--rows N] | bench load [--clients N] [--seconds S] | sizes [--top N] | key create --user NAME [--admin] [--port N] [--remote]>";
+const USAGE: &str = "usage: cargo xtask <dev [--reset] [--auth] [--port N] [--sim-port N] | test [--suite NAME] [--jobs N] | build | chaos [--jobs N] [--kills K] | bench [all] | bench budget [--jobs N] | bench fairness [--jobs N] | bench e2e [--jobs N] | bench render | bench queries [--rows N] | bench load [--clients N] [--seconds S] | bench cost [--jobs N] | sizes [--top N] | key create --user NAME [--admin] [--port N] [--remote]>";
 
 mod dev;
 
@@ -92,10 +94,10 @@ fn bench(args: &[String]) -> Result<()> {
     let which = args.first().map(String::as_str).unwrap_or("all");
     if !matches!(
         which,
-        "all" | "budget" | "fairness" | "queries" | "load" | "e2e" | "render"
+        "all" | "budget" | "fairness" | "queries" | "load" | "e2e" | "render" | "cost"
     ) {
         return Err(format!(
-            "unknown benchmark {which:?}; known: all (the default), budget, fairness, queries, load, e2e, render"
+            "unknown benchmark {which:?}; known: all (the default), budget, fairness, queries, load, e2e, render, cost"
         )
         .into());
     }

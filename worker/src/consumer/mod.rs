@@ -75,6 +75,9 @@ pub async fn handle_batch(batch: MessageBatch<Value>, state: Result<AppState, St
             return;
         }
     };
+    state
+        .meter
+        .count(crate::meter::Op::QueueDelivered, messages.len() as u64);
     let mut work = Vec::new();
     for msg in messages {
         match serde_json::from_value::<QueueMessage>(msg.body().clone()) {

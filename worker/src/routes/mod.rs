@@ -233,17 +233,19 @@ async fn d1_use_headers(
     req: axum::extract::Request,
     next: axum::middleware::Next,
 ) -> axum::response::Response {
+    let what = format!("fetch {} {}", req.method(), req.uri().path());
     let mut resp = next.run(req).await;
     if state.config.d1_stats {
-        let used = state.store.d1_use();
+        let used = state.meter.used();
         let h = resp.headers_mut();
         for (name, v) in [
-            ("x-d1-statements", used.statements),
-            ("x-d1-rows-read", used.rows_read),
-            ("x-d1-rows-written", used.rows_written),
+            ("x-d1-statements", used.d1_statements),
+            ("x-d1-rows-read", used.d1_rows_read),
+            ("x-d1-rows-written", used.d1_rows_written),
         ] {
             h.insert(name, axum::http::HeaderValue::from(v));
         }
+        crate::log_use(Some(state.meter.clone()), &what);
     }
     resp
 }

@@ -46,7 +46,9 @@ impl Store {
             oldest: Option<i64>,
         }
         let sql = format!(
-            "SELECT COUNT(*) AS n, MIN(accumulated_at) AS oldest FROM jobs WHERE {}",
+            // Named: without statistics the planner would walk every queued job by status.
+            "SELECT COUNT(*) AS n, MIN(accumulated_at) AS oldest FROM jobs \
+             INDEXED BY idx_jobs_waiting WHERE {}",
             waiting()
         );
         let row: Option<Row> = self.first(&sql, &[]).await?;
@@ -73,7 +75,7 @@ impl Store {
             Statement(self.stmt(
                 &format!(
                     "UPDATE jobs SET flush_id = ?1, updated_at = ?2 WHERE id IN (SELECT id FROM jobs \
-                     WHERE {} ORDER BY accumulated_at LIMIT ?3)",
+                     INDEXED BY idx_jobs_waiting WHERE {} ORDER BY accumulated_at LIMIT ?3)",
                     waiting()
                 ),
                 &[flush.into(), num(now), num(size as i64)],

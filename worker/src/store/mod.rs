@@ -34,7 +34,6 @@ pub mod sql;
 mod sql_tests;
 pub mod uploads;
 
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use pipeline::money::UsdMicros;
@@ -44,63 +43,30 @@ use worker::{D1Database, D1PreparedStatement, D1Result};
 
 pub use row::JobRow;
 
-/// The D1 database, resolved once per invocation, with what this invocation asked of it.
+use crate::meter::Meter;
+
+/// The D1 database, resolved once per invocation, with the invocation's [`Meter`].
 #[derive(Clone)]
 pub struct Store {
     db: Arc<D1Database>,
     meter: Arc<Meter>,
 }
 
-/// D1 statements run and rows read and written (as D1 reports them in each result's `meta`) by
-/// one invocation: the `x-d1-*` headers and the per-invocation log line of `cargo xtask bench
-/// cost`.
-#[derive(Debug, Default)]
-pub struct Meter {
-    statements: AtomicU64,
-    rows_read: AtomicU64,
-    rows_written: AtomicU64,
-}
-
-/// A [`Meter`]'s figures.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
-pub struct D1Use {
-    pub statements: u64,
-    pub rows_read: u64,
-    pub rows_written: u64,
-}
-
-impl Meter {
-    fn record(&self, r: &D1Result) {
-        self.statements.fetch_add(1, Ordering::Relaxed);
-        if let Ok(Some(m)) = r.meta() {
-            let add = |c: &AtomicU64, v: Option<usize>| {
-                c.fetch_add(v.unwrap_or(0) as u64, Ordering::Relaxed);
-            };
-            add(&self.rows_read, m.rows_read);
-            add(&self.rows_written, m.rows_written);
-        }
-    }
-
-    pub fn used(&self) -> D1Use {
-        D1Use {
-            statements: self.statements.load(Ordering::Relaxed),
-            rows_read: self.rows_read.load(Ordering::Relaxed),
-            rows_written: self.rows_written.load(Ordering::Relaxed),
-        }
-    }
+/// Counts one D1 result on the meter.
+fn record(meter: &Meter, r: &D1Result) {
+    let (read, written) = match r.meta() {
+        Ok(Some(m)) => (m.rows_read, m.rows_written),
+        _ => (None, None),
+    };
+    meter.d1(read, written);
 }
 
 impl Store {
-    pub fn new(db: D1Database) -> Store {
+    pub fn new(db: D1Database, meter: Arc<Meter>) -> Store {
         Store {
             db: Arc::new(db),
-            meter: Arc::default(),
+            meter,
         }
-    }
-
-    /// What this invocation asked of D1 so far.
-    pub fn d1_use(&self) -> D1Use {
-        self.meter.used()
     }
 
     /// A statement with its parameters bound.
@@ -111,7 +77,7 @@ impl Store {
     /// Runs one write; answers how many rows it changed.
     async fn run(&self, sql: &str, args: &[JsValue]) -> worker::Result<usize> {
         let r = self.stmt(sql, args)?.run().await?;
-        self.meter.record(&r);
+        record(&self.meter, &r);
         changes(&r)
     }
 
@@ -121,7 +87,7 @@ impl Store {
         args: &[JsValue],
     ) -> worker::Result<Vec<T>> {
         let r = self.stmt(sql, args)?.all().await?;
-        self.meter.record(&r);
+        record(&self.meter, &r);
         r.results()
     }
 
@@ -158,7 +124,7 @@ impl Store {
             .batch(statements.into_iter().map(|s| s.0).collect())
             .await?;
         for r in &results {
-            self.meter.record(r);
+            record(&self.meter, r);
         }
         Ok(results)
     }
@@ -171,7 +137,7 @@ impl Store {
     /// Runs a prepared write alone.
     pub async fn run_one(&self, s: Statement) -> worker::Result<usize> {
         let r = s.0.run().await?;
-        self.meter.record(&r);
+        record(&self.meter, &r);
         changes(&r)
     }
 }

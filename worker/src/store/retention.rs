@@ -82,29 +82,28 @@ fn terminal() -> impl Iterator<Item = Status> {
 }
 
 impl Store {
-    /// Finished jobs last changed before `before`, after `from`, at most `limit` per status.
+    /// Finished jobs last changed before `before`, after `from`, at most `limit` per status:
+    /// one statement, a limited walk of one index range per terminal status.
     pub async fn due_jobs(
         &self,
         before: i64,
         from: &WalkCursor,
         limit: u32,
     ) -> worker::Result<Vec<DueJob>> {
-        let mut out = Vec::new();
-        for status in terminal() {
-            let rows: Vec<DueJob> = self
-                .all(
-                    &due_sql(status),
-                    &[
-                        num(before),
-                        num(from.updated_at),
-                        from.id.as_str().into(),
-                        num(limit as i64),
-                    ],
-                )
-                .await?;
-            out.extend(rows);
-        }
-        Ok(out)
+        let sql = terminal()
+            .map(|s| format!("SELECT * FROM ({})", due_sql(s)))
+            .collect::<Vec<_>>()
+            .join(" UNION ALL ");
+        self.all(
+            &sql,
+            &[
+                num(before),
+                num(from.updated_at),
+                from.id.as_str().into(),
+                num(limit as i64),
+            ],
+        )
+        .await
     }
 
     /// Deletes these finished jobs with their audit entries and attempt logs, in one

@@ -30,6 +30,7 @@ const RPM: u32 = 60;
 const ITPM: u32 = 40_000;
 const OTPM: u32 = 8_000;
 
+mod cost;
 mod e2e;
 mod fairness;
 mod load;
@@ -37,7 +38,7 @@ mod queries;
 mod render;
 
 /// Every benchmark, in the order `all` runs them (and the results file shows them).
-const ALL: [(&str, &str); 6] = [
+const ALL: [(&str, &str); 7] = [
     ("render", "Sizes and the dashboard's first render"),
     ("e2e", "Sync job end to end"),
     ("load", "Producers under load"),
@@ -46,6 +47,10 @@ const ALL: [(&str, &str); 6] = [
     (
         "queries",
         "Dashboard, usage and DLQ queries at 1,000,000 jobs",
+    ),
+    (
+        "cost",
+        "What a job asks of the platform, and a million a day",
     ),
 ];
 
@@ -59,8 +64,9 @@ fn main() {
         Some("load") => load::run(&args),
         Some("e2e") => e2e::run(&args),
         Some("render") => render::run(&args),
+        Some("cost") => cost::run(&args),
         _ => {
-            eprintln!("usage: bench [all] | bench budget [--jobs N] | bench fairness [--jobs N] | bench queries [--rows N] | bench load [--clients N] [--seconds S] | bench e2e [--jobs N] | bench render");
+            eprintln!("usage: bench [all] | bench budget [--jobs N] | bench fairness [--jobs N] | bench queries [--rows N] | bench load [--clients N] [--seconds S] | bench e2e [--jobs N] | bench render | bench cost [--jobs N]");
             std::process::exit(2);
         }
     }
