@@ -126,13 +126,19 @@ async fn a_100000_request_batch_settles_in_bounded_memory_and_a_restart_loses_an
     let mut reports = vec![first];
     let mut rss = vec![s.runtime_memory_kib().0];
 
-    // The second is killed part-way (D1 is not read meanwhile: a `wrangler d1 execute` beside
-    // a running request can make the local runtime restart it): what it committed stays, what
-    // it had not is redone.
+    // The second is killed part-way, once it has stored 1,000 answers (ten chunks; counted on
+    // disk — D1 is not read meanwhile: a `wrangler d1 execute` beside a running request can make
+    // the local runtime restart it): what it committed stays, what it had not is redone.
     let s2 = s.clone();
     let second = Instant::now();
     let killed = tokio::spawn(async move { poll(&s2).await });
-    tokio::time::sleep(Duration::from_secs(3)).await;
+    let stored_first = objects_before + lines as usize;
+    end2end::waits::eventually(
+        "the second poll stores answers",
+        Duration::from_secs(300),
+        || async { (s.r2_objects() >= stored_first + 1_000).then_some(()) },
+    )
+    .await;
     s.restart_now().await;
     let killed = killed.await.unwrap();
     assert!(
@@ -152,7 +158,7 @@ async fn a_100000_request_batch_settles_in_bounded_memory_and_a_restart_loses_an
     // The local runtime now and then restarts the Worker between polls (a plain-text 503 "Your
     // worker restarted mid-request"): that poll is simply asked again.
     let mut refused = 0;
-    for _ in 0..(2 * N as u64 / PER_RUN + 10) {
+    for _ in 0..(4 * N as u64 / PER_RUN + 20) {
         let Some(r) = poll(&s).await else {
             refused += 1;
             tokio::time::sleep(Duration::from_secs(1)).await;
