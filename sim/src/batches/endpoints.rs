@@ -296,12 +296,29 @@ pub async fn results(
                 "Batch {id} has not finished processing; its results are not available yet."
             )));
         }
-        let mut body = String::new();
-        for line in &b.results {
-            body.push_str(&line.to_string());
-            body.push('\n');
-        }
-        let resp = ([("content-type", "application/x-jsonl")], body).into_response();
+        // Streamed a few hundred lines at a time, as the real endpoint streams its file: the
+        // headers go out at once, and a reader that stops early costs only what it read.
+        let lines = std::sync::Arc::new(b.results.clone());
+        let chunks = futures_util::stream::unfold(0usize, move |at| {
+            let lines = lines.clone();
+            async move {
+                if at >= lines.len() {
+                    return None;
+                }
+                let end = (at + 500).min(lines.len());
+                let mut chunk = String::new();
+                for line in &lines[at..end] {
+                    chunk.push_str(&line.to_string());
+                    chunk.push('\n');
+                }
+                Some((Ok::<_, std::convert::Infallible>(chunk), end))
+            }
+        });
+        let resp = (
+            [("content-type", "application/x-jsonl")],
+            axum::body::Body::from_stream(chunks),
+        )
+            .into_response();
         Ok(with_headers(resp, vec![]))
     })
     .await
