@@ -10,7 +10,7 @@ use crate::clock::DAY_MS;
 pub const HOUR_MS: i64 = 3_600_000;
 
 /// How long each kind of data is kept, and how much one cron run deletes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 pub struct Retention {
     /// Finished jobs (`RETAIN_JOBS_DAYS`, default 90), with their audit entries.
     pub jobs_days: i64,

@@ -77,41 +77,20 @@ async fn missing(state: &AppState, batch_id: &str, report: &mut PollReport) -> w
             since_ms / 1000
         )),
         Missing::GiveUp => {
-            let mut dead = Vec::new();
-            let mut released = 0u64;
-            // A slice at a time: a lost batch may hold 100,000 jobs.
-            loop {
-                let rows = store.in_batch(batch_id, SLICE).await?;
-                let canceled = store.awaiting_bill(batch_id, SLICE).await?;
-                if rows.is_empty() && canceled.is_empty() {
-                    break;
-                }
-                let mut statements = Vec::with_capacity(rows.len() + canceled.len());
-                for row in &rows {
-                    let outcome = lost_batch_job(batch_id, row.batch_tries.max(0) as u32);
-                    let done = Done { batch_id, now };
-                    statements.push(carry_out(state, &row.id, outcome, done, report, &mut dead)?);
-                }
-                for row in &canceled {
-                    statements.push(store.record_bill(&row.id, batch_id, None, None)?);
-                }
-                released += rows.len() as u64;
-                store.batch(statements).await?;
-            }
-            let rows_len = released;
+            let released = end_remaining(state, batch_id, report, |row| {
+                lost_batch_job(batch_id, row.batch_tries.max(0) as u32)
+            })
+            .await?;
             use pipeline::ops::metrics::Unrecorded;
             store.count(Unrecorded::LOST_BATCHES, now).await?;
             store
-                .count_by(Unrecorded::LOST_BATCH_JOBS, rows_len, now)
+                .count_by(Unrecorded::LOST_BATCH_JOBS, released, now)
                 .await?;
             report.batches_lost += 1;
             report.errors.push(format!(
-                "{batch_id}: given up after {} s unknown to the API; {rows_len} jobs released",
+                "{batch_id}: given up after {} s unknown to the API; {released} jobs released",
                 state.config.batch_lost_after_s,
             ));
-            for id in dead {
-                crate::consumer::announce_dead_letter(state, &id).await;
-            }
         }
     }
     Ok(())
@@ -251,7 +230,11 @@ async fn settle_batch(
         read += settle_lines(state, batch_id, &chunk, report).await?;
     }
     report.result_lines += read;
-    end_unnamed(state, batch_id, report).await
+    end_remaining(state, batch_id, report, |_| {
+        Outcome::Fail("the job is missing from its batch's results".into())
+    })
+    .await?;
+    Ok(())
 }
 
 /// Settles the jobs these lines name, with the cursor after the last line, in one transaction;
@@ -332,21 +315,24 @@ async fn settle_lines(
     Ok(lines.len() as u64)
 }
 
-/// The whole body was read: a submitted job it did not name is missing from it (failed), and
-/// a job canceled inside the batch without a line billed nothing (it stops waiting). A slice
-/// at a time.
-async fn end_unnamed(
+/// Ends what is left of a batch, a slice at a time (it may hold 100,000 jobs): each submitted
+/// job by `outcome` — missing from results that were read to their end, or released from a
+/// batch given up — and each job canceled inside it stops waiting for a bill that will not come.
+/// Answers how many submitted jobs it ended.
+async fn end_remaining(
     state: &AppState,
     batch_id: &str,
     report: &mut PollReport,
-) -> worker::Result<()> {
+    outcome: impl Fn(&crate::store::JobRow) -> Outcome,
+) -> worker::Result<u64> {
     let store = &state.store;
-    let scope = Scope::InBatch(batch_id);
+    let mut dead = Vec::new();
+    let mut ended = 0u64;
     loop {
         let rows = store.in_batch(batch_id, SLICE).await?;
         let canceled = store.awaiting_bill(batch_id, SLICE).await?;
         if rows.is_empty() && canceled.is_empty() {
-            return Ok(());
+            break;
         }
         let now = now_ms();
         let mut statements = Vec::with_capacity(rows.len() + canceled.len());
@@ -354,10 +340,21 @@ async fn end_unnamed(
             statements.push(store.record_bill(&row.id, batch_id, None, None)?);
         }
         for row in &rows {
-            let missing = Failure::new("the job is missing from its batch's results");
-            statements.push(store.fail(&row.id, &missing, None, now, scope)?);
-            report.jobs_failed += 1;
+            let done = Done { batch_id, now };
+            statements.push(carry_out(
+                state,
+                &row.id,
+                outcome(row),
+                done,
+                report,
+                &mut dead,
+            )?);
         }
+        ended += rows.len() as u64;
         store.batch(statements).await?;
     }
+    for id in dead {
+        crate::consumer::announce_dead_letter(state, &id).await;
+    }
+    Ok(ended)
 }

@@ -233,9 +233,12 @@ async fn d1_use_headers(
     req: axum::extract::Request,
     next: axum::middleware::Next,
 ) -> axum::response::Response {
-    let what = format!("fetch {} {}", req.method(), req.uri().path());
+    let what = state
+        .config
+        .d1_stats
+        .then(|| format!("fetch {} {}", req.method(), req.uri().path()));
     let mut resp = next.run(req).await;
-    if state.config.d1_stats {
+    if let Some(what) = what {
         let used = state.meter.used();
         let h = resp.headers_mut();
         for (name, v) in [

@@ -14,12 +14,8 @@ use crate::routes::AppState;
 /// The policy in force (`RETAIN_*`, `RETENTION_SLICE`) and the last run.
 #[derive(Debug, Serialize)]
 struct RetentionView {
-    jobs_days: i64,
-    blobs_days: i64,
-    attempts_days: i64,
-    idempotency_hours: i64,
-    metrics_days: i64,
-    slice: u32,
+    #[serde(flatten)]
+    policy: pipeline::retention::Retention,
     last_run_at: Option<i64>,
     last_run: Option<String>,
 }
@@ -30,15 +26,9 @@ pub async fn get(
     Caller(caller): Caller,
 ) -> Result<Response, AppError> {
     caller.require_admin("see retention")?;
-    let p = state.config.retention;
     let last = state.store.last_beat(crate::retention::BEAT).await?;
     Ok(Json(RetentionView {
-        jobs_days: p.jobs_days,
-        blobs_days: p.blobs_days,
-        attempts_days: p.attempts_days,
-        idempotency_hours: p.idempotency_hours,
-        metrics_days: p.metrics_days,
-        slice: p.slice,
+        policy: state.config.retention,
         last_run_at: last.as_ref().map(|b| b.at as i64),
         last_run: last.and_then(|b| b.detail),
     })

@@ -113,19 +113,13 @@ impl Store {
         ids: &[String],
     ) -> worker::Result<Vec<JobRow>> {
         let mut out = Vec::new();
-        // D1 binds at most 100 parameters per statement.
-        for chunk in ids.chunks(90) {
-            let marks = (2..chunk.len() + 2)
-                .map(|i| format!("?{i}"))
-                .collect::<Vec<_>>()
-                .join(",");
+        for chunk in ids.chunks(super::IDS_PER_STATEMENT) {
+            let (marks, args) = super::with_ids(vec![JsValue::from_str(batch_id)], chunk);
             let sql = format!(
                 "SELECT {COLUMNS} FROM jobs WHERE anthropic_batch_id = ?1 AND id IN ({marks}) \
                  AND ({} OR awaiting_bill = 1)",
                 Status::sql_in(&[Status::Submitted])
             );
-            let mut args = vec![JsValue::from_str(batch_id)];
-            args.extend(chunk.iter().map(|i| JsValue::from_str(i)));
             out.extend(self.all::<JobRow>(&sql, &args).await?);
         }
         Ok(out)

@@ -62,9 +62,8 @@ impl Store {
             period: String,
             committed_micros: f64,
         }
-        let day_start = now.div_euclid(DAY_MS) * DAY_MS;
         let spent: Option<Spent> = self
-            .first(sql::SPENT, &[user.into(), num(day_start / DAY_MS)])
+            .first(sql::SPENT, &[user.into(), num(now.div_euclid(DAY_MS))])
             .await?;
         let (day, month) = periods(now);
         let committed: Vec<Committed> = self

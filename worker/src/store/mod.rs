@@ -175,8 +175,25 @@ fn opt(v: Option<&str>) -> JsValue {
 
 /// `?1, ?2, …, ?n`.
 fn marks(n: usize) -> String {
-    (1..=n)
+    marks_from(1, n)
+}
+
+/// `?first, …, ?(first + n − 1)`.
+fn marks_from(first: usize, n: usize) -> String {
+    (first..first + n)
         .map(|i| format!("?{i}"))
         .collect::<Vec<_>>()
         .join(",")
+}
+
+/// Ids bound in one statement at most (D1 binds at most 100 parameters per statement).
+const IDS_PER_STATEMENT: usize = 90;
+
+/// The marks of `ids` numbered after `before` (the statement's other parameters, which come
+/// first), and all of them to bind.
+fn with_ids(before: Vec<JsValue>, ids: &[String]) -> (String, Vec<JsValue>) {
+    let marks = marks_from(before.len() + 1, ids.len());
+    let mut args = before;
+    args.extend(ids.iter().map(|i| JsValue::from_str(i)));
+    (marks, args)
 }

@@ -119,19 +119,13 @@ impl Store {
         before: i64,
     ) -> worker::Result<(u64, u64, u64)> {
         let (mut jobs, mut audit, mut attempts) = (0, 0, 0);
-        // D1 binds at most 100 parameters per statement.
-        for chunk in ids.chunks(90) {
-            let marks = (2..chunk.len() + 2)
-                .map(|i| format!("?{i}"))
-                .collect::<Vec<_>>()
-                .join(",");
+        for chunk in ids.chunks(super::IDS_PER_STATEMENT) {
+            let (marks, args) = super::with_ids(vec![num(before)], chunk);
             let guard = format!(
                 "SELECT id FROM jobs WHERE id IN ({marks}) AND status IN ({}) \
                  AND awaiting_bill = 0 AND updated_at < ?1",
                 Status::terminal_sql_list()
             );
-            let mut args = vec![num(before)];
-            args.extend(chunk.iter().map(|i| wasm_bindgen::JsValue::from_str(i)));
             let results = self
                 .batch(vec![
                     Statement(self.stmt(

@@ -74,7 +74,7 @@ impl Use {
     ///   (developers.cloudflare.com/queues/platform/pricing/);
     /// - Durable Objects requests $0.15 / million
     ///   (developers.cloudflare.com/durable-objects/platform/pricing/).
-    fn monthly_usd(&self, jobs_per_month: f64) -> [(&'static str, f64); 6] {
+    fn monthly_usd(&self, jobs_per_month: f64) -> [(&'static str, f64); 5] {
         let m = jobs_per_month / 1e6;
         [
             ("Workers requests", self.invocations * m * 0.30),
@@ -88,7 +88,6 @@ impl Use {
             ),
             ("Queues", self.queue_ops() * m * 0.40),
             ("Durable Objects", self.do_requests * m * 0.15),
-            ("total", 0.0),
         ]
     }
 }
@@ -145,15 +144,8 @@ impl Phase {
 
 pub fn run(args: &[String]) {
     let jobs = (crate::arg(args, "--jobs", 40) as usize / 4).max(1) * 4;
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .expect("tokio runtime");
-    let knobs = sim::Knobs {
-        latency_ms: 0,
-        latency_per_token_ms: 0.0,
-        ..sim::Knobs::default()
-    };
+    let rt = crate::runtime();
+    let knobs = crate::instant_sim();
     // Batch jobs wait for the flush the benchmark asks for.
     let stack = std::sync::Arc::new(spawn_stack_with(
         "bench-cost",
@@ -300,7 +292,7 @@ async fn run_phase(s: &std::sync::Arc<TestStack>, phase: Phase, n: usize) {
 async fn flush_and_poll(s: &std::sync::Arc<TestStack>, ids: &[String]) {
     let admin = s.user("cost-admin");
     // The bulk lane delivers after its delay; the consumer accumulates, then a flush takes them.
-    client_wait(Duration::from_secs(5)).await;
+    tokio::time::sleep(Duration::from_secs(5)).await;
     for _ in 0..60 {
         admin.post_ok("/api/batches/flush").await;
         admin.post_ok("/api/batches/poll").await;
@@ -314,12 +306,8 @@ async fn flush_and_poll(s: &std::sync::Arc<TestStack>, ids: &[String]) {
         if done == ids.len() {
             return;
         }
-        client_wait(Duration::from_secs(1)).await;
+        tokio::time::sleep(Duration::from_secs(1)).await;
     }
-}
-
-async fn client_wait(d: Duration) {
-    tokio::time::sleep(d).await;
 }
 
 fn render(jobs: usize, rows: &[(Phase, Use, Use)], idle: &Use, bytes_per_job: f64) -> String {
@@ -377,7 +365,7 @@ fn render(jobs: usize, rows: &[(Phase, Use, Use)], idle: &Use, bytes_per_job: f6
         let parts = u.monthly_usd(per_month);
         let total: f64 = parts.iter().map(|p| p.1).sum();
         t.push_str(&format!("| {} |", phase.label()));
-        for (_, usd) in &parts[..5] {
+        for (_, usd) in &parts {
             t.push_str(&format!(" {usd:.2} |"));
         }
         t.push_str(&format!(" {total:.2} |\n"));

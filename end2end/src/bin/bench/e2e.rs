@@ -16,15 +16,8 @@ use serde_json::{json, Value};
 
 pub fn run(args: &[String]) {
     let jobs = crate::arg(args, "--jobs", 100) as usize;
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .expect("tokio runtime");
-    let knobs = sim::Knobs {
-        latency_ms: 0,
-        latency_per_token_ms: 0.0,
-        ..sim::Knobs::default()
-    };
+    let rt = crate::runtime();
+    let knobs = crate::instant_sim();
     let stack = spawn_stack_with("bench-e2e", &rt, knobs, Vec::new());
     let mut rows = Vec::new();
     rt.block_on(async {

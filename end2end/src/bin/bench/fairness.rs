@@ -28,10 +28,7 @@ fn body(who: &str, i: usize) -> Value {
 
 pub fn run(args: &[String]) {
     let whale_jobs = arg(args, "--jobs", 150) as usize;
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .expect("tokio runtime");
+    let rt = crate::runtime();
     let stack = Arc::new(limited_stack("bench-fairness", &rt, [RPM, ITPM, OTPM], &[]));
     let table = rt.block_on(pass(&stack, whale_jobs));
     drop(stack);

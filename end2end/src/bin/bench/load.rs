@@ -14,10 +14,7 @@ use end2end::spawn_stack_with;
 pub fn run(args: &[String]) {
     let clients = crate::arg(args, "--clients", 200) as usize;
     let seconds = crate::arg(args, "--seconds", 10);
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .expect("tokio runtime");
+    let rt = crate::runtime();
     let stack = spawn_stack_with("bench-load", &rt, sim::Knobs::default(), Vec::new());
     let base = Arc::new(stack.base_url.clone());
     eprintln!("==> {clients} clients for {seconds} s");

@@ -72,6 +72,23 @@ fn main() {
     }
 }
 
+/// The multi-threaded runtime each benchmark drives its clients on.
+pub fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .expect("tokio runtime")
+}
+
+/// A simulator that answers at once (what the pipeline adds is what is measured).
+pub fn instant_sim() -> sim::Knobs {
+    sim::Knobs {
+        latency_ms: 0,
+        latency_per_token_ms: 0.0,
+        ..sim::Knobs::default()
+    }
+}
+
 /// The number after `name` on the command line (`--jobs 200`), or `default`.
 pub fn arg(args: &[String], name: &str, default: u64) -> u64 {
     args.iter()
@@ -173,10 +190,7 @@ fn header() -> String {
 
 fn budget(args: &[String]) {
     let jobs = arg(args, "--jobs", 500) as usize;
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .expect("tokio runtime");
+    let rt = runtime();
     let mut rows = Vec::new();
     for enforce in [true, false] {
         let label = if enforce { "on" } else { "off" };

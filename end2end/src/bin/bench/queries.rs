@@ -36,10 +36,7 @@ pub fn run(args: &[String]) {
         .map(|v| v.split(',').filter_map(|n| n.trim().parse().ok()).collect())
         .filter(|v: &Vec<u64>| !v.is_empty())
         .unwrap_or_else(|| vec![1_000_000]);
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .expect("tokio runtime");
+    let rt = crate::runtime();
     let stack = spawn_stack_with("bench-queries", &rt, sim::Knobs::default(), Vec::new());
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)

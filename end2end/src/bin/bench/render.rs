@@ -37,10 +37,7 @@ const LOADS: usize = 5;
 
 pub fn run(_args: &[String]) {
     sizes();
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .expect("tokio runtime");
+    let rt = crate::runtime();
     let stack = std::sync::Arc::new(spawn_stack("bench-render", &rt));
     let table = rt.block_on(async {
         history(&stack).await;
