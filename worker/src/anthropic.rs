@@ -117,7 +117,10 @@ impl Anthropic {
 
     /// The JSONL results at a batch's `results_url`, as a stream of bytes (a batch of 100,000
     /// answers is far larger than what an isolate should hold). The timeout covers the answer's
-    /// headers; the body is read at the caller's pace.
+    /// headers; the body is read at the caller's pace. The endpoint "streams the results of a
+    /// Message Batch as a .jsonl file", one result per line, "not guaranteed to be in the same
+    /// order as requests" — matched by `custom_id`
+    /// (docs.anthropic.com/en/api/retrieving-message-batch-results).
     pub async fn batch_results(&self, url: &str) -> Result<worker::ByteStream, CallOutcome> {
         let net = |e: worker::Error| CallOutcome::Network(e.to_string());
         let headers = Headers::new();

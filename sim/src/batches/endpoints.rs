@@ -296,8 +296,10 @@ pub async fn results(
                 "Batch {id} has not finished processing; its results are not available yet."
             )));
         }
-        // Streamed a few hundred lines at a time, as the real endpoint streams its file: the
-        // headers go out at once, and a reader that stops early costs only what it read.
+        // Streamed a few hundred lines at a time, as the real endpoint "streams the results of a
+        // Message Batch as a .jsonl file" (docs.anthropic.com/en/api/retrieving-message-batch-results):
+        // the headers go out at once, and a reader that stops early costs only what it read.
+        // Request order is one order the docs allow ("not guaranteed to be in the same order").
         let lines = std::sync::Arc::new(b.results.clone());
         let chunks = futures_util::stream::unfold(0usize, move |at| {
             let lines = lines.clone();
