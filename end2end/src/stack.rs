@@ -6,7 +6,6 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use xtask::paths::target_dir;
-use xtask::proc::free_port;
 use xtask::stack::{Stack, StackOptions};
 use xtask::wrangler_config::{LocalSettings, Profile};
 
@@ -182,7 +181,7 @@ pub fn spawn_stack_with(
     let state_dir = target_dir().join("e2e").join(suite);
     let artifacts = state_dir.join("artifacts");
     let opts = StackOptions {
-        port: free_port().expect("free port"),
+        port: 0,
         state_dir,
         fresh: true,
         settings: LocalSettings {

@@ -152,8 +152,36 @@ pub fn interrupted() -> bool {
     INTERRUPTED.load(Ordering::SeqCst)
 }
 
-/// A free TCP port on 127.0.0.1 (bound and released; good enough for local tooling).
+/// A free TCP port on 127.0.0.1, chosen below the kernel's ephemeral range: a port from that
+/// range (what binding port 0 answers) can be taken again at once by any outgoing connection or
+/// by another suite's `bind(0)` before the server that was meant to have it binds it. Still only
+/// free when checked: [`crate::stack::Stack::start`] picks again when wrangler finds it taken.
 pub fn free_port() -> Result<u16> {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let ephemeral_low = std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range")
+        .ok()
+        .and_then(|t| t.split_whitespace().next()?.parse::<u16>().ok())
+        .unwrap_or(32768);
+    let (low, high) = (10_000u16, ephemeral_low.saturating_sub(1));
+    if high > low + 1_000 {
+        let span = u64::from(high - low);
+        let seed = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos() as u64)
+            .unwrap_or(0)
+            ^ (u64::from(std::process::id()) << 20);
+        for _ in 0..256 {
+            let n = NEXT.fetch_add(1, Ordering::SeqCst);
+            // splitmix64 of (seed, n): spread over the span, different in each process.
+            let mut z = seed.wrapping_add(n.wrapping_mul(0x9E37_79B9_7F4A_7C15));
+            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+            let port = low + ((z ^ (z >> 31)) % span) as u16;
+            if !port_in_use(port) {
+                return Ok(port);
+            }
+        }
+    }
     Ok(std::net::TcpListener::bind("127.0.0.1:0")?
         .local_addr()?
         .port())

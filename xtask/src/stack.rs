@@ -14,6 +14,7 @@ use crate::{http, step, Result};
 /// How to start a stack.
 #[derive(Debug, Clone)]
 pub struct StackOptions {
+    /// The port to serve on; 0 picks a free one (and another one if wrangler finds it taken).
     pub port: u16,
     pub state_dir: PathBuf,
     /// Wipe the state directory first.
@@ -98,17 +99,38 @@ impl Stack {
             "wrangler d1 migrations apply",
         )?;
 
-        let wrangler = spawn_dev(&config, &persist, opts.port, &opts.state_dir)?;
-        let mut stack = Stack {
-            port: opts.port,
-            base_url: format!("http://127.0.0.1:{}", opts.port),
-            state_dir: opts.state_dir,
-            config,
-            persist,
-            wrangler,
-        };
-        stack.wait_ready(Duration::from_secs(120))?;
-        Ok(stack)
+        let mut tries = 0;
+        loop {
+            tries += 1;
+            let port = match opts.port {
+                0 => free_port()?,
+                p => p,
+            };
+            let wrangler = spawn_dev(&config, &persist, port, &opts.state_dir)?;
+            let mut stack = Stack {
+                port,
+                base_url: format!("http://127.0.0.1:{port}"),
+                state_dir: opts.state_dir.clone(),
+                config: config.clone(),
+                persist: persist.clone(),
+                wrangler,
+            };
+            match stack.wait_ready(Duration::from_secs(120)) {
+                Ok(()) => return Ok(stack),
+                // A port that was free when picked can be taken before workerd binds it (its
+                // own or the inspector's): pick both again.
+                Err(e)
+                    if opts.port == 0
+                        && tries < 4
+                        && e.to_string().contains("Address already in use") =>
+                {
+                    step(&format!(
+                        "port {port} was taken before wrangler bound it; again"
+                    ));
+                }
+                Err(e) => return Err(e),
+            }
+        }
     }
 
     /// Resident memory of the local runtime's `workerd` processes (the Worker's isolates live in
