@@ -303,7 +303,9 @@ async fn the_rollup_equals_a_scan_after_every_kind_of_write_and_a_rebuild_repair
         .await;
     assert!(status == 200 || status == 202, "{status} {replay}");
     // The replay runs from the lane: its second refusal is counted when it has ended.
-    let again = replay["job_id"].as_str().expect("the replay's job id");
+    let again = replay["replayed"][0]["job_id"]
+        .as_str()
+        .expect("the replay's job id");
     client.job_reaches(again, "failed", WAIT).await;
     let check = s.user(ADMIN).get_ok("/api/usage/rollups").await;
     assert_eq!(check["consistent"], true, "{check}");
