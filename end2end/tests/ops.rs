@@ -544,10 +544,7 @@ async fn every_ops_list_and_aggregate_is_served_by_an_index(s: Arc<TestStack>) {
         ),
         ("spent", literal(sql::SPENT, &[text("ann"), int(0)])),
         ("rollout", literal(sql::ROLLOUT, &[int(0), int(1 << 50)])),
-        (
-            "ended",
-            literal(sql::ENDED, &[int(0), int(1 << 50), int(100)]),
-        ),
+        ("ended", literal(sql::ENDED, &[int(1 << 50), int(100)])),
         ("pending", sql::pending()),
         ("dead now", sql::DEAD_NOW.to_string()),
         ("user queued", literal(sql::USER_QUEUED, &[text("ann")])),

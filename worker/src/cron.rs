@@ -1,13 +1,21 @@
 //! The scheduled handler. It runs every minute in production (and is triggered by the dev tooling
-//! and the tests locally): heartbeat, flush due bulk accumulations, resolve flushes of unknown
-//! outcome, poll open batches, reconcile stuck rows, write the metrics row and raise the DLQ alert,
-//! then apply retention (a bounded slice).
+//! and the tests locally): flush due bulk accumulations and poll open batches, resolve flushes
+//! of unknown outcome, reconcile stuck rows, write the metrics row (with the heartbeat) and
+//! raise the DLQ alert, and apply retention (a bounded slice). An idle run is two D1 round
+//! trips — one batch of every read and first write, one transaction of the rest — and one call
+//! to the budget object beside the first.
 
 use worker::ScheduledEvent;
+
+use pipeline::status::Lane;
 
 use crate::config::now_ms;
 use crate::message_batches::{flush, poll};
 use crate::services::AppState;
+use crate::store::batch_results::open_batches_of;
+use crate::store::flushes::{waiting_of, Stranded};
+use crate::store::jobs::reconciled;
+use crate::store::ops::CronReads;
 
 pub async fn run(event: &ScheduledEvent, state: Result<AppState, String>) {
     let state = match state {
@@ -18,20 +26,70 @@ pub async fn run(event: &ScheduledEvent, state: Result<AppState, String>) {
         }
     };
     let detail = format!("cron {}", event.cron());
-    if let Err(e) = state.store.beat("cron", now_ms(), &detail).await {
-        worker::console_error!("cron heartbeat failed: {e}");
+    let started = now_ms();
+    if let Err(e) = minute(&state, &detail).await {
+        worker::console_error!("cron: {e}");
     }
-    // Three independent chains, side by side (their round trips to D1, R2 and the API
-    // overlap): the Message Batches (flush, recovery, poll), the reconciler, and the operator's
-    // side (metrics row and DLQ alert, then retention). None touches what another decides on:
-    // the flush takes accumulated jobs, the reconciler only jobs not accumulated, retention only
-    // finished ones.
-    let batches = async {
-        flush::flush_due(&state, false).await;
-        if let Err(e) = flush::recover(&state).await {
-            worker::console_error!("flush recovery failed: {e}");
-        }
-        match poll::poll(&state).await {
+    if state.config.d1_stats {
+        // Local stacks only (the clock stands still inside a deployed invocation).
+        worker::console_log!("cron timing: {} ms", now_ms() - started);
+    }
+}
+
+/// One run. Everything it reads, and its first writes, go to D1 in one round trip (with the
+/// budget object's state beside it): the waiting count, the open batches and the stranded
+/// flushes, the metrics row's figures and the DLQ alert's state, the reconciler's expiry and
+/// take-back, retention's walk and small deletes. Then, side by side (their round trips to D1,
+/// R2, the queues and the API overlap): the flush (then, if it created a batch, a poll of every
+/// open batch; else of those read), the recovery of flushes of unknown outcome, the
+/// re-enqueues, and retention's deletes when any is due; then one transaction for the metrics
+/// row, the heartbeats and the reports. None of these touches what another decides on: the
+/// flush takes accumulated jobs, the recovery only flushes stranded for longer than a call can
+/// last, the reconciler only jobs not accumulated, retention only finished ones.
+async fn minute(state: &AppState, beat: &str) -> worker::Result<()> {
+    let now = now_ms();
+    let before = now - state.config.timing.reconcile_after_s as i64 * 1000;
+    let mut groups = vec![
+        vec![
+            state.store.waiting_statement()?,
+            state.store.open_batches_statement()?,
+            state
+                .store
+                .stranded_statement(flush::stranded_before(state, now))?,
+        ],
+        crate::ops::cron_reads(state, now)?,
+        state.store.reconcile(before, now, STUCK_PER_RUN)?,
+    ];
+    groups.extend(crate::retention::statements(state, now)?);
+    let (found, budget) = futures_util::join!(state.store.rounds(groups), state.budget.state());
+    let found = found?;
+    let part = |i: usize| {
+        found
+            .get(i)
+            .map(Vec::as_slice)
+            .ok_or_else(|| worker::Error::RustError(format!("cron: group {i} is missing")))
+    };
+    let batches = part(0)?;
+    let waiting = waiting_of(&batches[..1])?;
+    let open = open_batches_of(&batches[1..2])?;
+    let stranded: Vec<Stranded> = match batches.get(2) {
+        Some(r) => r.results()?,
+        None => Vec::new(),
+    };
+    let reads = CronReads::of(part(1)?)?;
+    let (_, mut writes, alert) =
+        crate::ops::metrics_row(state, now, &reads, budget, ("cron", beat))?;
+    let (expired, stuck) = reconciled(part(2)?)?;
+
+    let flush_then_poll = async {
+        let flushed = flush::flush_due_from(state, false, Some(waiting)).await;
+        // A batch created just now is polled in this run too (as the sequence always did).
+        let polled = if flushed.batches_created > 0 {
+            poll::poll(state).await
+        } else {
+            poll::poll_these(state, open).await
+        };
+        match polled {
             Ok(report) if !report.errors.is_empty() => {
                 worker::console_error!("batch poll: {:?}", report.errors)
             }
@@ -39,45 +97,58 @@ pub async fn run(event: &ScheduledEvent, state: Result<AppState, String>) {
             Err(e) => worker::console_error!("batch poll failed: {e}"),
         }
     };
-    let reconciler = async {
-        if let Err(e) = reconcile(&state).await {
-            worker::console_error!("reconcile failed: {e}");
+    let recovery = async {
+        if let Err(e) = flush::recover_these(state, stranded).await {
+            worker::console_error!("flush recovery failed: {e}");
         }
     };
-    let operator = async {
-        if let Err(e) = crate::ops::cron(&state).await {
-            worker::console_error!("metrics failed: {e}");
-        }
-        if let Err(e) = crate::retention::run(&state).await {
-            worker::console_error!("retention failed: {e}");
-        }
-    };
-    futures_util::join!(batches, reconciler, operator);
-}
-
-/// Expires stale queued jobs, and re-enqueues rows stuck in `queued` or `running` past
-/// `RECONCILE_AFTER_S` (their message was lost to a restart, or the Worker died mid-call): the
-/// guarded writes make a second delivery harmless.
-async fn reconcile(state: &AppState) -> worker::Result<()> {
-    let now = now_ms();
-    let expired = state.store.expire_stale(now).await?;
-    let before = now - state.config.timing.reconcile_after_s as i64 * 1000;
-    let stuck = state.store.take_stuck(before, now, 100).await?;
-    for (id, lane) in &stuck {
-        if let Err(e) = state.lanes.send(*lane, id).await {
-            worker::console_error!("reconcile: re-enqueue of {id} failed: {e}");
-        }
-    }
+    let ((), (), unsent, removed) = futures_util::join!(
+        flush_then_poll,
+        recovery,
+        resend(state, &stuck),
+        crate::retention::settle(state, now, &found[3..])
+    );
     if expired > 0 || !stuck.is_empty() {
         worker::console_log!(
-            "reconcile: {} expired, {} re-enqueued",
-            expired,
-            stuck.len()
+            "reconcile: {expired} expired, {} re-enqueued, {unsent} not sent",
+            stuck.len() - unsent
         );
-        state
-            .store
-            .beat("reconciled", now, &stuck.len().to_string())
-            .await?;
+        writes.push(state.store.beat_statement(
+            "reconciled",
+            now,
+            &(stuck.len() - unsent).to_string(),
+        )?);
+    }
+    match removed {
+        Ok(removed) => writes.push(crate::retention::report(state, now, &removed)?),
+        Err(e) => worker::console_error!("retention failed: {e}"),
+    }
+    state.store.batch(writes).await?;
+    if let Some(dead_now) = alert {
+        crate::ops::dlq_alert(state, now, dead_now).await?;
     }
     Ok(())
+}
+
+/// The most stuck rows one run takes back (one `sendBatch` per lane).
+const STUCK_PER_RUN: u32 = 100;
+
+/// Re-enqueues rows the reconciler took back (their message was lost to a restart, or the
+/// Worker died mid-call; the guarded writes make a second delivery harmless): one `sendBatch`
+/// per lane. Answers how many could not be sent (they stay `queued` and are taken again after
+/// the window).
+async fn resend(state: &AppState, stuck: &[(String, Lane)]) -> usize {
+    let ids = |lane: Lane| -> Vec<String> {
+        stuck
+            .iter()
+            .filter(|(_, l)| *l == lane)
+            .map(|(id, _)| id.clone())
+            .collect()
+    };
+    let (high, bulk) = (ids(Lane::High), ids(Lane::Bulk));
+    let (unsent_high, unsent_bulk) = futures_util::join!(
+        state.lanes.send_many(Lane::High, &high),
+        state.lanes.send_many(Lane::Bulk, &bulk)
+    );
+    unsent_high.len() + unsent_bulk.len()
 }

@@ -4,38 +4,37 @@
 use pipeline::clock::day_of;
 use pipeline::money::UsdMicros;
 use pipeline::ops::budgets::{check_caps, explain_refusal, soft_reached};
-use pipeline::ops::metrics::{dlq_crossing, BudgetCharge, Metrics, MetricsInput};
+use pipeline::ops::metrics::{dlq_crossing, window_ms, BudgetCharge, Metrics, MetricsInput};
 use serde::Serialize;
 
 use crate::config::now_ms;
 use crate::error::AppError;
 use crate::services::AppState;
+use crate::store::ops::{CronReads, CronWrites};
+use crate::store::Statement;
+use pipeline::budget::BudgetView;
 
 /// The most ended jobs one metrics row reads (its percentiles are over these).
 const MAX_ENDED: i64 = 20_000;
 
-/// The cron's part: classify failures stored without a class, write the metrics row, raise the
-/// DLQ alert.
-pub async fn cron(state: &AppState) -> worker::Result<Metrics> {
-    state.store.classify_legacy().await?;
-    let metrics = compute(state).await?;
-    state.store.store_metrics(&metrics).await?;
-    dlq_alert(state, metrics.dead_letters_now).await?;
-    Ok(metrics)
+/// The statements of the cron's metrics row and DLQ alert, to run in the cron's one round trip
+/// of reads (their results are read by [`CronReads::of`]).
+pub fn cron_reads(state: &AppState, at: i64) -> worker::Result<Vec<Statement>> {
+    state.store.cron_reads(at, MAX_ENDED)
 }
 
-/// Computes the figures of the window since the previous row (at most 10 minutes, at least 1).
-async fn compute(state: &AppState) -> worker::Result<Metrics> {
-    let at = now_ms();
-    let previous = state.store.latest_metrics().await?;
-    let window_ms = previous
-        .as_ref()
-        .map(|p| (at - p.at).clamp(60_000, 600_000))
-        .unwrap_or(60_000);
-    let ended = state.store.ended(at - window_ms, at, MAX_ENDED).await?;
-    let pending = state.store.pending().await?;
-    let dead_now = state.store.dead_now().await?;
-    let budget = match state.budget.state().await {
+/// The metrics row at `at` from the cron's reads and the budget object's state, and the
+/// writes that go with it (the row, failure classes, the DLQ alert's state and `beat`, the
+/// cron's heartbeat: name, detail). Answers the dead-letter count to announce when it has just
+/// crossed the alert threshold.
+pub fn metrics_row(
+    state: &AppState,
+    at: i64,
+    reads: &CronReads,
+    budget: worker::Result<BudgetView>,
+    beat: (&str, &str),
+) -> worker::Result<(Metrics, Vec<Statement>, Option<u64>)> {
+    let budget = match budget {
         Ok(view) => view
             .classes
             .iter()
@@ -54,15 +53,43 @@ async fn compute(state: &AppState) -> worker::Result<Metrics> {
             Vec::new()
         }
     };
-    Ok(Metrics::compute(&MetricsInput {
+    let metrics = Metrics::compute(&MetricsInput {
         at,
-        window_ms,
-        ended: &ended,
-        pending: &pending,
-        dead_letters_now: dead_now,
+        window_ms: window_ms(at, reads.previous.as_ref().map(|p| p.at)),
+        ended: &reads.ended,
+        pending: &reads.pending,
+        dead_letters_now: reads.dead_now,
         budget: &budget,
-        previous: previous.as_ref(),
-    }))
+        previous: reads.previous.as_ref(),
+    });
+    let (above, fire) = dlq_crossing(
+        reads.dlq_above,
+        reads.dead_now,
+        state.config.dlq_alert_threshold,
+    );
+    let writes = state.store.cron_writes(&CronWrites {
+        metrics: &metrics,
+        unclassified: &reads.unclassified,
+        dlq_above: (above != reads.dlq_above).then_some(above),
+        beat,
+    })?;
+    Ok((metrics, writes, fire.then_some(reads.dead_now)))
+}
+
+/// Calls the webhook about dead letters that have just crossed the alert threshold (after the
+/// cron's writes recorded the crossing).
+pub async fn dlq_alert(state: &AppState, at: i64, dead_now: u64) -> worker::Result<()> {
+    let threshold = state.config.dlq_alert_threshold;
+    let payload = DlqThreshold {
+        event: "dlq.threshold",
+        dead_lettered: dead_now,
+        threshold,
+        text: format!(
+            "claude-pipeline: {dead_now} jobs are dead-lettered (alert threshold {threshold})."
+        ),
+    };
+    raise(state, &format!("dlq:{at}"), "dlq_threshold", &payload).await?;
+    Ok(())
 }
 
 /// The webhook's message when the dead letters cross the alert threshold.
@@ -85,37 +112,6 @@ struct SoftThreshold<'a> {
     spent_micros: UsdMicros,
     soft_micros: Option<UsdMicros>,
     text: String,
-}
-
-/// Calls the webhook once when the dead letters go from at most the threshold to above it.
-async fn dlq_alert(state: &AppState, dead_now: u64) -> worker::Result<()> {
-    let threshold = state.config.dlq_alert_threshold;
-    let was_above = state
-        .store
-        .last_beat("dlq_above")
-        .await?
-        .and_then(|b| b.detail)
-        .is_some_and(|d| d == "1");
-    let (above, fire) = dlq_crossing(was_above, dead_now, threshold);
-    let now = now_ms();
-    if above != was_above {
-        state
-            .store
-            .beat("dlq_above", now, if above { "1" } else { "0" })
-            .await?;
-    }
-    if fire {
-        let payload = DlqThreshold {
-            event: "dlq.threshold",
-            dead_lettered: dead_now,
-            threshold,
-            text: format!(
-                "claude-pipeline: {dead_now} jobs are dead-lettered (alert threshold {threshold})."
-            ),
-        };
-        raise(state, &format!("dlq:{now}"), "dlq_threshold", &payload).await?;
-    }
-    Ok(())
 }
 
 /// Records an alert under `key` (once: a second raise of the same key does nothing) and calls

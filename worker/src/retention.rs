@@ -8,28 +8,71 @@ use pipeline::retention::Removed;
 
 use crate::config::now_ms;
 use crate::services::AppState;
-use crate::store::retention::{DueJob, WalkCursor};
+use worker::D1Result;
+
+use crate::store::retention::{due_of, swept, DueJob, Sweep, WalkCursor};
+use crate::store::Statement;
 
 /// The heartbeat that keeps where the walk over objects stands.
 const BLOBS_CURSOR: &str = "retention_blobs";
 /// The heartbeat whose detail is the last run's report.
 pub const BEAT: &str = "retention";
 
+/// One retention run on its own (`POST /api/retention/run`): its reads and small deletes in
+/// one round trip, then what is due, then the report.
 pub async fn run(state: &AppState) -> worker::Result<Removed> {
     let now = now_ms();
+    let found = state.store.rounds(statements(state, now)?).await?;
+    let removed = settle(state, now, &found).await?;
+    state.store.run_one(report(state, now, &removed)?).await?;
+    Ok(removed)
+}
+
+/// The statements a run starts with, to go in one round trip (alone or with the cron's
+/// others): the walk over jobs past their horizon and the small deletes. Their results, in the
+/// same order, are what [`settle`] reads.
+pub fn statements(state: &AppState, now: i64) -> worker::Result<Vec<Vec<Statement>>> {
+    let policy = state.config.retention;
+    let h = policy.horizons(now);
+    Ok(vec![
+        state
+            .store
+            .due_jobs(h.jobs_before, &WalkCursor::default(), policy.slice)?,
+        state.store.sweep(&Sweep {
+            attempts_before: (policy.attempts_days < policy.jobs_days).then_some(h.attempts_before),
+            idempotency_before: h.idempotency_before,
+            metrics_before: h.metrics_before,
+            uploads_before: h.jobs_before,
+            limit: policy.slice,
+        })?,
+    ])
+}
+
+/// The rest of a run, from the results of [`statements`] (`found`, one entry per group):
+/// removes the due jobs with their objects, walks the objects kept for less time than their
+/// jobs, and answers everything removed. Writes nothing when nothing is due.
+pub async fn settle(
+    state: &AppState,
+    now: i64,
+    found: &[Vec<D1Result>],
+) -> worker::Result<Removed> {
     let policy = state.config.retention;
     let h = policy.horizons(now);
     let slice = policy.slice;
     let mut removed = Removed::default();
+    let group = |i: usize| {
+        found
+            .get(i)
+            .ok_or_else(|| worker::Error::RustError("a retention read is missing".into()))
+    };
+    let swept = swept(group(1)?);
+    removed.more |= swept.attempts >= slice as u64 || swept.idempotency >= slice as u64;
+    removed.attempts += swept.attempts;
+    removed.idempotency += swept.idempotency;
+    removed.metrics += swept.metrics;
+    removed.uploads += swept.uploads;
 
-    let due = oldest(
-        state
-            .store
-            .due_jobs(h.jobs_before, &WalkCursor::default(), slice)
-            .await?,
-        slice,
-        &mut removed,
-    );
+    let due = oldest(due_of(group(0)?)?, slice, &mut removed);
     if !due.is_empty() {
         removed.blobs += delete_objects(state, &due).await?;
         let ids: Vec<String> = due.iter().map(|j| j.id.clone()).collect();
@@ -37,6 +80,8 @@ pub async fn run(state: &AppState) -> worker::Result<Removed> {
         removed.jobs += jobs;
         removed.audit += audit;
         removed.attempts += attempts;
+        // The small deletes ran before these: uploads this run emptied go on the next.
+        removed.more |= jobs > 0;
     }
 
     if policy.blobs_days < policy.jobs_days {
@@ -56,11 +101,11 @@ pub async fn run(state: &AppState) -> worker::Result<Removed> {
         } else {
             from
         };
-        let due = oldest(
-            state.store.due_jobs(h.blobs_before, &from, slice).await?,
-            slice,
-            &mut removed,
-        );
+        let walked = state
+            .store
+            .batch(state.store.due_jobs(h.blobs_before, &from, slice)?)
+            .await?;
+        let due = oldest(due_of(&walked)?, slice, &mut removed);
         if let Some(last) = due.last() {
             removed.blobs += delete_objects(state, &due).await?;
             let cursor = WalkCursor {
@@ -74,31 +119,15 @@ pub async fn run(state: &AppState) -> worker::Result<Removed> {
         }
     }
 
-    if policy.attempts_days < policy.jobs_days {
-        let n = state
-            .store
-            .delete_old_attempts(h.attempts_before, slice)
-            .await?;
-        removed.more |= n >= slice as u64;
-        removed.attempts += n;
-    }
-    let n = state
-        .store
-        .delete_old_idempotency(h.idempotency_before, slice)
-        .await?;
-    removed.more |= n >= slice as u64;
-    removed.idempotency += n;
-    removed.metrics += state.store.delete_old_metrics(h.metrics_before).await?;
-    removed.uploads += state
-        .store
-        .delete_empty_uploads(h.jobs_before, slice)
-        .await?;
-
     if removed.total() > 0 {
         worker::console_log!("retention: {}", removed.summary());
     }
-    state.store.beat(BEAT, now, &removed.summary()).await?;
     Ok(removed)
+}
+
+/// The run's report, as the `retention` heartbeat keeps it (`GET /api/retention`).
+pub fn report(state: &AppState, now: i64, removed: &Removed) -> worker::Result<Statement> {
+    state.store.beat_statement(BEAT, now, &removed.summary())
 }
 
 /// The oldest `slice` of what the per-status walks found, by `(updated_at, id)`; notes when

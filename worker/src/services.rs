@@ -98,20 +98,28 @@ impl Lanes {
         self.queue(lane).send(builder.build()).await
     }
 
-    /// Sends many jobs to the bulk lane with `sendBatch`, 100 messages per call (the queue's
-    /// limit; id-only messages stay far below its 256 KB). Answers the ids whose chunk could not
-    /// be sent.
-    pub async fn send_bulk(&self, ids: &[String]) -> Vec<String> {
+    /// Sends many jobs to `lane` with `sendBatch`, 100 messages per call (the queue's limit;
+    /// id-only messages stay far below its 256 KB), after the lane's own delay. Answers the ids
+    /// whose chunk could not be sent.
+    pub async fn send_many(&self, lane: Lane, ids: &[String]) -> Vec<String> {
+        let delay = match lane {
+            Lane::High => 0,
+            Lane::Bulk => self.bulk_delay_s,
+        };
         let mut unsent = Vec::new();
         for chunk in ids.chunks(100) {
             let mut batch = worker::BatchMessageBuilder::new()
                 .messages(chunk.iter().map(|id| QueueMessage::Job { id: id.clone() }));
-            if self.bulk_delay_s > 0 {
-                batch = batch.delay_seconds(self.bulk_delay_s);
+            if delay > 0 {
+                batch = batch.delay_seconds(delay);
             }
             self.meter.count(Op::QueueSent, chunk.len() as u64);
-            if let Err(e) = self.bulk.send_batch(batch.build()).await {
-                worker::console_error!("sending {} jobs to the bulk lane failed: {e}", chunk.len());
+            if let Err(e) = self.queue(lane).send_batch(batch.build()).await {
+                worker::console_error!(
+                    "sending {} jobs to the {} lane failed: {e}",
+                    chunk.len(),
+                    lane.as_str()
+                );
                 unsent.extend(chunk.iter().cloned());
             }
         }

@@ -126,6 +126,30 @@ pub fn worker() -> Result<bool> {
             ),
         "worker-build",
     )?;
+    // worker-build keeps the wasm's names section (function names, for symbolized stack
+    // traces): about a fifth of the bundle (1,789 → 1,423 KB raw, 660 → 570 KiB gzip at
+    // 2026-12-02). A panic's message is still logged without it (console_error_panic_hook).
+    step("wasm-opt --strip-debug (the Worker's names section)");
+    let wasm = worker_build().join("index_bg.wasm");
+    let mut strip = Command::new(node_bin("wasm-opt"));
+    strip.arg("--strip-debug").arg("--strip-producers");
+    // The features worker-build enables, so binaryen reads what rustc and wasm-bindgen wrote
+    // and emits no newer encoding than workerd supports.
+    for feature in [
+        "mutable-globals",
+        "sign-ext",
+        "nontrapping-float-to-int",
+        "bulk-memory",
+        "multivalue",
+        "reference-types",
+        "exception-handling",
+    ] {
+        strip.arg(format!("--enable-{feature}"));
+    }
+    run(
+        strip.arg(&wasm).arg("-o").arg(&wasm),
+        "wasm-opt --strip-debug",
+    )?;
     std::fs::write(&stamp, fp)?;
     step(&format!(
         "Worker built in {:.0} s: {}",

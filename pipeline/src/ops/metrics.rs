@@ -327,6 +327,14 @@ impl Unrecorded {
     }
 }
 
+/// The window a metrics row covers: since the previous row, at least 1 minute and at most 10
+/// (the store's `ENDED` query opens its window the same way, in SQL).
+pub fn window_ms(at: i64, previous_at: Option<i64>) -> i64 {
+    previous_at
+        .map(|p| (at - p).clamp(60_000, 600_000))
+        .unwrap_or(60_000)
+}
+
 /// The DLQ alert's rule: it fires when the count goes from at most the threshold to above it,
 /// and only again after it has dropped back. Returns (above now, fire).
 pub fn dlq_crossing(was_above: bool, count: u64, threshold: u64) -> (bool, bool) {

@@ -23,6 +23,7 @@ use pipeline::retry::describe;
 use crate::config::now_ms;
 use crate::requests::request_of;
 use crate::services::{new_id, AppState};
+use crate::store::flushes::Stranded;
 use crate::store::lifecycle::Scope;
 
 /// At most this many flushes per run (each one create call), so one invocation stays bounded.
@@ -30,9 +31,23 @@ const MAX_FLUSHES_PER_RUN: usize = 10;
 
 /// Flushes while a flush is due (by size or age) — or, with `force`, while any job waits.
 pub async fn flush_due(state: &AppState, force: bool) -> FlushReport {
+    flush_due_from(state, force, None).await
+}
+
+/// [`flush_due`], starting from the waiting count the caller has read (`first`: jobs waiting
+/// and the oldest's accumulation time — the cron reads it in its one round trip).
+pub async fn flush_due_from(
+    state: &AppState,
+    force: bool,
+    mut first: Option<(u32, Option<i64>)>,
+) -> FlushReport {
     let mut report = FlushReport::default();
     for _ in 0..MAX_FLUSHES_PER_RUN {
-        let due = match state.store.waiting().await {
+        let waiting = match first.take() {
+            Some(w) => Ok(w),
+            None => state.store.waiting().await,
+        };
+        let due = match waiting {
             Ok((n, oldest)) => {
                 (force && n > 0) || batching::flush_due(n, oldest, now_ms(), &state.config.timing)
             }
@@ -169,13 +184,27 @@ async fn flush_once(state: &AppState, report: &mut FlushReport) -> worker::Resul
 /// account's recent batches that no flush knows are matched by size and time (see
 /// `pipeline::batching::recover`).
 pub async fn recover(state: &AppState) -> worker::Result<RecoveryReport> {
+    let stranded = state
+        .store
+        .stranded_flushes(stranded_before(state, now_ms()))
+        .await?;
+    recover_these(state, stranded).await
+}
+
+/// Flushes claimed before this are stranded: their create call can no longer be in flight.
+pub fn stranded_before(state: &AppState, now: i64) -> i64 {
+    let timeout = state.config.timing.call_timeout_ms as i64;
+    now - timeout - batching::margin_ms(timeout)
+}
+
+/// [`recover`] of the stranded flushes the caller has read (the cron, in its one round trip).
+pub async fn recover_these(
+    state: &AppState,
+    stranded: Vec<Stranded>,
+) -> worker::Result<RecoveryReport> {
     let mut report = RecoveryReport::default();
     let now = now_ms();
     let timeout = state.config.timing.call_timeout_ms as i64;
-    let stranded = state
-        .store
-        .stranded_flushes(now - timeout - batching::margin_ms(timeout))
-        .await?;
     let Some(oldest) = stranded.iter().map(|s| s.claimed_at).min() else {
         return Ok(report);
     };

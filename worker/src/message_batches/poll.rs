@@ -24,8 +24,13 @@ use crate::store::lifecycle::Scope;
 use crate::store::Statement;
 
 pub async fn poll(state: &AppState) -> worker::Result<PollReport> {
+    poll_these(state, state.store.open_batches().await?).await
+}
+
+/// [`poll`] of the open batches the caller has read (the cron, in its one round trip).
+pub async fn poll_these(state: &AppState, open: Vec<String>) -> worker::Result<PollReport> {
     let mut report = PollReport::default();
-    for batch_id in state.store.open_batches().await? {
+    for batch_id in open {
         report.batches_checked += 1;
         let batch = match state.anthropic.retrieve_batch(&batch_id).await {
             Ok(b) => b,

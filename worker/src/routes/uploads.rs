@@ -13,7 +13,7 @@ use pipeline::money::UsdMicros;
 use pipeline::multipart;
 use pipeline::pdf::{self, Template};
 use pipeline::prompt::BodyHasher;
-use pipeline::status::Mode;
+use pipeline::status::{Lane, Mode};
 
 use crate::config::now_ms;
 use crate::error::AppError;
@@ -194,7 +194,7 @@ pub async fn submit(
         }
     }
     let ids: Vec<String> = files.iter().map(|f| f.job_id.clone()).collect();
-    let unsent = state.lanes.send_bulk(&ids).await;
+    let unsent = state.lanes.send_many(Lane::Bulk, &ids).await;
     for id in &unsent {
         state
             .store

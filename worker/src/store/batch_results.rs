@@ -73,17 +73,12 @@ impl Store {
 
     /// The Anthropic batches that still have submitted jobs.
     pub async fn open_batches(&self) -> worker::Result<Vec<String>> {
-        #[derive(Deserialize)]
-        struct Row {
-            anthropic_batch_id: String,
-        }
-        let sql = format!(
-            "SELECT DISTINCT anthropic_batch_id FROM jobs \
-             WHERE ({} OR awaiting_bill = 1) AND anthropic_batch_id IS NOT NULL",
-            Status::sql_in(&[Status::Submitted])
-        );
-        let rows: Vec<Row> = self.all(&sql, &[]).await?;
-        Ok(rows.into_iter().map(|r| r.anthropic_batch_id).collect())
+        open_batches_of(&[self.result(&open_batches_sql(), &[]).await?])
+    }
+
+    /// [`Store::open_batches`]' statement, to run with others (read by [`open_batches_of`]).
+    pub fn open_batches_statement(&self) -> worker::Result<Statement> {
+        Ok(Statement(self.stmt(&open_batches_sql(), &[])?))
     }
 
     /// Up to `limit` submitted jobs of one Anthropic batch.
@@ -184,4 +179,22 @@ impl Store {
             )?,
         ))
     }
+}
+
+fn open_batches_sql() -> String {
+    format!(
+        "SELECT DISTINCT anthropic_batch_id FROM jobs \
+         WHERE ({} OR awaiting_bill = 1) AND anthropic_batch_id IS NOT NULL",
+        Status::sql_in(&[Status::Submitted])
+    )
+}
+
+/// The result of [`Store::open_batches_statement`].
+pub fn open_batches_of(r: &[worker::D1Result]) -> worker::Result<Vec<String>> {
+    #[derive(Deserialize)]
+    struct Row {
+        anthropic_batch_id: String,
+    }
+    let rows: Vec<Row> = super::nth(r, 0, "the open batches")?.results()?;
+    Ok(rows.into_iter().map(|r| r.anthropic_batch_id).collect())
 }

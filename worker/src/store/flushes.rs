@@ -5,9 +5,38 @@
 use pipeline::status::{Status, Transition};
 use serde::Deserialize;
 use wasm_bindgen::JsValue;
+use worker::D1Result;
 
 use super::row::COLUMNS;
 use super::{marks, num, JobRow, Statement, Store};
+
+/// Flushes left `claimed` since before ?1, oldest first.
+const STRANDED: &str = "SELECT id, jobs, claimed_at FROM flushes WHERE state = 'claimed' \
+     AND claimed_at < ?1 ORDER BY claimed_at LIMIT 20";
+
+/// How many jobs wait for a flush, and since when (served by `idx_jobs_waiting`).
+fn waiting_sql() -> String {
+    format!(
+        // Named: without statistics the planner would walk every queued job by status.
+        "SELECT COUNT(*) AS n, MIN(accumulated_at) AS oldest FROM jobs \
+         INDEXED BY idx_jobs_waiting WHERE {}",
+        waiting()
+    )
+}
+
+/// The result of [`Store::waiting_statement`]: (jobs waiting, the oldest's accumulation time).
+pub fn waiting_of(r: &[D1Result]) -> worker::Result<(u32, Option<i64>)> {
+    #[derive(Deserialize)]
+    struct Row {
+        n: i64,
+        oldest: Option<i64>,
+    }
+    let rows: Vec<Row> = super::nth(r, 0, "the waiting count")?.results()?;
+    Ok(rows
+        .first()
+        .map(|r| (r.n.max(0) as u32, r.oldest))
+        .unwrap_or((0, None)))
+}
 
 /// A flush left `claimed`: its create call's outcome is unknown.
 #[derive(Debug, Deserialize)]
@@ -40,21 +69,12 @@ impl Store {
 
     /// How many jobs wait for a flush, and since when the oldest.
     pub async fn waiting(&self) -> worker::Result<(u32, Option<i64>)> {
-        #[derive(Deserialize)]
-        struct Row {
-            n: i64,
-            oldest: Option<i64>,
-        }
-        let sql = format!(
-            // Named: without statistics the planner would walk every queued job by status.
-            "SELECT COUNT(*) AS n, MIN(accumulated_at) AS oldest FROM jobs \
-             INDEXED BY idx_jobs_waiting WHERE {}",
-            waiting()
-        );
-        let row: Option<Row> = self.first(&sql, &[]).await?;
-        Ok(row
-            .map(|r| (r.n.max(0) as u32, r.oldest))
-            .unwrap_or((0, None)))
+        waiting_of(&[self.result(&waiting_sql(), &[]).await?])
+    }
+
+    /// [`Store::waiting`]'s statement, to run with others (read by [`waiting_of`]).
+    pub fn waiting_statement(&self) -> worker::Result<Statement> {
+        Ok(Statement(self.stmt(&waiting_sql(), &[])?))
     }
 
     /// The claim: a flush row and up to `size` waiting jobs, in one transaction; answers the
@@ -169,12 +189,12 @@ impl Store {
 
     /// Flushes left `claimed` since before `before`, oldest first.
     pub async fn stranded_flushes(&self, before: i64) -> worker::Result<Vec<Stranded>> {
-        self.all(
-            "SELECT id, jobs, claimed_at FROM flushes WHERE state = 'claimed' AND claimed_at < ?1 \
-             ORDER BY claimed_at LIMIT 20",
-            &[num(before)],
-        )
-        .await
+        self.all(STRANDED, &[num(before)]).await
+    }
+
+    /// [`Store::stranded_flushes`]' statement, to run with others.
+    pub fn stranded_statement(&self, before: i64) -> worker::Result<Statement> {
+        Ok(Statement(self.stmt(STRANDED, &[num(before)])?))
     }
 
     /// Which of these Anthropic batch ids a flush or a job already knows.

@@ -191,48 +191,33 @@ impl Store {
         Ok(())
     }
 
-    /// Rows stuck in `queued` or `running` (not updated since `before`): their message was lost,
-    /// or their Worker died mid-call (a live call never outlasts the window: `Timing` checks
-    /// that). They go back to `queued`, touched so the next run does not pick them again at
-    /// once, and `(id, lane)` is returned for re-sending.
-    pub async fn take_stuck(
-        &self,
-        before: i64,
-        now: i64,
-        limit: u32,
-    ) -> worker::Result<Vec<(String, Lane)>> {
-        #[derive(Deserialize)]
-        struct Row {
-            id: String,
-            lane: Lane,
-        }
-        let t = Transition::Reconcile;
-        let sql = format!(
-            "UPDATE jobs SET {}, updated_at = ?2 WHERE id IN (SELECT id FROM jobs \
-             WHERE {} AND updated_at < ?1 AND accumulated_at IS NULL LIMIT ?3) \
-             RETURNING id, lane",
-            t.set(),
-            t.guard()
-        );
-        let rows: Vec<Row> = self
-            .all(&sql, &[num(before), num(now), num(limit as i64)])
-            .await?;
-        Ok(rows.into_iter().map(|r| (r.id, r.lane)).collect())
-    }
-
-    /// Expires every queued job whose `expires_at` has passed; answers how many.
-    pub async fn expire_stale(&self, now: i64) -> worker::Result<usize> {
-        let t = Transition::ExpireStale;
-        let sql = format!(
+    /// The reconciler's two writes: every queued job whose `expires_at` has passed is expired,
+    /// and at most `limit` rows stuck in `queued` or `running` (not updated since `before`:
+    /// their message was lost, or their Worker died mid-call — a live call never outlasts the
+    /// window, `Timing` checks that) go back to `queued`, touched so the next run does not pick
+    /// them again at once. An expired job is terminal, so it is never also taken. Run with
+    /// others in one [`Store::rounds`]; read by [`reconciled`].
+    pub fn reconcile(&self, before: i64, now: i64, limit: u32) -> worker::Result<Vec<Statement>> {
+        let expire = Transition::ExpireStale;
+        let expire = format!(
             "UPDATE jobs INDEXED BY idx_jobs_expiring \
              SET {}, error = 'expired before it ran', completed_at = ?1, \
              updated_at = ?1 WHERE {} AND expires_at IS NOT NULL AND expires_at < ?1 RETURNING id",
-            t.set(),
-            t.guard()
+            expire.set(),
+            expire.guard()
         );
-        // Counted from RETURNING: D1's `changes` also counts what the rollup triggers wrote.
-        let rows: Vec<serde_json::Value> = self.all(&sql, &[num(now)]).await?;
-        Ok(rows.len())
+        let take = Transition::Reconcile;
+        let take = format!(
+            "UPDATE jobs SET {}, updated_at = ?2 WHERE id IN (SELECT id FROM jobs \
+             WHERE {} AND updated_at < ?1 AND accumulated_at IS NULL LIMIT ?3) \
+             RETURNING id, lane",
+            take.set(),
+            take.guard()
+        );
+        Ok(vec![
+            Statement(self.stmt(&expire, &[num(now)])?),
+            Statement(self.stmt(&take, &[num(before), num(now), num(limit as i64)])?),
+        ])
     }
 
     /// The user's jobs (every kind unless filtered), newest first, after `cursor`; one more than
@@ -301,4 +286,20 @@ impl Store {
         )
         .await
     }
+}
+
+/// What [`Store::reconcile`] did: how many jobs expired, and the `(id, lane)` of those taken
+/// back to `queued` for re-sending. Counted from RETURNING: D1's `changes` also counts what the
+/// rollup triggers wrote.
+pub fn reconciled(r: &[worker::D1Result]) -> worker::Result<(usize, Vec<(String, Lane)>)> {
+    #[derive(Deserialize)]
+    struct Row {
+        id: String,
+        lane: Lane,
+    }
+    let expired = super::nth(r, 0, "the reconciler")?
+        .results::<serde_json::Value>()?
+        .len();
+    let stuck: Vec<Row> = super::nth(r, 1, "the reconciler")?.results()?;
+    Ok((expired, stuck.into_iter().map(|r| (r.id, r.lane)).collect()))
 }

@@ -81,6 +81,14 @@ impl Store {
         changes(&r)
     }
 
+    /// Runs one statement and answers its whole result (for the readers that also read it out
+    /// of a batch).
+    async fn result(&self, sql: &str, args: &[JsValue]) -> worker::Result<D1Result> {
+        let r = self.stmt(sql, args)?.all().await?;
+        record(&self.meter, &r);
+        Ok(r)
+    }
+
     async fn all<T: DeserializeOwned>(
         &self,
         sql: &str,
@@ -128,6 +136,30 @@ impl Store {
         }
         Ok(results)
     }
+}
+
+impl Store {
+    /// Runs groups of statements in one round trip and one transaction (`db.batch()`), and
+    /// answers each group's results apart: how the cron asks for everything it needs at once
+    /// while each part keeps its own statements and its own reading of their results.
+    pub async fn rounds(&self, groups: Vec<Vec<Statement>>) -> worker::Result<Vec<Vec<D1Result>>> {
+        let lens: Vec<usize> = groups.iter().map(Vec::len).collect();
+        let mut results = self
+            .batch(groups.into_iter().flatten().collect())
+            .await?
+            .into_iter();
+        Ok(lens
+            .into_iter()
+            .map(|n| results.by_ref().take(n).collect())
+            .collect())
+    }
+}
+
+/// The `i`-th result of a group, or an error naming what is missing.
+fn nth<'a>(results: &'a [D1Result], i: usize, what: &str) -> worker::Result<&'a D1Result> {
+    results
+        .get(i)
+        .ok_or_else(|| worker::Error::RustError(format!("{what}: result {i} is missing")))
 }
 
 /// A prepared write, to be run in one [`Store::batch`] with others.

@@ -9,6 +9,7 @@ use pipeline::rollout::RolloutCall;
 use pipeline::status::Status;
 use serde::Deserialize;
 use wasm_bindgen::JsValue;
+use worker::D1Result;
 
 use super::row::COLUMNS;
 use super::sql::{self, SqlValue};
@@ -20,6 +21,75 @@ use pipeline::money::UsdMicros;
 pub struct Beat {
     pub at: f64,
     pub detail: Option<String>,
+}
+
+/// A heartbeat's upsert: ?1 name, ?2 at, ?3 detail.
+const BEAT: &str = "INSERT INTO heartbeats (name, at, detail) VALUES (?1, ?2, ?3) \
+     ON CONFLICT(name) DO UPDATE SET at = excluded.at, detail = excluded.detail";
+
+/// The heartbeat whose detail says whether the dead letters are above the alert threshold.
+pub const DLQ_ABOVE: &str = "dlq_above";
+
+/// A failed job stored without a failure class.
+#[derive(Debug, Deserialize)]
+pub struct Unclassified {
+    pub id: String,
+    pub error: Option<String>,
+}
+
+/// What one cron run's metrics row reads ([`Store::cron_reads`]).
+pub struct CronReads {
+    pub previous: Option<Metrics>,
+    pub ended: Vec<EndedJob>,
+    pub pending: Vec<PendingGroup>,
+    pub dead_now: u64,
+    pub unclassified: Vec<Unclassified>,
+    /// Whether the last run found the dead letters above the alert threshold.
+    pub dlq_above: bool,
+}
+
+impl CronReads {
+    /// The results of [`Store::cron_reads`]' statements.
+    pub fn of(r: &[D1Result]) -> worker::Result<CronReads> {
+        let part = |i| super::nth(r, i, "the cron's reads");
+        #[derive(Deserialize)]
+        struct Body {
+            body: String,
+        }
+        #[derive(Deserialize)]
+        struct N {
+            n: f64,
+        }
+        Ok(CronReads {
+            previous: part(0)?
+                .results::<Body>()?
+                .first()
+                .and_then(|b| serde_json::from_str(&b.body).ok()),
+            ended: part(1)?.results()?,
+            pending: part(2)?.results()?,
+            dead_now: part(3)?
+                .results::<N>()?
+                .first()
+                .map(|n| n.n as u64)
+                .unwrap_or(0),
+            unclassified: part(4)?.results()?,
+            dlq_above: part(5)?
+                .results::<Beat>()?
+                .first()
+                .and_then(|b| b.detail.as_deref())
+                .is_some_and(|d| d == "1"),
+        })
+    }
+}
+
+/// What one cron run's metrics row writes ([`Store::cron_writes`]).
+pub struct CronWrites<'a> {
+    pub metrics: &'a Metrics,
+    pub unclassified: &'a [Unclassified],
+    /// The DLQ alert's new state, when it changed.
+    pub dlq_above: Option<bool>,
+    /// The cron's own heartbeat: (name, detail).
+    pub beat: (&'a str, &'a str),
 }
 
 /// What a replay writes: the new job from the original, guarded so that only one replay wins.
@@ -48,12 +118,8 @@ fn bind(values: &[SqlValue]) -> Vec<JsValue> {
 impl Store {
     /// Records that a background path (`cron`, `queue_high`, …) ran at `at`.
     pub async fn beat(&self, name: &str, at: i64, detail: &str) -> worker::Result<()> {
-        self.run(
-            "INSERT INTO heartbeats (name, at, detail) VALUES (?1, ?2, ?3) \
-             ON CONFLICT(name) DO UPDATE SET at = excluded.at, detail = excluded.detail",
-            &[name.into(), num(at), detail.into()],
-        )
-        .await?;
+        self.run(BEAT, &[name.into(), num(at), detail.into()])
+            .await?;
         Ok(())
     }
 
@@ -115,17 +181,17 @@ impl Store {
     /// Fills `error_class` of failed and dead-lettered jobs stored without one (before classes
     /// were recorded when the failure happens); answers how many.
     pub async fn classify_legacy(&self) -> worker::Result<usize> {
-        #[derive(Deserialize)]
-        struct Row {
-            id: String,
-            error: Option<String>,
-        }
-        let rows: Vec<Row> = self.all(&sql::unclassified(), &[]).await?;
+        let rows: Vec<Unclassified> = self.all(&sql::unclassified(), &[]).await?;
         if rows.is_empty() {
             return Ok(0);
         }
-        let statements = rows
-            .iter()
+        self.batch(self.classify(&rows)?).await?;
+        Ok(rows.len())
+    }
+
+    /// The writes that give these jobs their failure class.
+    fn classify(&self, rows: &[Unclassified]) -> worker::Result<Vec<Statement>> {
+        rows.iter()
             .map(|r| {
                 let class = ErrorClass::of(r.error.as_deref().unwrap_or_default());
                 Ok(Statement(self.stmt(
@@ -133,14 +199,56 @@ impl Store {
                     &[r.id.as_str().into(), class.as_str().into()],
                 )?))
             })
-            .collect::<worker::Result<Vec<_>>>()?;
-        self.batch(statements).await?;
-        Ok(rows.len())
+            .collect()
     }
 
-    /// The latest metrics row, if any.
-    pub async fn latest_metrics(&self) -> worker::Result<Option<Metrics>> {
-        Ok(self.metrics_since(0, 1).await?.into_iter().next())
+    /// Everything the cron's metrics row and DLQ alert read: the previous row, the jobs that
+    /// ended since it (at most `max_ended`, the window closing at `at`), pending work, open dead
+    /// letters, failures still without a class, and whether the dead letters were above the
+    /// alert threshold. Run with others in one [`Store::rounds`]; read by [`CronReads::of`].
+    pub fn cron_reads(&self, at: i64, max_ended: i64) -> worker::Result<Vec<Statement>> {
+        Ok(vec![
+            Statement(self.stmt(sql::METRICS_SERIES, &[num(0), num(1)])?),
+            Statement(self.stmt(sql::ENDED, &[num(at), num(max_ended)])?),
+            Statement(self.stmt(&sql::pending(), &[])?),
+            Statement(self.stmt(sql::DEAD_NOW, &[])?),
+            Statement(self.stmt(&sql::unclassified(), &[])?),
+            Statement(self.stmt(
+                "SELECT at, detail FROM heartbeats WHERE name = ?1",
+                &[DLQ_ABOVE.into()],
+            )?),
+        ])
+    }
+
+    /// Everything the cron's metrics row writes: the row, the classes of `unclassified`, the
+    /// DLQ alert's state when it changed, and the cron's heartbeat (to run in one transaction
+    /// with the cron's other writes).
+    pub fn cron_writes(&self, w: &CronWrites<'_>) -> worker::Result<Vec<Statement>> {
+        let body = serde_json::to_string(w.metrics)
+            .map_err(|e| worker::Error::RustError(e.to_string()))?;
+        let mut statements = vec![
+            Statement(self.stmt(
+                "INSERT OR REPLACE INTO metrics (at, body) VALUES (?1, ?2)",
+                &[num(w.metrics.at), body.into()],
+            )?),
+            self.beat_statement(w.beat.0, w.metrics.at, w.beat.1)?,
+        ];
+        if let Some(above) = w.dlq_above {
+            statements.push(self.beat_statement(
+                DLQ_ABOVE,
+                w.metrics.at,
+                if above { "1" } else { "0" },
+            )?);
+        }
+        statements.extend(self.classify(w.unclassified)?);
+        Ok(statements)
+    }
+
+    /// A heartbeat's write, to run with others.
+    pub fn beat_statement(&self, name: &str, at: i64, detail: &str) -> worker::Result<Statement> {
+        Ok(Statement(
+            self.stmt(BEAT, &[name.into(), num(at), detail.into()])?,
+        ))
     }
 
     /// Metrics rows since `from`, at most `limit`, newest first.
@@ -156,28 +264,6 @@ impl Store {
             .iter()
             .filter_map(|r| serde_json::from_str(&r.body).ok())
             .collect())
-    }
-
-    /// Jobs that ended in `[from, to)`, at most `limit`.
-    pub async fn ended(&self, from: i64, to: i64, limit: i64) -> worker::Result<Vec<EndedJob>> {
-        self.all(sql::ENDED, &[num(from), num(to), num(limit)])
-            .await
-    }
-
-    /// Pending and in-flight work per lane and status.
-    pub async fn pending(&self) -> worker::Result<Vec<PendingGroup>> {
-        self.all(&sql::pending(), &[]).await
-    }
-
-    /// Writes a metrics row (retention drops old ones).
-    pub async fn store_metrics(&self, m: &Metrics) -> worker::Result<()> {
-        let body = serde_json::to_string(m).map_err(|e| worker::Error::RustError(e.to_string()))?;
-        self.run(
-            "INSERT OR REPLACE INTO metrics (at, body) VALUES (?1, ?2)",
-            &[num(m.at), body.into()],
-        )
-        .await?;
-        Ok(())
     }
 
     /// Records an alert under `key`, once: answers whether it is new.

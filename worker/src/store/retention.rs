@@ -83,30 +83,24 @@ fn terminal() -> impl Iterator<Item = Status> {
 
 impl Store {
     /// Finished jobs last changed before `before`, after `from`, at most `limit` per status: a
-    /// limited walk of one index range per terminal status (one statement each: D1 refuses a
-    /// compound SELECT of six terms, "too many terms in compound SELECT").
-    pub async fn due_jobs(
+    /// limited walk of one index range per terminal status (one statement each, as D1 refuses
+    /// a compound SELECT of six terms, "too many terms in compound SELECT"). Read by
+    /// [`due_of`].
+    pub fn due_jobs(
         &self,
         before: i64,
         from: &WalkCursor,
         limit: u32,
-    ) -> worker::Result<Vec<DueJob>> {
-        let mut out = Vec::new();
-        for status in terminal() {
-            let rows: Vec<DueJob> = self
-                .all(
-                    &due_sql(status),
-                    &[
-                        num(before),
-                        num(from.updated_at),
-                        from.id.as_str().into(),
-                        num(limit as i64),
-                    ],
-                )
-                .await?;
-            out.extend(rows);
-        }
-        Ok(out)
+    ) -> worker::Result<Vec<Statement>> {
+        let args = [
+            num(before),
+            num(from.updated_at),
+            from.id.as_str().into(),
+            num(limit as i64),
+        ];
+        terminal()
+            .map(|status| Ok(Statement(self.stmt(&due_sql(status), &args)?)))
+            .collect()
     }
 
     /// Deletes these finished jobs with their audit entries and attempt logs, in one
@@ -160,51 +154,82 @@ impl Store {
         Ok((jobs, audit, attempts))
     }
 
-    /// Attempt logs of finished jobs that ended before `before`, at most `limit`.
-    pub async fn delete_old_attempts(&self, before: i64, limit: u32) -> worker::Result<u64> {
-        let n = self
-            .run(
+    /// The small deletes of one retention run (each statement bounded by
+    /// `limit` where its table grows with the jobs): attempt logs of finished jobs that ended
+    /// before `attempts_before` (when given), idempotency records made before
+    /// `idempotency_before` (they no longer hold their key), metrics rows written before
+    /// `metrics_before`, and uploads made before `uploads_before` none of whose jobs is left.
+    pub fn sweep(&self, s: &Sweep) -> worker::Result<Vec<Statement>> {
+        let limit = num(s.limit as i64);
+        let mut statements = vec![
+            Statement(self.stmt(
+                "DELETE FROM idempotency_keys WHERE rowid IN (SELECT rowid FROM idempotency_keys \
+                 INDEXED BY idx_idempotency_created WHERE created_at < ?1 LIMIT ?2)",
+                &[num(s.idempotency_before), limit.clone()],
+            )?),
+            Statement(self.stmt(
+                "DELETE FROM metrics WHERE at < ?1",
+                &[num(s.metrics_before)],
+            )?),
+            Statement(self.stmt(
+                "DELETE FROM batches WHERE id IN (SELECT b.id FROM batches b \
+                 WHERE b.created_at < ?1 AND NOT EXISTS \
+                 (SELECT 1 FROM jobs j WHERE j.batch_id = b.id) LIMIT ?2)",
+                &[num(s.uploads_before), limit.clone()],
+            )?),
+        ];
+        if let Some(before) = s.attempts_before {
+            statements.push(Statement(self.stmt(
                 &format!(
                     "DELETE FROM job_attempts WHERE rowid IN (SELECT a.rowid FROM job_attempts a \
                      INDEXED BY idx_attempts_ended JOIN jobs j ON j.id = a.job_id \
                      WHERE a.ended_at < ?1 AND j.status IN ({}) LIMIT ?2)",
                     Status::terminal_sql_list()
                 ),
-                &[num(before), num(limit as i64)],
-            )
-            .await?;
-        Ok(n as u64)
+                &[num(before), limit],
+            )?));
+        }
+        Ok(statements)
     }
+}
 
-    /// Idempotency records made before `before` (they no longer hold their key), at most
-    /// `limit`.
-    pub async fn delete_old_idempotency(&self, before: i64, limit: u32) -> worker::Result<u64> {
-        let n = self
-            .run(
-                "DELETE FROM idempotency_keys WHERE rowid IN (SELECT rowid FROM idempotency_keys \
-                 INDEXED BY idx_idempotency_created WHERE created_at < ?1 LIMIT ?2)",
-                &[num(before), num(limit as i64)],
-            )
-            .await?;
-        Ok(n as u64)
+/// The jobs the statements of [`Store::due_jobs`] found.
+pub fn due_of(r: &[worker::D1Result]) -> worker::Result<Vec<DueJob>> {
+    let mut out = Vec::new();
+    for r in r {
+        out.extend(r.results::<DueJob>()?);
     }
+    Ok(out)
+}
 
-    /// Metrics rows written before `before`.
-    pub async fn delete_old_metrics(&self, before: i64) -> worker::Result<u64> {
-        Ok(self
-            .run("DELETE FROM metrics WHERE at < ?1", &[num(before)])
-            .await? as u64)
+/// What the statements of [`Store::sweep`] deleted.
+pub fn swept(r: &[worker::D1Result]) -> Swept {
+    let n = |i: usize| {
+        r.get(i)
+            .map(|r| super::changes(r).unwrap_or(0) as u64)
+            .unwrap_or(0)
+    };
+    Swept {
+        idempotency: n(0),
+        metrics: n(1),
+        uploads: n(2),
+        attempts: n(3),
     }
+}
 
-    /// Uploads made before `before` none of whose jobs is left, at most `limit`.
-    pub async fn delete_empty_uploads(&self, before: i64, limit: u32) -> worker::Result<u64> {
-        Ok(self
-            .run(
-                "DELETE FROM batches WHERE id IN (SELECT b.id FROM batches b \
-                 WHERE b.created_at < ?1 AND NOT EXISTS \
-                 (SELECT 1 FROM jobs j WHERE j.batch_id = b.id) LIMIT ?2)",
-                &[num(before), num(limit as i64)],
-            )
-            .await? as u64)
-    }
+/// What [`Store::sweep`] deletes.
+pub struct Sweep {
+    pub attempts_before: Option<i64>,
+    pub idempotency_before: i64,
+    pub metrics_before: i64,
+    pub uploads_before: i64,
+    pub limit: u32,
+}
+
+/// What [`Store::sweep`] deleted.
+pub struct Swept {
+    pub attempts: u64,
+    pub idempotency: u64,
+    pub metrics: u64,
+    pub uploads: u64,
 }

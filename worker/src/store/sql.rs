@@ -48,10 +48,15 @@ pub const USER_QUEUED: &str = "SELECT n FROM user_queued WHERE user_id = ?1";
 pub const ROLLOUT: &str = "SELECT path, status, created_at, completed_at, cost_micros FROM jobs \
      WHERE path IS NOT NULL AND created_at >= ?1 AND created_at < ?2";
 
-/// Jobs that ended in the metrics window (?1 from, ?2 to), at most ?3.
+/// Jobs that ended in the metrics window that closes at ?1, at most ?2: the window opens at the
+/// previous metrics row, at most 10 minutes and at least 1 before ?1 (as
+/// `pipeline::ops::metrics::window_ms` computes it), so the cron reads the minute that ended in
+/// the same round trip as that row.
 pub const ENDED: &str = "SELECT status, model, created_at, started_at, completed_at, \
      input_tokens, output_tokens, cache_write_tokens, cache_read_tokens, cost_micros \
-     FROM jobs WHERE completed_at >= ?1 AND completed_at < ?2 LIMIT ?3";
+     FROM jobs WHERE completed_at >= ?1 - MIN(600000, MAX(60000, \
+     ?1 - COALESCE((SELECT MAX(at) FROM metrics), ?1 - 60000))) \
+     AND completed_at < ?1 LIMIT ?2";
 
 /// The metrics series since ?1, at most ?2 rows, newest first.
 pub const METRICS_SERIES: &str =

@@ -130,3 +130,12 @@ fn budget_use_is_the_difference_over_the_limit() {
     assert_eq!(second.budget[0].rpm, 0.5);
     assert_eq!(second.budget[0].itpm, 0.25);
 }
+
+#[test]
+fn the_window_runs_from_the_previous_row_between_one_and_ten_minutes() {
+    assert_eq!(window_ms(1_000_000, None), 60_000);
+    assert_eq!(window_ms(1_000_000, Some(1_000_000 - 90_000)), 90_000);
+    // Two runs within a minute still cover a minute; a long gap covers ten.
+    assert_eq!(window_ms(1_000_000, Some(1_000_000 - 5_000)), 60_000);
+    assert_eq!(window_ms(10_000_000, Some(0)), 600_000);
+}
