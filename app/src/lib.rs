@@ -4,16 +4,19 @@
 //! - [`api`]: the one typed client of the Worker's JSON API; no page makes a request itself.
 //! - `components/`: what several pages share, one component per file: the layout (navigation,
 //!   who is signed in, health badge, theme), the job-status badge, the attempt log, figure cards,
-//!   the charts, the loading and failure fallbacks; and plain helpers (format, download, ticker).
+//!   the charts, what a page shows for fetched data; and plain helpers (format, download,
+//!   ticker).
 //! - `pages/`: one module per page of the contract (`/`, `/ui/…`), a folder when it has parts.
 //!
 //! # Data
-//! A page loads with a `LocalResource` and renders it through `Transition` (the last view stays
-//! while a refetch runs, so polling never flickers) → `ErrorBoundary` (the API's message, under
-//! the page's error test id) → `Suspend`. Mutations are `Action`s; the resources they change
-//! track the action's `version()`, so they refetch when it ends. Lists inside a `Suspend` are
-//! plain iterators, not keyed `<For>`: each refetch re-runs the `Suspend` and rebuilds its view
-//! in place, which disposes the reactive owners a `<For>` would keep its old rows under.
+//! A page loads with a `LocalResource` and renders it through `components::fetched::fetched`:
+//! a loading line until the first answer, the API's message under the page's error test id if
+//! the call failed, else the page's view of the data — and the last view stays while a refetch
+//! runs, so polling never flickers. (Not `Transition` → `ErrorBoundary` → `Suspend` on every
+//! page: that was a large share of the SPA's code.) Mutations are `Action`s; the resources they
+//! change track the action's `version()`, so they refetch when it ends. Lists are plain
+//! iterators, not keyed `<For>`: each refetch rebuilds the view in place, which disposes the
+//! reactive owners a `<For>` would keep its old rows under.
 
 pub mod api;
 mod components;

@@ -4,10 +4,9 @@
 pub mod attempt_log;
 pub mod chart;
 pub mod download;
-pub mod failure;
+pub mod fetched;
 pub mod format;
 pub mod job_status;
 pub mod kpi;
 pub mod layout;
-pub mod loading;
 pub mod ticker;

@@ -14,8 +14,7 @@ use std::time::Duration;
 use leptos::prelude::*;
 
 use crate::api;
-use crate::components::failure::failure;
-use crate::components::loading::Loading;
+use crate::components::fetched::fetched;
 use crate::components::ticker::every;
 use health_table::HealthTable;
 use metrics_view::MetricsView;
@@ -44,30 +43,16 @@ pub fn Dashboard() -> impl IntoView {
     view! {
         <section class="page" data-testid="page-dashboard">
             <h1>"Dashboard"</h1>
-            <Transition fallback=|| view! { <Loading text="Loading metrics…" /> }>
-                <ErrorBoundary fallback=failure("metrics-error")>
-                    {move || Suspend::new(async move { metrics.await.map(|m| view! { <MetricsView m=m /> }) })}
-                </ErrorBoundary>
-            </Transition>
+            {fetched(metrics, "Loading metrics…", "metrics-error", move |m| view! { <MetricsView m=m /> })}
             <h2>"Rollout: direct and queue path"</h2>
-            <Transition fallback=|| view! { <Loading text="Loading the rollout…" /> }>
-                <ErrorBoundary fallback=failure("rollout-error")>
-                    {move || Suspend::new(async move {
-                        rollout.await.map(|r| view! { <RolloutTable r=r hours=ROLLOUT_HOURS /> })
-                    })}
-                </ErrorBoundary>
-            </Transition>
+            {fetched(rollout, "Loading the rollout…", "rollout-error", move |r| view! { <RolloutTable r=r hours=ROLLOUT_HOURS /> })}
             <h2>"Health"</h2>
             <div class="toolbar">
                 <button data-testid="refresh-health" on:click=move |_| health.refetch()>
                     "Check again"
                 </button>
             </div>
-            <Transition fallback=|| view! { <Loading text="Asking the Worker…" /> }>
-                <ErrorBoundary fallback=failure("health-error")>
-                    {move || Suspend::new(async move { health.await.map(|h| view! { <HealthTable h=h /> }) })}
-                </ErrorBoundary>
-            </Transition>
+            {fetched(health, "Asking the Worker…", "health-error", move |h| view! { <HealthTable h=h /> })}
         </section>
     }
 }

@@ -17,8 +17,7 @@ use pipeline::ops::dlq::DlqFilter;
 use pipeline::status::Status;
 
 use crate::api;
-use crate::components::failure::failure;
-use crate::components::loading::Loading;
+use crate::components::fetched::fetched;
 use crate::components::ticker::every;
 use actions::report_outcome;
 use dlq_pages::DlqPages;
@@ -77,15 +76,9 @@ pub fn DeadLetters() -> impl IntoView {
             <DlqFilters filter=filter bulk=bulk error=error />
             {move || error.get().map(|e| view! { <p class="error" data-testid="dlq-error">{e}</p> })}
             <Notices bulk=bulk replay=replay />
-            <Transition fallback=|| view! { <Loading /> }>
-                <ErrorBoundary fallback=failure("dlq-error")>
-                    {move || Suspend::new(async move {
-                        first.await.map(|p| view! {
+            {fetched(first, "Loading…", "dlq-error", move |p| view! {
                             <DlqPages first=p filter=filter replay=replay discard=discard error=error />
-                        })
-                    })}
-                </ErrorBoundary>
-            </Transition>
+                        })}
         </section>
     }
 }

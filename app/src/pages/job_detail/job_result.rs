@@ -14,11 +14,10 @@ pub fn JobResult(id: Signal<String>) -> impl IntoView {
     });
     view! {
         <pre class="result" data-testid="job-result">
-            <Transition fallback=|| "Loading…">
-                {move || Suspend::new(async move {
-                    result.await.unwrap_or_else(|e| e.to_string())
-                })}
-            </Transition>
+            {move || match result.get() {
+                None => "Loading…".to_owned(),
+                Some(r) => r.unwrap_or_else(|e| e.to_string()),
+            }}
         </pre>
     }
 }

@@ -9,8 +9,7 @@ use pipeline::status::Status;
 
 use crate::api;
 use crate::components::attempt_log::AttemptLog;
-use crate::components::failure::failure;
-use crate::components::loading::Loading;
+use crate::components::fetched::fetched;
 use crate::components::ticker::every_second;
 use job_facts::JobFacts;
 use job_result::JobResult;
@@ -40,10 +39,7 @@ pub fn JobDetail() -> impl IntoView {
     view! {
         <section class="page" data-testid="page-job">
             <h1>"Job " <code>{id}</code></h1>
-            <Transition fallback=|| view! { <Loading /> }>
-                <ErrorBoundary fallback=failure("job-error")>
-                    {move || Suspend::new(async move {
-                        job.await.map(|j| {
+            {fetched(job, "Loading…", "job-error", move |j| {
                             let cancelable = j.status == Status::Queued;
                             let attempts = j.attempt_log.clone();
                             view! {
@@ -57,10 +53,7 @@ pub fn JobDetail() -> impl IntoView {
                                     </button>
                                 </Show>
                             }
-                        })
-                    })}
-                </ErrorBoundary>
-            </Transition>
+                        })}
             <p class="error">{move || cancel.value().get().and_then(|r| r.err()).map(|e| e.to_string())}</p>
             <Show when=completed>
                 <h2>"Result"</h2>

@@ -7,8 +7,7 @@ use leptos::prelude::*;
 use pipeline::status::{Kind, Lane, Status};
 
 use crate::api;
-use crate::components::failure::failure;
-use crate::components::loading::Loading;
+use crate::components::fetched::fetched;
 use crate::components::ticker::every_second;
 use filter_select::FilterSelect;
 use job_row::JobRow;
@@ -36,25 +35,19 @@ pub fn Jobs() -> impl IntoView {
                 <FilterSelect label="Priority" testid="filter-priority" value=priority options=lanes />
                 <FilterSelect label="Kind" testid="filter-kind" value=kind options=kinds />
             </div>
-            <Transition fallback=|| view! { <Loading /> }>
-                <ErrorBoundary fallback=failure("jobs-error")>
-                    <table class="grid" data-testid="jobs-table">
-                        <thead>
-                            <tr>
-                                <th>"Job"</th><th>"Kind"</th><th>"Status"</th><th>"Priority"</th>
-                                <th>"Model"</th><th class="num">"Elapsed"</th><th class="num">"Cost"</th>
-                            </tr>
-                        </thead>
-                        <tbody>
-                            {move || Suspend::new(async move {
-                                list.await.map(|l| view! {
-                                    {l.items.into_iter().map(|j| view! { <JobRow j=j /> }).collect_view()}
-                                })
-                            })}
-                        </tbody>
-                    </table>
-                </ErrorBoundary>
-            </Transition>
+            {fetched(list, "Loading…", "jobs-error", move |l| view! {
+                <table class="grid" data-testid="jobs-table">
+                    <thead>
+                        <tr>
+                            <th>"Job"</th><th>"Kind"</th><th>"Status"</th><th>"Priority"</th>
+                            <th>"Model"</th><th class="num">"Elapsed"</th><th class="num">"Cost"</th>
+                        </tr>
+                    </thead>
+                    <tbody>
+                        {l.items.into_iter().map(|j| view! { <JobRow j=j /> }).collect_view()}
+                    </tbody>
+                </table>
+            })}
         </section>
     }
 }

@@ -5,9 +5,8 @@ use leptos::prelude::*;
 use super::feedback_form::SendFeedback;
 use super::feedback_item::FeedbackItem;
 use crate::api;
-use crate::components::failure::failure;
+use crate::components::fetched::fetched;
 use crate::components::layout::{demo_mode, Health};
-use crate::components::loading::Loading;
 use crate::components::ticker::every_second;
 
 /// The caller's recent feedback, refreshed every second (and after each submission); elapsed
@@ -36,16 +35,10 @@ pub fn RecentFeedback(submitted: SendFeedback) -> impl IntoView {
                 </button>
             </Show>
         </div>
-        <Transition fallback=|| view! { <Loading /> }>
-            <ErrorBoundary fallback=failure("feedback-list-error")>
-                {move || Suspend::new(async move {
-                    list.await.map(|l| view! {
+        {fetched(list, "Loading…", "feedback-list-error", move |l| view! {
                         <ul class="jobs" data-testid="feedback-list">
                             {l.items.into_iter().map(|f| view! { <FeedbackItem f=f /> }).collect_view()}
                         </ul>
-                    })
-                })}
-            </ErrorBoundary>
-        </Transition>
+                    })}
     }
 }

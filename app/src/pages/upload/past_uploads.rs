@@ -3,19 +3,15 @@
 use leptos::prelude::*;
 
 use crate::api;
-use crate::components::failure::failure;
+use crate::components::fetched::fetched;
 use crate::components::format::short_id;
-use crate::components::loading::Loading;
 
 /// The newest uploads, each linking to its page, with its mode, progress and cost.
 #[component]
 pub fn PastUploads() -> impl IntoView {
     let past = LocalResource::new(api::list_batches);
     view! {
-        <Transition fallback=|| view! { <Loading /> }>
-            <ErrorBoundary fallback=failure("past-uploads-error")>
-                {move || Suspend::new(async move {
-                    past.await.map(|list| if list.items.is_empty() {
+        {fetched(past, "Loading…", "past-uploads-error", move |list| if list.items.is_empty() {
                         view! { <p class="muted" data-testid="no-uploads">"No uploads yet."</p> }.into_any()
                     } else {
                         view! {
@@ -33,9 +29,6 @@ pub fn PastUploads() -> impl IntoView {
                                 </tbody>
                             </table>
                         }.into_any()
-                    })
-                })}
-            </ErrorBoundary>
-        </Transition>
+                    })}
     }
 }

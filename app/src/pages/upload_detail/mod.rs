@@ -8,9 +8,8 @@ use leptos::prelude::*;
 use leptos_router::hooks::use_params_map;
 
 use crate::api;
-use crate::components::failure::failure;
+use crate::components::fetched::fetched;
 use crate::components::format::short_id;
-use crate::components::loading::Loading;
 use crate::components::ticker::every_second;
 use file_item::FileItem;
 use upload_facts::UploadFacts;
@@ -36,10 +35,7 @@ pub fn UploadDetail() -> impl IntoView {
     view! {
         <section class="page" data-testid="page-batch">
             <h1>"Upload " <code>{move || short_id(&id())}</code></h1>
-            <Transition fallback=|| view! { <Loading /> }>
-                <ErrorBoundary fallback=failure("batch-error")>
-                    {move || Suspend::new(async move {
-                        batch.await.map(|b| {
+            {fetched(batch, "Loading…", "batch-error", move |b| {
                             let waiting = b.done < b.total;
                             let files = b.files.clone();
                             view! {
@@ -54,10 +50,7 @@ pub fn UploadDetail() -> impl IntoView {
                                     {files.into_iter().map(|f| view! { <FileItem f=f /> }).collect_view()}
                                 </ul>
                             }
-                        })
-                    })}
-                </ErrorBoundary>
-            </Transition>
+                        })}
             <p class="error">{move || cancel.value().get().and_then(|r| r.err()).map(|e| e.to_string())}</p>
             <p><a href="/ui/upload">"Upload more"</a></p>
         </section>

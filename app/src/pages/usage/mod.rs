@@ -11,9 +11,8 @@ use pipeline::ops::budgets::BudgetSetting;
 
 use crate::api;
 use crate::components::download::save_text;
-use crate::components::failure::failure;
+use crate::components::fetched::fetched;
 use crate::components::layout::{is_admin, Health};
-use crate::components::loading::Loading;
 use budget_form::BudgetForm;
 use range_form::{Range, RangeForm};
 use report_view::ReportView;
@@ -56,11 +55,7 @@ pub fn Usage() -> impl IntoView {
             {move || csv.value().get().and_then(|r| r.err()).map(|e| view! {
                 <p class="error" data-testid="usage-error">{e}</p>
             })}
-            <Transition fallback=|| view! { <Loading /> }>
-                <ErrorBoundary fallback=failure("usage-error")>
-                    {move || Suspend::new(async move { report.await.map(|r| view! { <ReportView r=r /> }) })}
-                </ErrorBoundary>
-            </Transition>
+            {fetched(report, "Loading…", "usage-error", move |r| view! { <ReportView r=r /> })}
             <Show when=admin>
                 <BudgetForm report=report user=user save=save />
             </Show>
