@@ -91,6 +91,9 @@ pub struct Config {
     pub retention: pipeline::retention::Retention,
     /// `D1_STATS = "on"`.
     pub d1_stats: bool,
+    /// `D1_STATS = "trace"`: besides the counts, one log line per D1 statement with its rows
+    /// read and written and the head of its SQL (to see where a job's rows go).
+    pub d1_trace: bool,
     /// `BATCH_RESULTS_PER_RUN` (default 5,000): each chunk of 100 lines is two D1 calls and up
     /// to 100 R2 writes, so a run stays well inside a Worker invocation's limits (1,000 D1
     /// queries, 10,000 subrequests: developers.cloudflare.com/d1/platform/limits/,
@@ -143,7 +146,8 @@ impl Config {
             },
             batch_lost_after_s: number(var(BATCH_LOST_AFTER_S), BATCH_LOST_AFTER_S, 3_600)?,
             retention: retention(&var)?,
-            d1_stats: var(D1_STATS).is_some_and(|v| v.trim() == "on"),
+            d1_stats: var(D1_STATS).is_some_and(|v| matches!(v.trim(), "on" | "trace")),
+            d1_trace: var(D1_STATS).is_some_and(|v| v.trim() == "trace"),
             batch_results_per_run: number(
                 var(BATCH_RESULTS_PER_RUN),
                 BATCH_RESULTS_PER_RUN,

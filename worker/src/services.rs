@@ -34,7 +34,11 @@ impl AppState {
         let bind = |what: &str, e: worker::Error| format!("binding {what}: {e}");
         let meter = Arc::new(Meter::default());
         Ok(AppState {
-            store: Store::new(env.d1(DB).map_err(|e| bind(DB, e))?, meter.clone()),
+            store: Store::new(
+                env.d1(DB).map_err(|e| bind(DB, e))?,
+                meter.clone(),
+                config.d1_trace,
+            ),
             blobs: crate::blobs::Blobs::new(
                 env.bucket(RESULTS).map_err(|e| bind(RESULTS, e))?,
                 meter.clone(),

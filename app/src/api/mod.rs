@@ -5,7 +5,7 @@
 //! - [`error`]: [`ApiError`], a failed call ready to show (next to a form's field or not).
 //! - [`upload`]: `POST /batches` over `XMLHttpRequest`, for its upload progress.
 
-use gloo_net::http::{Request, RequestBuilder, Response};
+use gloo_net::http::{Request, RequestBuilder};
 use pipeline::dto::{
     BatchMachinery, FeedbackAck, FeedbackList, FeedbackRequest, HealthReport, JobAck, JobList,
     JobRequest, JobView, UploadList, UploadView,
@@ -51,14 +51,11 @@ fn authed(rb: RequestBuilder) -> RequestBuilder {
 /// names who it is).
 pub async fn sign_in(key: &str) -> Result<HealthReport, ApiError> {
     let key = key.trim();
-    let resp = Request::get("/api/health")
-        .header("authorization", &format!("Bearer {key}"))
-        .send()
-        .await
-        .map_err(network)?;
-    let report: HealthReport = match resp.status() {
-        200 | 503 => decode(resp).await?,
-        _ => return Err(error_of(resp).await),
+    let rb = Request::get("/api/health").header("authorization", &format!("Bearer {key}"));
+    let a = exchange(rb.build().map_err(network)?).await?;
+    let report: HealthReport = match a.status {
+        200 | 503 => a.parse()?,
+        _ => return Err(a.failure()),
     };
     if let Some(s) = session() {
         let _ = s.set_item(KEY_ITEM, key);
@@ -81,43 +78,76 @@ fn network(e: gloo_net::Error) -> ApiError {
     }
 }
 
-async fn error_of(resp: Response) -> ApiError {
-    let status = resp.status();
-    match resp.json::<ErrorBody>().await {
-        Ok(body) => ApiError {
-            status,
-            message: body.error,
-            field: body.field,
-        },
-        Err(_) => ApiError {
-            status,
-            message: format!("unexpected answer from the server ({})", resp.status_text()),
+/// A whole answer: its status and text. Every call goes through the one non-generic
+/// [`exchange`] future; only the decoding of the text is per type (the SPA's size: a generic
+/// `async fn` per answer type was an async state machine per type).
+struct Answer {
+    status: u16,
+    status_text: String,
+    text: String,
+}
+
+impl Answer {
+    fn parse<T: DeserializeOwned>(&self) -> Result<T, ApiError> {
+        serde_json::from_str(&self.text).map_err(|e| ApiError {
+            status: self.status,
+            message: format!("could not read the answer: {e}"),
             field: None,
-        },
+        })
+    }
+
+    /// The contract's error envelope, or what little can be said without one.
+    fn failure(&self) -> ApiError {
+        match serde_json::from_str::<ErrorBody>(&self.text) {
+            Ok(body) => ApiError {
+                status: self.status,
+                message: body.error,
+                field: body.field,
+            },
+            Err(_) => ApiError {
+                status: self.status,
+                message: format!("unexpected answer from the server ({})", self.status_text),
+                field: None,
+            },
+        }
+    }
+
+    /// Decodes a 2xx answer, or the contract's error envelope.
+    fn decode<T: DeserializeOwned>(&self) -> Result<T, ApiError> {
+        if (200..300).contains(&self.status) {
+            self.parse()
+        } else {
+            Err(self.failure())
+        }
     }
 }
 
-async fn decode<T: DeserializeOwned>(resp: Response) -> Result<T, ApiError> {
-    resp.json::<T>().await.map_err(|e| ApiError {
+/// Sends a request and reads its whole answer.
+async fn exchange(req: Request) -> Result<Answer, ApiError> {
+    let resp = req.send().await.map_err(network)?;
+    Ok(Answer {
         status: resp.status(),
-        message: format!("could not read the answer: {e}"),
-        field: None,
+        status_text: resp.status_text(),
+        text: resp.text().await.map_err(network)?,
     })
 }
 
-/// Decodes a 2xx answer, or the contract's error envelope.
-async fn answer<T: DeserializeOwned>(resp: Response) -> Result<T, ApiError> {
-    if resp.ok() {
-        decode(resp).await
-    } else {
-        Err(error_of(resp).await)
-    }
+/// Sends an authenticated request (with a JSON body when given).
+async fn send(rb: RequestBuilder, json: Option<String>) -> Result<Answer, ApiError> {
+    let rb = authed(rb);
+    let req = match json {
+        Some(body) => rb
+            .header("content-type", "application/json")
+            .body(body)
+            .map_err(network)?,
+        None => rb.build().map_err(network)?,
+    };
+    exchange(req).await
 }
 
-/// Sends an authenticated request and decodes its answer (see [`answer`]).
+/// Sends an authenticated request and decodes its answer (see [`Answer::decode`]).
 async fn call<T: DeserializeOwned>(rb: RequestBuilder) -> Result<T, ApiError> {
-    let resp = authed(rb).send().await.map_err(network)?;
-    answer(resp).await
+    send(rb, None).await?.decode()
 }
 
 /// [`call`] with a JSON body.
@@ -125,22 +155,21 @@ async fn call_json<T: DeserializeOwned, B: serde::Serialize + ?Sized>(
     rb: RequestBuilder,
     body: &B,
 ) -> Result<T, ApiError> {
-    let resp = authed(rb)
-        .json(body)
-        .map_err(network)?
-        .send()
-        .await
-        .map_err(network)?;
-    answer(resp).await
+    let json = serde_json::to_string(body).map_err(|e| ApiError {
+        status: 0,
+        message: format!("could not write the request: {e}"),
+        field: None,
+    })?;
+    send(rb, Some(json)).await?.decode()
 }
 
 /// [`call`] for an answer that is text (a result, a CSV).
 async fn call_text(rb: RequestBuilder) -> Result<String, ApiError> {
-    let resp = authed(rb).send().await.map_err(network)?;
-    if resp.ok() {
-        resp.text().await.map_err(network)
+    let a = send(rb, None).await?;
+    if (200..300).contains(&a.status) {
+        Ok(a.text)
     } else {
-        Err(error_of(resp).await)
+        Err(a.failure())
     }
 }
 
@@ -161,13 +190,10 @@ pub async fn poll_batches() -> Result<BatchMachinery, ApiError> {
 
 /// `GET /api/health`. A degraded Worker answers 503 with the same report, so both are read.
 pub async fn health() -> Result<HealthReport, ApiError> {
-    let resp = authed(Request::get("/api/health"))
-        .send()
-        .await
-        .map_err(network)?;
-    match resp.status() {
-        200 | 503 => decode(resp).await,
-        _ => Err(error_of(resp).await),
+    let a = send(Request::get("/api/health"), None).await?;
+    match a.status {
+        200 | 503 => a.parse(),
+        _ => Err(a.failure()),
     }
 }
 
@@ -275,13 +301,11 @@ pub async fn list_dlq(filter: &DlqFilter, cursor: Option<&str>) -> Result<DlqLis
 
 /// `POST /api/dlq/:id/replay` (admins): a new job from a dead letter, with optional edits.
 pub async fn replay_dlq(id: &str, edit: Option<&ReplayEdit>) -> Result<ReplayAck, ApiError> {
-    let rb = authed(Request::post(&format!("/api/dlq/{id}/replay")));
-    let req = match edit {
-        Some(e) => rb.json(e).map_err(network)?,
-        None => rb.build().map_err(network)?,
-    };
-    let resp = req.send().await.map_err(network)?;
-    answer(resp).await
+    let rb = Request::post(&format!("/api/dlq/{id}/replay"));
+    match edit {
+        Some(e) => call_json(rb, e).await,
+        None => call(rb).await,
+    }
 }
 
 /// `POST /api/dlq/replay` (admins): replays up to 100 jobs matching `filter` (`more` says

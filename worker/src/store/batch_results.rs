@@ -30,10 +30,7 @@ impl Store {
             t.set(),
             t.guard()
         );
-        Ok(Statement(self.stmt(
-            &sql,
-            &[id.into(), batch_id.into(), reason.into(), num(now)],
-        )?))
+        self.statement(&sql, &[id.into(), batch_id.into(), reason.into(), num(now)])
     }
 
     /// A job whose Message Batch was canceled before its request ran.
@@ -51,10 +48,7 @@ impl Store {
             t.set(),
             t.guard()
         );
-        Ok(Statement(self.stmt(
-            &sql,
-            &[id.into(), batch_id.into(), reason.into(), num(now)],
-        )?))
+        self.statement(&sql, &[id.into(), batch_id.into(), reason.into(), num(now)])
     }
 
     /// How many jobs of an Anthropic batch still wait for its results.
@@ -78,7 +72,7 @@ impl Store {
 
     /// [`Store::open_batches`]' statement, to run with others (read by [`open_batches_of`]).
     pub fn open_batches_statement(&self) -> worker::Result<Statement> {
-        Ok(Statement(self.stmt(&open_batches_sql(), &[])?))
+        self.statement(&open_batches_sql(), &[])
     }
 
     /// Up to `limit` submitted jobs of one Anthropic batch.
@@ -146,11 +140,11 @@ impl Store {
         offset: u64,
         lines: u64,
     ) -> worker::Result<Statement> {
-        Ok(Statement(self.stmt(
+        self.statement(
             "UPDATE flushes SET results_offset = ?2, results_lines = ?3 \
              WHERE anthropic_batch_id = ?1 AND results_offset < ?2",
             &[batch_id.into(), num(offset as i64), num(lines as i64)],
-        )?))
+        )
     }
 
     /// What the batch billed for a job canceled inside it: its tokens and cost recorded (it
@@ -163,21 +157,19 @@ impl Store {
         cost: Option<UsdMicros>,
     ) -> worker::Result<Statement> {
         let u = usage.copied().unwrap_or_default();
-        Ok(Statement(
-            self.stmt(
-                "UPDATE jobs SET awaiting_bill = 0, input_tokens = input_tokens + ?3, \
+        self.statement(
+            "UPDATE jobs SET awaiting_bill = 0, input_tokens = input_tokens + ?3, \
              output_tokens = output_tokens + ?4, cache_write_tokens = cache_write_tokens + ?5, \
              cache_read_tokens = cache_read_tokens + ?6, cost_micros = cost_micros + ?7, \
              cost_unknown = MAX(cost_unknown, ?8) \
              WHERE id = ?1 AND anthropic_batch_id = ?2 AND awaiting_bill = 1",
-                &[
-                    &[id.into(), batch_id.into()][..],
-                    &spent(&u, cost),
-                    &[JsValue::from_bool(usage.is_some() && cost.is_none())],
-                ]
-                .concat(),
-            )?,
-        ))
+            &[
+                &[id.into(), batch_id.into()][..],
+                &spent(&u, cost),
+                &[JsValue::from_bool(usage.is_some() && cost.is_none())],
+            ]
+            .concat(),
+        )
     }
 }
 

@@ -74,7 +74,7 @@ impl Store {
 
     /// [`Store::waiting`]'s statement, to run with others (read by [`waiting_of`]).
     pub fn waiting_statement(&self) -> worker::Result<Statement> {
-        Ok(Statement(self.stmt(&waiting_sql(), &[])?))
+        self.statement(&waiting_sql(), &[])
     }
 
     /// The claim: a flush row and up to `size` waiting jobs, in one transaction; answers the
@@ -87,19 +87,19 @@ impl Store {
         now: i64,
     ) -> worker::Result<Vec<JobRow>> {
         self.batch(vec![
-            Statement(self.stmt(
+            self.statement(
                 "INSERT INTO flushes (id, state, jobs, claimed_at, updated_at) \
                  VALUES (?1, 'claimed', 0, ?2, ?2)",
                 &[flush.into(), num(now)],
-            )?),
-            Statement(self.stmt(
+            )?,
+            self.statement(
                 &format!(
                     "UPDATE jobs SET flush_id = ?1, updated_at = ?2 WHERE id IN (SELECT id FROM jobs \
                      INDEXED BY idx_jobs_waiting WHERE {} ORDER BY accumulated_at LIMIT ?3)",
                     waiting()
                 ),
                 &[flush.into(), num(now), num(size as i64)],
-            )?),
+            )?,
         ])
         .await?;
         let rows: Vec<JobRow> = self
@@ -120,25 +120,25 @@ impl Store {
 
     /// A job that did not fit this create call: back to waiting, first in line for the next.
     pub fn unclaim(&self, id: &str, flush: &str) -> worker::Result<Statement> {
-        Ok(Statement(self.stmt(
+        self.statement(
             "UPDATE jobs SET flush_id = NULL WHERE id = ?1 AND flush_id = ?2",
             &[id.into(), flush.into()],
-        )?))
+        )
     }
 
     /// How many requests the flush's create call carries.
     pub fn size_flush(&self, flush: &str, jobs: usize, now: i64) -> worker::Result<Statement> {
-        Ok(Statement(self.stmt(
+        self.statement(
             "UPDATE flushes SET jobs = ?2, updated_at = ?3 WHERE id = ?1",
             &[flush.into(), num(jobs as i64), num(now)],
-        )?))
+        )
     }
 
     /// The flush's jobs are in `batch`: `submitted` with its id, in one transaction.
     pub async fn mark_created(&self, flush: &str, batch: &str, now: i64) -> worker::Result<()> {
         let t = Transition::Submit;
         self.batch(vec![
-            Statement(self.stmt(
+            self.statement(
                 &format!(
                     "UPDATE jobs SET {}, anthropic_batch_id = ?2, attempts = attempts + 1, \
                      started_at = COALESCE(started_at, ?3), error = NULL, updated_at = ?3 \
@@ -147,12 +147,12 @@ impl Store {
                     t.guard()
                 ),
                 &[flush.into(), batch.into(), num(now)],
-            )?),
-            Statement(self.stmt(
+            )?,
+            self.statement(
                 "UPDATE flushes SET state = 'created', anthropic_batch_id = ?2, updated_at = ?3 \
                  WHERE id = ?1",
                 &[flush.into(), batch.into(), num(now)],
-            )?),
+            )?,
         ])
         .await?;
         Ok(())
@@ -161,17 +161,17 @@ impl Store {
     /// The create certainly did not happen: the flush's jobs wait again.
     pub async fn release_flush(&self, flush: &str, note: &str, now: i64) -> worker::Result<()> {
         self.batch(vec![
-            Statement(self.stmt(
+            self.statement(
                 &format!(
                     "UPDATE jobs SET flush_id = NULL, updated_at = ?2 WHERE flush_id = ?1 AND {}",
                     Status::sql_in(&[Status::Queued])
                 ),
                 &[flush.into(), num(now)],
-            )?),
-            Statement(self.stmt(
+            )?,
+            self.statement(
                 "UPDATE flushes SET state = 'released', note = ?2, updated_at = ?3 WHERE id = ?1",
                 &[flush.into(), note.into(), num(now)],
-            )?),
+            )?,
         ])
         .await?;
         Ok(())
@@ -194,7 +194,7 @@ impl Store {
 
     /// [`Store::stranded_flushes`]' statement, to run with others.
     pub fn stranded_statement(&self, before: i64) -> worker::Result<Statement> {
-        Ok(Statement(self.stmt(STRANDED, &[num(before)])?))
+        self.statement(STRANDED, &[num(before)])
     }
 
     /// Which of these Anthropic batch ids a flush or a job already knows.

@@ -61,7 +61,7 @@ impl Store {
              VALUES (?1, ?2, ?3, {}, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?11, ?12, ?13)",
             Status::Queued.sql()
         );
-        Ok(Statement(self.stmt(
+        self.statement(
             &sql,
             &[
                 j.id.into(),
@@ -78,7 +78,7 @@ impl Store {
                 opt(j.path.map(CallPath::as_str)),
                 money(j.reserved),
             ],
-        )?))
+        )
     }
 
     /// Ends a job that has not run with `t` (to a terminal status) and the reason; answers
@@ -162,8 +162,8 @@ impl Store {
         );
         let expired = now - pipeline::prompt::IDEMPOTENCY_TTL_MS;
         Ok([
-            Statement(self.stmt(&stale, &[user.into(), key.into(), num(expired)])?),
-            Statement(self.stmt(
+            self.statement(&stale, &[user.into(), key.into(), num(expired)])?,
+            self.statement(
                 "INSERT INTO idempotency_keys (user_id, key, body_hash, job_id, created_at) \
                  VALUES (?1, ?2, ?3, ?4, ?5)",
                 &[
@@ -173,7 +173,7 @@ impl Store {
                     job_id.into(),
                     num(now),
                 ],
-            )?),
+            )?,
         ])
     }
 
@@ -215,8 +215,8 @@ impl Store {
             take.guard()
         );
         Ok(vec![
-            Statement(self.stmt(&expire, &[num(now)])?),
-            Statement(self.stmt(&take, &[num(before), num(now), num(limit as i64)])?),
+            self.statement(&expire, &[num(now)])?,
+            self.statement(&take, &[num(before), num(now), num(limit as i64)])?,
         ])
     }
 

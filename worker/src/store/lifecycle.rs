@@ -90,24 +90,22 @@ impl Store {
                     scope.guard(t, 10)
                 );
                 let u = s.usage.unwrap_or_default();
-                Ok(Statement(
-                    self.stmt(
-                        &sql,
+                Ok(self.statement(
+                    &sql,
+                    &[
+                        &[id.into()][..],
+                        &spent(&u, s.cost_micros),
                         &[
-                            &[id.into()][..],
-                            &spent(&u, s.cost_micros),
-                            &[
-                                opt(s.raw_text.as_deref()),
-                                opt(result.as_deref()),
-                                num(now),
-                                scope.batch(),
-                                s.answered_by.as_str().into(),
-                                JsValue::from_bool(s.cost_micros.is_none()),
-                            ],
-                        ]
-                        .concat(),
-                    )?,
-                ))
+                            opt(s.raw_text.as_deref()),
+                            opt(result.as_deref()),
+                            num(now),
+                            scope.batch(),
+                            s.answered_by.as_str().into(),
+                            JsValue::from_bool(s.cost_micros.is_none()),
+                        ],
+                    ]
+                    .concat(),
+                )?)
             }
             End::Fail(f) => self.fail(id, f, Some(s), now, scope),
         }
@@ -151,28 +149,26 @@ impl Store {
             t.set(),
             scope.guard(t, 10)
         );
-        Ok(Statement(
-            self.stmt(
-                &sql,
+        self.statement(
+            &sql,
+            &[
                 &[
-                    &[
-                        id.into(),
-                        f.reason.as_str().into(),
-                        opt(paid.and_then(|s| s.raw_text.as_deref())),
-                    ][..],
-                    &spent(&u, cost),
-                    &[
-                        num(now),
-                        scope.batch(),
-                        JsValue::from_bool(usage.is_some() && cost.is_none()),
-                        // A paid answer is always stored in R2 before its row is failed: point at it.
-                        JsValue::from_bool(usage.is_some()),
-                        f.class.as_str().into(),
-                    ],
-                ]
-                .concat(),
-            )?,
-        ))
+                    id.into(),
+                    f.reason.as_str().into(),
+                    opt(paid.and_then(|s| s.raw_text.as_deref())),
+                ][..],
+                &spent(&u, cost),
+                &[
+                    num(now),
+                    scope.batch(),
+                    JsValue::from_bool(usage.is_some() && cost.is_none()),
+                    // A paid answer is always stored in R2 before its row is failed: point at it.
+                    JsValue::from_bool(usage.is_some()),
+                    f.class.as_str().into(),
+                ],
+            ]
+            .concat(),
+        )
     }
 
     /// A failure worth a retry: back to `queued` with the reason until the retry runs; an
@@ -223,7 +219,7 @@ impl Store {
             t.set(),
             scope.guard(t, 5)
         );
-        Ok(Statement(self.stmt(
+        self.statement(
             &sql,
             &[
                 id.into(),
@@ -232,7 +228,7 @@ impl Store {
                 f.class.as_str().into(),
                 scope.batch(),
             ],
-        )?))
+        )
     }
 
     /// Each user's oldest new sync job on `lane` (never attempted, not PDFs, not expired), with

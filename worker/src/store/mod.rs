@@ -50,23 +50,49 @@ use crate::meter::Meter;
 pub struct Store {
     db: Arc<D1Database>,
     meter: Arc<Meter>,
+    /// `D1_STATS = "trace"`: one log line per statement.
+    trace: bool,
 }
 
-/// Counts one D1 result on the meter.
-fn record(meter: &Meter, r: &D1Result) {
+/// Counts one D1 result on the meter (and, when tracing, logs it with the head of its SQL).
+fn record(meter: &Meter, trace: bool, sql: &str, r: &D1Result) {
     let (read, written) = match r.meta() {
         Ok(Some(m)) => (m.rows_read, m.rows_written),
         _ => (None, None),
     };
     meter.d1(read, written);
+    if trace {
+        worker::console_log!(
+            "d1: {} written, {} read: {sql}",
+            written.unwrap_or(0),
+            read.unwrap_or(0)
+        );
+    }
+}
+
+/// The first words of a statement, on one line (what a trace line shows).
+fn head(sql: &str) -> String {
+    sql.split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+        .chars()
+        .take(90)
+        .collect()
 }
 
 impl Store {
-    pub fn new(db: D1Database, meter: Arc<Meter>) -> Store {
+    pub fn new(db: D1Database, meter: Arc<Meter>, trace: bool) -> Store {
         Store {
             db: Arc::new(db),
             meter,
+            trace,
         }
+    }
+
+    /// A statement to run with others in one [`Store::batch`].
+    fn statement(&self, sql: &str, args: &[JsValue]) -> worker::Result<Statement> {
+        let shown = if self.trace { head(sql) } else { String::new() };
+        Ok(Statement(self.stmt(sql, args)?, shown))
     }
 
     /// A statement with its parameters bound.
@@ -77,7 +103,7 @@ impl Store {
     /// Runs one write; answers how many rows it changed.
     async fn run(&self, sql: &str, args: &[JsValue]) -> worker::Result<usize> {
         let r = self.stmt(sql, args)?.run().await?;
-        record(&self.meter, &r);
+        self.record(sql, &r);
         changes(&r)
     }
 
@@ -85,7 +111,7 @@ impl Store {
     /// of a batch).
     async fn result(&self, sql: &str, args: &[JsValue]) -> worker::Result<D1Result> {
         let r = self.stmt(sql, args)?.all().await?;
-        record(&self.meter, &r);
+        self.record(sql, &r);
         Ok(r)
     }
 
@@ -95,7 +121,7 @@ impl Store {
         args: &[JsValue],
     ) -> worker::Result<Vec<T>> {
         let r = self.stmt(sql, args)?.all().await?;
-        record(&self.meter, &r);
+        self.record(sql, &r);
         r.results()
     }
 
@@ -127,14 +153,19 @@ impl Store {
 
     /// Runs statements in one transaction (`db.batch()`): all or nothing.
     pub async fn batch(&self, statements: Vec<Statement>) -> worker::Result<Vec<D1Result>> {
-        let results = self
-            .db
-            .batch(statements.into_iter().map(|s| s.0).collect())
-            .await?;
-        for r in &results {
-            record(&self.meter, r);
+        let (prepared, shown): (Vec<_>, Vec<_>) =
+            statements.into_iter().map(|s| (s.0, s.1)).unzip();
+        let results = self.db.batch(prepared).await?;
+        for (r, sql) in results.iter().zip(&shown) {
+            record(&self.meter, self.trace, sql, r);
         }
         Ok(results)
+    }
+
+    /// Counts one result of a statement run alone.
+    fn record(&self, sql: &str, r: &D1Result) {
+        let shown = if self.trace { head(sql) } else { String::new() };
+        record(&self.meter, self.trace, &shown, r);
     }
 }
 
@@ -163,13 +194,14 @@ fn nth<'a>(results: &'a [D1Result], i: usize, what: &str) -> worker::Result<&'a 
 }
 
 /// A prepared write, to be run in one [`Store::batch`] with others.
-pub struct Statement(D1PreparedStatement);
+/// (When tracing, the head of its SQL.)
+pub struct Statement(D1PreparedStatement, String);
 
 impl Store {
     /// Runs a prepared write alone.
     pub async fn run_one(&self, s: Statement) -> worker::Result<usize> {
         let r = s.0.run().await?;
-        record(&self.meter, &r);
+        record(&self.meter, self.trace, &s.1, &r);
         changes(&r)
     }
 }

@@ -194,10 +194,10 @@ impl Store {
         rows.iter()
             .map(|r| {
                 let class = ErrorClass::of(r.error.as_deref().unwrap_or_default());
-                Ok(Statement(self.stmt(
+                self.statement(
                     "UPDATE jobs SET error_class = ?2 WHERE id = ?1",
                     &[r.id.as_str().into(), class.as_str().into()],
-                )?))
+                )
             })
             .collect()
     }
@@ -208,15 +208,15 @@ impl Store {
     /// alert threshold. Run with others in one [`Store::rounds`]; read by [`CronReads::of`].
     pub fn cron_reads(&self, at: i64, max_ended: i64) -> worker::Result<Vec<Statement>> {
         Ok(vec![
-            Statement(self.stmt(sql::METRICS_SERIES, &[num(0), num(1)])?),
-            Statement(self.stmt(sql::ENDED, &[num(at), num(max_ended)])?),
-            Statement(self.stmt(&sql::pending(), &[])?),
-            Statement(self.stmt(sql::DEAD_NOW, &[])?),
-            Statement(self.stmt(&sql::unclassified(), &[])?),
-            Statement(self.stmt(
+            self.statement(sql::METRICS_SERIES, &[num(0), num(1)])?,
+            self.statement(sql::ENDED, &[num(at), num(max_ended)])?,
+            self.statement(&sql::pending(), &[])?,
+            self.statement(sql::DEAD_NOW, &[])?,
+            self.statement(&sql::unclassified(), &[])?,
+            self.statement(
                 "SELECT at, detail FROM heartbeats WHERE name = ?1",
                 &[DLQ_ABOVE.into()],
-            )?),
+            )?,
         ])
     }
 
@@ -227,10 +227,10 @@ impl Store {
         let body = serde_json::to_string(w.metrics)
             .map_err(|e| worker::Error::RustError(e.to_string()))?;
         let mut statements = vec![
-            Statement(self.stmt(
+            self.statement(
                 "INSERT OR REPLACE INTO metrics (at, body) VALUES (?1, ?2)",
                 &[num(w.metrics.at), body.into()],
-            )?),
+            )?,
             self.beat_statement(w.beat.0, w.metrics.at, w.beat.1)?,
         ];
         if let Some(above) = w.dlq_above {
@@ -246,9 +246,7 @@ impl Store {
 
     /// A heartbeat's write, to run with others.
     pub fn beat_statement(&self, name: &str, at: i64, detail: &str) -> worker::Result<Statement> {
-        Ok(Statement(
-            self.stmt(BEAT, &[name.into(), num(at), detail.into()])?,
-        ))
+        self.statement(BEAT, &[name.into(), num(at), detail.into()])
     }
 
     /// Metrics rows since `from`, at most `limit`, newest first.
@@ -352,14 +350,14 @@ impl Store {
         ]);
         let results = self
             .batch(vec![
-                Statement(self.stmt(
+                self.statement(
                     &format!(
                         "UPDATE jobs SET replayed_to = ?2, updated_at = ?3 WHERE id = ?1 \
                          AND replayed_to IS NULL AND {replayable}"
                     ),
                     &[r.original.into(), r.id.into(), num(r.now)],
-                )?),
-                Statement(self.stmt(
+                )?,
+                self.statement(
                     &format!(
                         "INSERT INTO jobs (id, user_id, kind, status, lane, mode, model, source, \
                          file_name, file_size, input_text, prompt_key, template, replay_of, \
@@ -377,8 +375,8 @@ impl Store {
                         num(r.now),
                         money(r.reserved),
                     ],
-                )?),
-                Statement(self.stmt(
+                )?,
+                self.statement(
                     "INSERT INTO job_audit (job_id, at, actor, action, detail) \
                      SELECT ?1, ?3, ?4, 'replay', ?5 FROM jobs WHERE id = ?1 AND replayed_to = ?2",
                     &[
@@ -388,13 +386,13 @@ impl Store {
                         r.actor.into(),
                         r.detail.into(),
                     ],
-                )?),
-                Statement(self.stmt(
+                )?,
+                self.statement(
                     "INSERT INTO job_audit (job_id, at, actor, action, detail) \
                      SELECT ?2, ?3, ?4, 'created', 'a replay of ' || ?1 FROM jobs \
                      WHERE id = ?1 AND replayed_to = ?2",
                     &[r.original.into(), r.id.into(), num(r.now), r.actor.into()],
-                )?),
+                )?,
             ])
             .await?;
         Ok(match results.first() {
@@ -406,16 +404,16 @@ impl Store {
     /// Takes a dead letter off the triage list, with an audit entry.
     pub async fn discard(&self, id: &str, actor: &str, now: i64) -> worker::Result<()> {
         self.batch(vec![
-            Statement(self.stmt(
+            self.statement(
                 "UPDATE jobs SET discarded_at = COALESCE(discarded_at, ?2), updated_at = ?2 \
                  WHERE id = ?1",
                 &[id.into(), num(now)],
-            )?),
-            Statement(self.stmt(
+            )?,
+            self.statement(
                 "INSERT INTO job_audit (job_id, at, actor, action, detail) \
                  VALUES (?1, ?2, ?3, 'discard', NULL)",
                 &[id.into(), num(now), actor.into()],
-            )?),
+            )?,
         ])
         .await?;
         Ok(())

@@ -99,7 +99,7 @@ impl Store {
             num(limit as i64),
         ];
         terminal()
-            .map(|status| Ok(Statement(self.stmt(&due_sql(status), &args)?)))
+            .map(|status| self.statement(&due_sql(status), &args))
             .collect()
     }
 
@@ -122,18 +122,18 @@ impl Store {
             );
             let results = self
                 .batch(vec![
-                    Statement(self.stmt(
+                    self.statement(
                         &format!("DELETE FROM job_audit WHERE job_id IN ({guard})"),
                         &args,
-                    )?),
-                    Statement(self.stmt(
+                    )?,
+                    self.statement(
                         &format!("DELETE FROM job_attempts WHERE job_id IN ({guard})"),
                         &args,
-                    )?),
-                    Statement(self.stmt(
+                    )?,
+                    self.statement(
                         &format!("DELETE FROM jobs WHERE id IN ({guard}) RETURNING id"),
                         &args,
-                    )?),
+                    )?,
                 ])
                 .await?;
             let n = |i: usize| {
@@ -162,24 +162,24 @@ impl Store {
     pub fn sweep(&self, s: &Sweep) -> worker::Result<Vec<Statement>> {
         let limit = num(s.limit as i64);
         let mut statements = vec![
-            Statement(self.stmt(
+            self.statement(
                 "DELETE FROM idempotency_keys WHERE rowid IN (SELECT rowid FROM idempotency_keys \
                  INDEXED BY idx_idempotency_created WHERE created_at < ?1 LIMIT ?2)",
                 &[num(s.idempotency_before), limit.clone()],
-            )?),
-            Statement(self.stmt(
+            )?,
+            self.statement(
                 "DELETE FROM metrics WHERE at < ?1",
                 &[num(s.metrics_before)],
-            )?),
-            Statement(self.stmt(
+            )?,
+            self.statement(
                 "DELETE FROM batches WHERE id IN (SELECT b.id FROM batches b \
                  WHERE b.created_at < ?1 AND NOT EXISTS \
                  (SELECT 1 FROM jobs j WHERE j.batch_id = b.id) LIMIT ?2)",
                 &[num(s.uploads_before), limit.clone()],
-            )?),
+            )?,
         ];
         if let Some(before) = s.attempts_before {
-            statements.push(Statement(self.stmt(
+            statements.push(self.statement(
                 &format!(
                     "DELETE FROM job_attempts WHERE rowid IN (SELECT a.rowid FROM job_attempts a \
                      INDEXED BY idx_attempts_ended JOIN jobs j ON j.id = a.job_id \
@@ -187,7 +187,7 @@ impl Store {
                     Status::terminal_sql_list()
                 ),
                 &[num(before), limit],
-            )?));
+            )?);
         }
         Ok(statements)
     }

@@ -4,7 +4,7 @@
 use pipeline::ops::rollups::{DayRange, RollupRow};
 
 use super::sql;
-use super::{num, Statement, Store};
+use super::{num, Store};
 
 impl Store {
     /// The rollup's groups of the range.
@@ -24,11 +24,11 @@ impl Store {
     pub async fn rebuild_rollup(&self, r: DayRange) -> worker::Result<usize> {
         let results = self
             .batch(vec![
-                Statement(self.stmt(
+                self.statement(
                     "DELETE FROM usage_days WHERE day >= ?1 AND day < ?2",
                     &[num(r.from_day), num(r.to_day)],
-                )?),
-                Statement(self.stmt(
+                )?,
+                self.statement(
                     &format!(
                         "INSERT INTO usage_days (user_id, day, model, mode, jobs, input_tokens, \
                          output_tokens, cache_write_tokens, cache_read_tokens, cost_micros, \
@@ -36,7 +36,7 @@ impl Store {
                         sql::USAGE_SCAN
                     ),
                     &[num(r.from_day), num(r.to_day)],
-                )?),
+                )?,
             ])
             .await?;
         match results.get(1) {

@@ -85,7 +85,7 @@ impl Store {
     pub fn insert_upload(&self, u: &NewUpload<'_>) -> worker::Result<Vec<Statement>> {
         let total_bytes: u64 = u.files.iter().map(|f| f.size).sum();
         let mut out = Vec::with_capacity(u.files.len() + 1);
-        out.push(Statement(self.stmt(
+        out.push(self.statement(
             "INSERT INTO batches (id, user_id, mode, template, total, total_bytes, created_at) \
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
             &[
@@ -97,7 +97,7 @@ impl Store {
                 num(total_bytes as i64),
                 num(u.now),
             ],
-        )?));
+        )?);
         let sql = format!(
             "INSERT INTO jobs (id, user_id, kind, status, lane, mode, model, prompt_key, \
              batch_id, batch_index, file_name, file_size, template, created_at, updated_at, \
@@ -108,7 +108,7 @@ impl Store {
             Lane::Bulk.as_str()
         );
         for f in u.files {
-            out.push(Statement(self.stmt(
+            out.push(self.statement(
                 &sql,
                 &[
                     f.job_id.as_str().into(),
@@ -124,7 +124,7 @@ impl Store {
                     num(u.now),
                     money(f.reserved),
                 ],
-            )?));
+            )?);
         }
         Ok(out)
     }

@@ -1,5 +1,5 @@
-//! `cargo xtask bench cost [--jobs N]`: what one job of each kind asks of the platform over its
-//! whole life, and what a million a day would cost.
+//! `cargo xtask bench cost [--jobs N] [--trace]`: what one job of each kind asks of the platform
+//! over its whole life, and what a million a day would cost.
 //!
 //! A fresh local stack with `D1_STATS = "on"`: every invocation logs one `use:` line (D1
 //! statements and rows as D1 reported them, R2 operations by class, queue messages sent and
@@ -146,13 +146,13 @@ pub fn run(args: &[String]) {
     let jobs = (crate::arg(args, "--jobs", 40) as usize / 4).max(1) * 4;
     let rt = crate::runtime();
     let knobs = crate::instant_sim();
-    // Batch jobs wait for the flush the benchmark asks for.
-    let stack = std::sync::Arc::new(spawn_stack_with(
-        "bench-cost",
-        &rt,
-        knobs,
-        vec![("BATCH_FLUSH_AGE_S".into(), "3600".into())],
-    ));
+    // Batch jobs wait for the flush the benchmark asks for. `--trace` logs every D1 statement
+    // with its rows (`D1_STATS = "trace"`) in the stack's wrangler.log.
+    let mut vars = vec![("BATCH_FLUSH_AGE_S".into(), "3600".into())];
+    if args.iter().any(|a| a == "--trace") {
+        vars.push(("D1_STATS".into(), "trace".into()));
+    }
+    let stack = std::sync::Arc::new(spawn_stack_with("bench-cost", &rt, knobs, vars));
     let log = stack
         .artifacts
         .parent()

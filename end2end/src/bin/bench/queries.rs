@@ -90,7 +90,7 @@ pub fn run(args: &[String]) {
             "/jobs".into(),
         ),
         (
-            "Cron run (metrics row, DLQ alert, reconcile, poll)",
+            "Cron run (flush, poll, recovery, reconcile, metrics row, DLQ alert, retention)",
             "CRON",
             String::new(),
         ),
