@@ -27,7 +27,8 @@ use crate::identity::Caller;
 use crate::requests::request_of;
 use crate::routes::{enqueue_failed, json_body, next_page, page, AppState};
 use crate::services::new_id;
-use crate::store::ops::Replay;
+use crate::store::lifecycle::attempts_of;
+use crate::store::ops::{audit_of, dlq_page_of, Replay};
 use crate::store::JobRow;
 
 #[derive(Deserialize)]
@@ -84,16 +85,28 @@ pub async fn list(
         p.cursor.as_deref().filter(|c| !c.is_empty()),
         p.limit.as_deref(),
     )?;
-    state.store.classify_legacy().await?;
-    let mut rows = state
-        .store
-        .dlq_page(&filter, cursor.as_ref(), limit)
-        .await?;
+    let read = || async {
+        dlq_page_of(
+            &state
+                .store
+                .batch(state.store.dlq_page(&filter, cursor.as_ref(), limit)?)
+                .await?,
+        )
+    };
+    let (unclassified, rows, dead) = read().await?;
+    // Failures stored before classes were recorded get theirs first (rare), and the page is
+    // read again: a class filter may match them now.
+    let (mut rows, dead) = if unclassified.is_empty() {
+        (rows, dead)
+    } else {
+        state.store.classify_these(&unclassified).await?;
+        let (_, rows, dead) = read().await?;
+        (rows, dead)
+    };
     let next_cursor = next_page(&mut rows, limit, |r| {
         dlq_cursor(r.completed_at.unwrap_or(0), &r.id)
     });
     let items = items(&state, rows).await?;
-    let dead = state.store.dead_now().await?;
     Ok(Json(DlqList {
         items,
         next_cursor,
@@ -108,17 +121,30 @@ async fn items(state: &AppState, rows: Vec<JobRow>) -> Result<Vec<DlqItem>, AppE
         return Ok(Vec::new());
     }
     let ids: Vec<String> = rows.iter().map(|r| r.id.clone()).collect();
-    let attempts = state.store.attempts(&ids).await?;
-    let audit = state.store.audit(&ids).await?;
-    let previews = join_all(rows.iter().map(|r| input_preview(state, r))).await;
     let replays: Vec<String> = rows.iter().filter_map(|r| r.replayed_to.clone()).collect();
-    let replay_statuses: Vec<(String, Status)> = state
-        .store
-        .jobs(&replays)
-        .await?
-        .into_iter()
-        .map(|r| (r.id, r.status))
-        .collect();
+    // One round trip for the page's attempts, audit entries and replays, beside the previews.
+    let mut statements = vec![
+        state.store.attempts_statement(&ids)?,
+        state.store.audit_statement(&ids)?,
+    ];
+    if !replays.is_empty() {
+        statements.push(state.store.jobs_statement(&replays)?);
+    }
+    let (found, previews) = futures_util::join!(
+        state.store.batch(statements),
+        join_all(rows.iter().map(|r| input_preview(state, r)))
+    );
+    let found = found?;
+    let attempts = attempts_of(&found[0])?;
+    let audit = audit_of(&found[1])?;
+    let replay_statuses: Vec<(String, Status)> = match found.get(2) {
+        Some(r) => r
+            .results::<JobRow>()?
+            .into_iter()
+            .map(|r| (r.id, r.status))
+            .collect(),
+        None => Vec::new(),
+    };
     Ok(rows
         .into_iter()
         .zip(previews)

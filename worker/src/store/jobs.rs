@@ -272,6 +272,15 @@ impl Store {
     }
 
     /// The rows of these ids (missing ids are simply absent).
+    /// [`Store::jobs`]' statement (at most 100 ids), to run with others.
+    pub fn jobs_statement(&self, ids: &[String]) -> worker::Result<Statement> {
+        let (marks, args) = super::with_ids(Vec::new(), ids);
+        self.statement(
+            &format!("SELECT {COLUMNS} FROM jobs WHERE id IN ({marks})"),
+            &args,
+        )
+    }
+
     pub async fn jobs(&self, ids: &[String]) -> worker::Result<Vec<JobRow>> {
         if ids.is_empty() {
             return Ok(Vec::new());

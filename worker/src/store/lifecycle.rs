@@ -278,34 +278,51 @@ impl Store {
 
     /// The calls of these jobs, by job and oldest first.
     pub async fn attempts(&self, job_ids: &[String]) -> worker::Result<Vec<(String, AttemptView)>> {
-        #[derive(Deserialize)]
-        struct Row {
-            job_id: String,
-            n: f64,
-            model: Option<String>,
-            started_at: f64,
-            ended_at: f64,
-            outcome: String,
-            error: Option<String>,
+        if job_ids.is_empty() {
+            return Ok(Vec::new());
         }
-        self.of_jobs(
-            "SELECT job_id, n, model, started_at, ended_at, outcome, error \
-             FROM job_attempts WHERE job_id IN ({ids}) ORDER BY job_id, n",
-            job_ids,
-            |r: Row| {
-                let entry = AttemptView {
-                    n: r.n.max(0.0) as u32,
-                    model: r.model,
-                    started_at: r.started_at as i64,
-                    ended_at: r.ended_at as i64,
-                    outcome: r.outcome,
-                    error: r.error,
-                };
-                (r.job_id, entry)
-            },
-        )
-        .await
+        let (sql, args) = super::with_ids(Vec::new(), job_ids);
+        attempts_of(&self.result(&ATTEMPTS.replace("{ids}", &sql), &args).await?)
     }
+
+    /// [`Store::attempts`]' statement (at most 100 jobs), to run with others (read by
+    /// [`attempts_of`]).
+    pub fn attempts_statement(&self, job_ids: &[String]) -> worker::Result<Statement> {
+        let (sql, args) = super::with_ids(Vec::new(), job_ids);
+        self.statement(&ATTEMPTS.replace("{ids}", &sql), &args)
+    }
+}
+
+/// The calls of the jobs `{ids}`, by job and oldest first.
+const ATTEMPTS: &str = "SELECT job_id, n, model, started_at, ended_at, outcome, error \
+     FROM job_attempts WHERE job_id IN ({ids}) ORDER BY job_id, n";
+
+/// The result of [`Store::attempts_statement`]: (job, call) pairs.
+pub fn attempts_of(r: &worker::D1Result) -> worker::Result<Vec<(String, AttemptView)>> {
+    #[derive(Deserialize)]
+    struct Row {
+        job_id: String,
+        n: f64,
+        model: Option<String>,
+        started_at: f64,
+        ended_at: f64,
+        outcome: String,
+        error: Option<String>,
+    }
+    Ok(r.results::<Row>()?
+        .into_iter()
+        .map(|r| {
+            let entry = AttemptView {
+                n: r.n.max(0.0) as u32,
+                model: r.model,
+                started_at: r.started_at as i64,
+                ended_at: r.ended_at as i64,
+                outcome: r.outcome,
+                error: r.error,
+            };
+            (r.job_id, entry)
+        })
+        .collect())
 }
 
 /// What a paid answer spent, in the order the settling statements bind it: its four token

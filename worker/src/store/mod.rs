@@ -134,23 +134,6 @@ impl Store {
         Ok(self.all(sql, args).await?.into_iter().next())
     }
 
-    /// The rows of a per-job table for these jobs: `sql` has one `{ids}` where the id list goes.
-    async fn of_jobs<R: DeserializeOwned, V>(
-        &self,
-        sql: &str,
-        job_ids: &[String],
-        entry: impl Fn(R) -> (String, V),
-    ) -> worker::Result<Vec<(String, V)>> {
-        if job_ids.is_empty() {
-            return Ok(Vec::new());
-        }
-        let args: Vec<JsValue> = job_ids.iter().map(|i| JsValue::from_str(i)).collect();
-        let rows: Vec<R> = self
-            .all(&sql.replace("{ids}", &marks(job_ids.len())), &args)
-            .await?;
-        Ok(rows.into_iter().map(entry).collect())
-    }
-
     /// Runs statements in one transaction (`db.batch()`): all or nothing.
     pub async fn batch(&self, statements: Vec<Statement>) -> worker::Result<Vec<D1Result>> {
         let (prepared, shown): (Vec<_>, Vec<_>) =

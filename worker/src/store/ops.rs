@@ -164,11 +164,6 @@ impl Store {
         self.n("SELECT COUNT(*) AS n FROM jobs", &[]).await
     }
 
-    /// Dead letters now (neither replayed nor discarded).
-    pub async fn dead_now(&self) -> worker::Result<u64> {
-        self.n(sql::DEAD_NOW, &[]).await
-    }
-
     async fn n(&self, query: &str, args: &[JsValue]) -> worker::Result<u64> {
         #[derive(Deserialize)]
         struct N {
@@ -187,6 +182,14 @@ impl Store {
         }
         self.batch(self.classify(&rows)?).await?;
         Ok(rows.len())
+    }
+
+    /// Gives these jobs their failure class.
+    pub async fn classify_these(&self, rows: &[Unclassified]) -> worker::Result<()> {
+        if !rows.is_empty() {
+            self.batch(self.classify(rows)?).await?;
+        }
+        Ok(())
     }
 
     /// The writes that give these jobs their failure class.
@@ -294,48 +297,39 @@ impl Store {
             .await
     }
 
-    /// A page of the DLQ list (one row more than `limit`).
-    pub async fn dlq_page(
-        &self,
-        f: &DlqFilter,
-        cursor: Option<&pipeline::jobs::Cursor>,
-        limit: u32,
-    ) -> worker::Result<Vec<JobRow>> {
-        let (query, values) = sql::dlq_list(f, COLUMNS, cursor, limit);
-        self.all(&query, &bind(&values)).await
-    }
-
     /// The jobs a bulk replay takes (one row more than `limit`), oldest first.
     pub async fn dlq_to_replay(&self, f: &DlqFilter, limit: u32) -> worker::Result<Vec<JobRow>> {
         let (query, values) = sql::dlq_replay(f, COLUMNS, limit);
         self.all(&query, &bind(&values)).await
     }
 
-    /// The audit entries of these jobs, by job and oldest first.
-    pub async fn audit(&self, job_ids: &[String]) -> worker::Result<Vec<(String, AuditEntry)>> {
-        #[derive(Deserialize)]
-        struct Row {
-            job_id: String,
-            at: f64,
-            actor: String,
-            action: String,
-            detail: Option<String>,
-        }
-        self.of_jobs(
-            "SELECT job_id, at, actor, action, detail FROM job_audit \
-             WHERE job_id IN ({ids}) ORDER BY job_id, at",
-            job_ids,
-            |r: Row| {
-                let entry = AuditEntry {
-                    at: r.at as i64,
-                    actor: r.actor,
-                    action: r.action,
-                    detail: r.detail,
-                };
-                (r.job_id, entry)
-            },
+    /// The audit entries of these jobs (at most 100), by job and oldest first, to run with
+    /// others (read by [`audit_of`]).
+    pub fn audit_statement(&self, job_ids: &[String]) -> worker::Result<Statement> {
+        let (marks, args) = super::with_ids(Vec::new(), job_ids);
+        self.statement(
+            &format!(
+                "SELECT job_id, at, actor, action, detail FROM job_audit \
+                 WHERE job_id IN ({marks}) ORDER BY job_id, at"
+            ),
+            &args,
         )
-        .await
+    }
+
+    /// A DLQ page's rows (one more than `limit`) and the open dead letters, with the failures
+    /// still without a class, to run in one round trip (read by [`dlq_page_of`]).
+    pub fn dlq_page(
+        &self,
+        f: &DlqFilter,
+        cursor: Option<&pipeline::jobs::Cursor>,
+        limit: u32,
+    ) -> worker::Result<Vec<Statement>> {
+        let (query, values) = sql::dlq_list(f, COLUMNS, cursor, limit);
+        Ok(vec![
+            self.statement(&sql::unclassified(), &[])?,
+            self.statement(&query, &bind(&values))?,
+            self.statement(sql::DEAD_NOW, &[])?,
+        ])
     }
 
     /// A replay, all or nothing: the original's guarded `replayed_to`, the new job copied from
@@ -418,4 +412,46 @@ impl Store {
         .await?;
         Ok(())
     }
+}
+
+/// The audit entries [`Store::audit_statement`] read: (job, entry) pairs.
+pub fn audit_of(r: &D1Result) -> worker::Result<Vec<(String, AuditEntry)>> {
+    #[derive(Deserialize)]
+    struct Row {
+        job_id: String,
+        at: f64,
+        actor: String,
+        action: String,
+        detail: Option<String>,
+    }
+    Ok(r.results::<Row>()?
+        .into_iter()
+        .map(|r| {
+            let entry = AuditEntry {
+                at: r.at as i64,
+                actor: r.actor,
+                action: r.action,
+                detail: r.detail,
+            };
+            (r.job_id, entry)
+        })
+        .collect())
+}
+
+/// What [`Store::dlq_page`] read: the failures without a class, the page's rows, the open
+/// dead letters.
+pub fn dlq_page_of(r: &[D1Result]) -> worker::Result<(Vec<Unclassified>, Vec<JobRow>, u64)> {
+    #[derive(Deserialize)]
+    struct N {
+        n: f64,
+    }
+    Ok((
+        super::nth(r, 0, "the DLQ page")?.results()?,
+        super::nth(r, 1, "the DLQ page")?.results()?,
+        super::nth(r, 2, "the DLQ page")?
+            .results::<N>()?
+            .first()
+            .map(|n| n.n as u64)
+            .unwrap_or(0),
+    ))
 }

@@ -114,11 +114,20 @@ pub fn uploads_list() -> String {
     )
 }
 
+/// The condition of the DLQ's partial indexes: only failed and dead-lettered jobs are in them,
+/// so the 90% of jobs that complete never write an entry.
+pub const DLQ_STATUSES: &str = "status IN ('failed','dead_lettered')";
+
 /// The DLQ filter's WHERE clause for one status and its parameters (`?N` numbered from
 /// `first`), for the list and the bulk replay; served by `idx_jobs_dlq_class` with a class,
 /// a user's `idx_jobs_user_status_completed` with a user, `idx_jobs_status_completed` else.
 pub fn dlq_where(f: &DlqFilter, status: Status, first: usize) -> (String, Vec<SqlValue>) {
-    let mut sql = format!("{} AND discarded_at IS NULL", Status::sql_in(&[status]));
+    // The second status term is the condition of the DLQ's partial indexes (migration 0013):
+    // SQLite uses a partial index only when the query repeats its condition.
+    let mut sql = format!(
+        "{} AND {DLQ_STATUSES} AND discarded_at IS NULL",
+        Status::sql_in(&[status])
+    );
     let mut params = Vec::new();
     let mut add = |clause: &str, v: SqlValue, sql: &mut String| {
         params.push(v);

@@ -15,7 +15,8 @@ fn the_dlq_filter_becomes_numbered_parameters() {
     let (sql, params) = dlq_where(&f, pipeline::status::Status::Failed, 1);
     assert_eq!(
         sql,
-        "status = 'failed' AND discarded_at IS NULL AND error_class = ?1 \
+        "status = 'failed' AND status IN ('failed','dead_lettered') AND discarded_at IS NULL \
+         AND error_class = ?1 \
          AND user_id = ?2 AND completed_at >= ?3"
     );
     assert_eq!(params.len(), 3);
@@ -46,4 +47,19 @@ fn the_partial_indexes_are_spelled_as_the_migrations_spell_them() {
     assert!(unclassified().contains("status IN ('failed','dead_lettered')"));
     assert!(migrations.contains("status IN ('failed','dead_lettered')"));
     assert!(pending().contains("status IN ('queued','running','submitted')"));
+}
+
+#[test]
+fn the_dlq_partial_indexes_hold_exactly_the_dlq_statuses() {
+    use pipeline::status::Status;
+    assert_eq!(
+        DLQ_STATUSES,
+        Status::sql_in(&[Status::Failed, Status::DeadLettered])
+    );
+    let migration = include_str!("../../../migrations/0013_fewer_index_writes.sql");
+    assert_eq!(
+        migration.matches(&format!("WHERE {DLQ_STATUSES}")).count(),
+        2
+    );
+    assert!(migration.contains(&format!("error_class IS NOT NULL AND {DLQ_STATUSES}")));
 }
