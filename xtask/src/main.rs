@@ -19,8 +19,9 @@
 //! - `bench fairness [--jobs N]`: a whale's backlog and five small users under tight limits.
 //! - `bench e2e [--jobs N]`: a sync job end to end with a 0-latency simulator, p50/p95.
 //! - `bench render`: SPA and Worker sizes, the dashboard's first render in headless Chromium.
-//! - `bench cost [--jobs N]`: what a job of each kind asks of D1, R2, the queues and the Durable
-//!   Object over its life, and what a million a day would cost.
+//! - `bench cost [--jobs N] [--trace]`: what a job of each kind asks of D1, R2, the queues and
+//!   the Durable Object over its life, and what a million a day would cost (`--trace`: every D1
+//!   statement with its rows in the stack's log).
 //! - `sizes [--top N]`: the crates and functions that make the SPA and the Worker big.
 //! - `bench queries [--rows N[,M…]]`: dashboard, usage and DLQ queries over generated jobs at each size.
 //! - `bench load [--clients N] [--seconds S]`: the producers under 200 concurrent clients.
@@ -36,7 +37,7 @@ use xtask::proc::cargo;
 use xtask::stack::wrangler;
 use xtask::{build, step, testing, tools, Result};
 
-const USAGE: &str = "usage: cargo xtask <dev [--reset] [--auth] [--port N] [--sim-port N] | test [--suite NAME] [--jobs N] | build | chaos [--jobs N] [--kills K] | bench [all] | bench budget [--jobs N] | bench fairness [--jobs N] | bench e2e [--jobs N] | bench render | bench queries [--rows N] | bench load [--clients N] [--seconds S] | bench cost [--jobs N] | sizes [--top N] | key create --user NAME [--admin] [--port N] [--remote]>";
+const USAGE: &str = "usage: cargo xtask <dev [--reset] [--auth] [--port N] [--sim-port N] | test [--suite NAME] [--jobs N] | build | chaos [--jobs N] [--kills K] | bench [all] | bench budget [--jobs N] | bench fairness [--jobs N] | bench e2e [--jobs N] | bench render | bench queries [--rows N] | bench load [--clients N] [--seconds S] | bench cost [--jobs N] [--trace] | sizes [--top N] | key create --user NAME [--admin] [--port N] [--remote]>";
 
 mod dev;
 
