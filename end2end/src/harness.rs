@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crate::stack::{spawn_stack_with, StackConfig, TestStack};
+use crate::stack::{spawn_stack_of, StackConfig, TestStack};
 
 /// One test: a name written as a sentence, and its body.
 pub type TestFn = fn(Arc<TestStack>) -> Pin<Box<dyn Future<Output = ()> + Send>>;
@@ -54,7 +54,7 @@ pub fn run_suite_timed(
         .expect("tokio runtime");
     let mut failures = Vec::new();
     if !selected.is_empty() {
-        let stack = Arc::new(spawn_stack_with(suite, &rt, config.knobs, config.vars));
+        let stack = Arc::new(spawn_stack_of(suite, &rt, config));
         println!(
             "stack of suite {suite} ready in {:.1} s",
             started.elapsed().as_secs_f64()

@@ -30,5 +30,5 @@ pub mod waits;
 pub use client::{Client, Files};
 pub use harness::{run_suite, run_suite_timed, run_suite_with, TestFn};
 pub use sim::rollout_user;
-pub use stack::{spawn_stack, spawn_stack_with, StackConfig, TestStack};
+pub use stack::{spawn_stack, spawn_stack_of, spawn_stack_with, StackConfig, TestStack};
 pub use waits::eventually;

@@ -100,6 +100,13 @@ impl TestStack {
             .unwrap_or_else(|e| panic!("d1 {sql}: {e}"))
     }
 
+    /// [`Self::d1`] on cell `n`'s database.
+    pub fn d1_cell(&self, n: usize, sql: &str) -> Vec<serde_json::Value> {
+        self.runtime()
+            .d1_cell(n, sql)
+            .unwrap_or_else(|e| panic!("d1 of cell {n}: {sql}: {e}"))
+    }
+
     /// [`Self::d1`] from async code (`wrangler d1 execute` takes seconds).
     pub async fn d1_now(self: &Arc<Self>, sql: &str) -> Vec<serde_json::Value> {
         let (s, sql) = (self.clone(), sql.to_string());
@@ -142,6 +149,8 @@ impl TestStack {
 pub struct StackConfig {
     pub knobs: sim::Knobs,
     pub vars: Vec<(String, String)>,
+    /// Cells (`pipeline::cells`) the Worker runs as; 1 is the one Worker.
+    pub cells: u32,
 }
 
 impl StackConfig {
@@ -153,6 +162,7 @@ impl StackConfig {
                 .iter()
                 .map(|(k, v)| (k.to_string(), v.to_string()))
                 .collect(),
+            cells: 1,
         }
     }
 }
@@ -171,6 +181,20 @@ pub fn spawn_stack_with(
     knobs: sim::Knobs,
     vars: Vec<(String, String)>,
 ) -> TestStack {
+    spawn_stack_of(
+        suite,
+        rt,
+        StackConfig {
+            knobs,
+            vars,
+            cells: 1,
+        },
+    )
+}
+
+/// [`spawn_stack_with`] for a whole [`StackConfig`] (with its cells).
+pub fn spawn_stack_of(suite: &str, rt: &tokio::runtime::Runtime, config: StackConfig) -> TestStack {
+    let StackConfig { knobs, vars, cells } = config;
     let (sim_addr, sim) = rt
         .block_on(sim::spawn(sim::Config {
             api_key: None,
@@ -202,6 +226,7 @@ pub fn spawn_stack_with(
             .collect(),
         },
         anthropic_api_key: SIM_KEY.into(),
+        cells,
     };
     let stack = Stack::start(opts).unwrap_or_else(|e| panic!("the local stack did not start: {e}"));
     std::fs::create_dir_all(&artifacts).expect("artifacts dir");

@@ -42,6 +42,7 @@ pub mod answer;
 pub mod anthropic;
 pub mod batching;
 pub mod budget;
+pub mod cells;
 pub mod clock;
 pub mod delivery;
 pub mod dto;

@@ -23,6 +23,7 @@ mod anthropic;
 mod blobs;
 mod budget_client;
 mod budget_object;
+mod cells;
 mod config;
 mod consumer;
 mod cron;
@@ -58,6 +59,15 @@ async fn fetch(
     _ctx: Context,
 ) -> worker::Result<axum::http::Response<axum::body::Body>> {
     use futures_util::StreamExt;
+    // Cells (`CELLS` > 1, this Worker being cell 0): a request naming a user of another cell
+    // goes there, whole and unread, over its service binding (`CELL_<n>`).
+    if let Some(cell) = cells::other_cell(&env, req.headers()) {
+        let resp = env
+            .service(&format!("CELL_{cell}"))?
+            .fetch_request(req)
+            .await?;
+        return Ok(resp.map(axum::body::Body::new));
+    }
     // A body left unread when the answer goes out (a 401, a 404, a 405 before any handler
     // reads it) leaves the connection in a state the local runtime cannot reuse. So bodies
     // are read first — and one too large for any JSON endpoint is drained and refused.

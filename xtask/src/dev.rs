@@ -140,6 +140,7 @@ pub fn dev(args: &[String]) -> Result<()> {
             extra_vars: Vec::new(),
         },
         anthropic_api_key: real_key.unwrap_or_else(|| "sim-local-key".into()),
+        cells: 1,
     })?;
     let _ = stack.trigger_cron();
     let demo_keys = if args.auth {

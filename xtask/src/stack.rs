@@ -22,6 +22,10 @@ pub struct StackOptions {
     pub settings: LocalSettings,
     /// The secret the Worker sends as `x-api-key` (a real key, or any string for the simulator).
     pub anthropic_api_key: String,
+    /// How many cells (`pipeline::cells`) to run: 1 is the one Worker; more run the Worker as
+    /// cell 0 (the router) and cells 1… in the same `wrangler dev`, each with its own D1,
+    /// queues and bucket.
+    pub cells: u32,
 }
 
 /// A running `wrangler dev`.
@@ -29,7 +33,10 @@ pub struct Stack {
     pub port: u16,
     pub base_url: String,
     pub state_dir: PathBuf,
+    /// Cell 0's config (the only one without cells).
     pub config: PathBuf,
+    /// Every cell's config, cell 0 first.
+    pub configs: Vec<PathBuf>,
     persist: PathBuf,
     wrangler: Service,
 }
@@ -50,12 +57,16 @@ pub fn wrangler(config: Option<&Path>) -> Command {
     cmd
 }
 
-/// `wrangler dev` on `port` with persisted state, its output in `<state>/wrangler.log`.
-fn spawn_dev(config: &Path, persist: &Path, port: u16, state_dir: &Path) -> Result<Service> {
+/// `wrangler dev` on `port` with persisted state, its output in `<state>/wrangler.log`; with
+/// several configs, one Worker each in the same session (the first serves the port).
+fn spawn_dev(configs: &[PathBuf], persist: &Path, port: u16, state_dir: &Path) -> Result<Service> {
     step(&format!("starting wrangler dev on 127.0.0.1:{port}"));
-    let mut cmd = wrangler(Some(config));
-    cmd.arg("dev")
-        .args(["--ip", "127.0.0.1", "--port", &port.to_string()])
+    let mut cmd = wrangler(None);
+    cmd.arg("dev");
+    for c in configs {
+        cmd.arg("--config").arg(c);
+    }
+    cmd.args(["--ip", "127.0.0.1", "--port", &port.to_string()])
         .args(["--inspector-port", &free_port()?.to_string()])
         .arg("--persist-to")
         .arg(persist)
@@ -82,7 +93,18 @@ impl Stack {
         }
         std::fs::create_dir_all(&opts.state_dir)?;
         let config = opts.state_dir.join("wrangler.toml");
-        std::fs::write(&config, wrangler_config::local(&opts.settings)?)?;
+        let local = wrangler_config::local(&opts.settings)?;
+        std::fs::write(&config, &local)?;
+        let mut configs = vec![config.clone()];
+        if opts.cells > 1 {
+            configs.clear();
+            for n in 0..opts.cells {
+                let path = opts.state_dir.join(format!("wrangler-c{n}.toml"));
+                std::fs::write(&path, wrangler_config::cell(&local, n, opts.cells)?)?;
+                configs.push(path);
+            }
+        }
+        let config = configs[0].clone();
         // Secrets for wrangler dev come from .dev.vars beside the config; never committed.
         std::fs::write(
             opts.state_dir.join(".dev.vars"),
@@ -91,13 +113,15 @@ impl Stack {
         let persist = opts.state_dir.join("wrangler-state");
 
         step("applying D1 migrations (local)");
-        run(
-            wrangler(Some(&config))
-                .args(["d1", "migrations", "apply", "DB", "--local", "--persist-to"])
-                .arg(&persist)
-                .stdout(std::process::Stdio::null()),
-            "wrangler d1 migrations apply",
-        )?;
+        for c in &configs {
+            run(
+                wrangler(Some(c))
+                    .args(["d1", "migrations", "apply", "DB", "--local", "--persist-to"])
+                    .arg(&persist)
+                    .stdout(std::process::Stdio::null()),
+                "wrangler d1 migrations apply",
+            )?;
+        }
 
         let mut tries = 0;
         loop {
@@ -106,12 +130,13 @@ impl Stack {
                 0 => free_port()?,
                 p => p,
             };
-            let wrangler = spawn_dev(&config, &persist, port, &opts.state_dir)?;
+            let wrangler = spawn_dev(&configs, &persist, port, &opts.state_dir)?;
             let mut stack = Stack {
                 port,
                 base_url: format!("http://127.0.0.1:{port}"),
                 state_dir: opts.state_dir.clone(),
                 config: config.clone(),
+                configs: configs.clone(),
                 persist: persist.clone(),
                 wrangler,
             };
@@ -191,7 +216,7 @@ impl Stack {
     /// same port and state: what a crash or a deploy does to in-flight work.
     pub fn restart(&mut self) -> Result<()> {
         self.wrangler.stop();
-        self.wrangler = spawn_dev(&self.config, &self.persist, self.port, &self.state_dir)?;
+        self.wrangler = spawn_dev(&self.configs, &self.persist, self.port, &self.state_dir)?;
         self.wait_ready(Duration::from_secs(120))
     }
 
@@ -267,8 +292,28 @@ impl Stack {
         Err(last.into())
     }
 
+    /// [`Stack::d1`] against cell `n`'s database.
+    pub fn d1_cell(&self, n: usize, sql: &str) -> Result<Vec<serde_json::Value>> {
+        let config = self.configs.get(n).ok_or("no such cell")?;
+        let mut last = String::new();
+        for attempt in 0..5 {
+            if attempt > 0 {
+                std::thread::sleep(Duration::from_secs(1));
+            }
+            match self.d1_in(config, sql) {
+                Ok(rows) => return Ok(rows),
+                Err(e) => last = e.to_string(),
+            }
+        }
+        Err(last.into())
+    }
+
     fn d1_once(&self, sql: &str) -> Result<Vec<serde_json::Value>> {
-        let mut cmd = wrangler(Some(&self.config));
+        self.d1_in(&self.config, sql)
+    }
+
+    fn d1_in(&self, config: &Path, sql: &str) -> Result<Vec<serde_json::Value>> {
+        let mut cmd = wrangler(Some(config));
         cmd.args(["d1", "execute", "DB", "--local", "--json", "--persist-to"])
             .arg(&self.persist)
             .args(["--command", sql]);

@@ -128,6 +128,80 @@ pub fn local(settings: &LocalSettings) -> Result<String> {
     Ok(toml::to_string(&t)?)
 }
 
+/// A local config (`local`'s text) rewritten as cell `n` of `cells` (`pipeline::cells`): cell 0
+/// keeps the name, the assets and the budget object, routes by user (`CELLS`) and binds every
+/// other cell as `CELL_<i>`; cell `n` > 0 is `<name>-c<n>`, with its own D1 database, queues and
+/// R2 bucket, and binds cell 0's budget object (the API's rate limits are the account's).
+pub fn cell(local: &str, n: u32, cells: u32) -> Result<String> {
+    let mut t: Table = local.parse().map_err(|e| format!("local config: {e}"))?;
+    let name = t
+        .get("name")
+        .and_then(Value::as_str)
+        .ok_or("the config has no name")?
+        .to_string();
+    let cell_name = |i: u32| format!("{name}-c{i}");
+    if n == 0 {
+        let vars = t
+            .entry("vars")
+            .or_insert_with(|| Value::Table(Table::new()))
+            .as_table_mut()
+            .ok_or("[vars] must be a table")?;
+        vars.insert("CELLS".into(), cells.to_string().into());
+        let services: Vec<Value> = (1..cells)
+            .map(|i| {
+                let mut s = Table::new();
+                s.insert("binding".into(), format!("CELL_{i}").into());
+                s.insert("service".into(), cell_name(i).into());
+                Value::Table(s)
+            })
+            .collect();
+        t.insert("services".into(), Value::Array(services));
+        return Ok(toml::to_string(&t)?);
+    }
+    t.insert("name".into(), cell_name(n).into());
+    t.remove("assets");
+    // The budget object's class lives in cell 0: no class migration here.
+    t.remove("migrations");
+    if let Some(Value::Table(dos)) = t.get_mut("durable_objects") {
+        if let Some(Value::Array(bindings)) = dos.get_mut("bindings") {
+            for b in bindings.iter_mut().filter_map(Value::as_table_mut) {
+                b.insert("script_name".into(), name.clone().into());
+            }
+        }
+    }
+    if let Some(Value::Array(dbs)) = t.get_mut("d1_databases") {
+        for db in dbs.iter_mut().filter_map(Value::as_table_mut) {
+            db.insert(
+                "database_id".into(),
+                format!("00000000-0000-0000-0000-{n:012}").into(),
+            );
+            db.insert("database_name".into(), cell_name(n).into());
+        }
+    }
+    let renamed = |q: &str| q.replacen(&name, &cell_name(n), 1);
+    if let Some(Value::Table(queues)) = t.get_mut("queues") {
+        for list in ["consumers", "producers"] {
+            if let Some(Value::Array(entries)) = queues.get_mut(list) {
+                for e in entries.iter_mut().filter_map(Value::as_table_mut) {
+                    for key in ["queue", "dead_letter_queue"] {
+                        if let Some(q) = e.get(key).and_then(Value::as_str).map(renamed) {
+                            e.insert(key.into(), q.into());
+                        }
+                    }
+                }
+            }
+        }
+    }
+    if let Some(Value::Array(buckets)) = t.get_mut("r2_buckets") {
+        for b in buckets.iter_mut().filter_map(Value::as_table_mut) {
+            if let Some(bucket) = b.get("bucket_name").and_then(Value::as_str).map(renamed) {
+                b.insert("bucket_name".into(), bucket.into());
+            }
+        }
+    }
+    Ok(toml::to_string(&t)?)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -231,5 +305,42 @@ mod tests {
         ] {
             assert!(list.contains(&p), "{p} missing from run_worker_first");
         }
+    }
+
+    #[test]
+    fn each_cell_has_its_own_database_queues_and_bucket_and_cell_0_routes_to_the_others() {
+        let local = local(&settings()).unwrap();
+        let zero: Table = cell(&local, 0, 2).unwrap().parse().unwrap();
+        let one: Table = cell(&local, 1, 2).unwrap().parse().unwrap();
+        let name = zero["name"].as_str().unwrap();
+        assert_eq!(zero["vars"]["CELLS"].as_str(), Some("2"));
+        assert_eq!(zero["services"][0]["binding"].as_str(), Some("CELL_1"));
+        assert_eq!(
+            zero["services"][0]["service"].as_str(),
+            one["name"].as_str()
+        );
+        assert!(one.get("assets").is_none() && one.get("migrations").is_none());
+        assert!(one["vars"].get("CELLS").is_none());
+        assert_eq!(
+            one["durable_objects"]["bindings"][0]["script_name"].as_str(),
+            Some(name)
+        );
+        for key in ["d1_databases", "r2_buckets"] {
+            assert_ne!(zero[key], one[key], "{key} is shared");
+        }
+        let queues = |t: &Table| -> Vec<String> {
+            t["queues"]["consumers"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|c| c["queue"].as_str().unwrap().to_string())
+                .collect()
+        };
+        let (q0, q1) = (queues(&zero), queues(&one));
+        assert!(q1.iter().all(|q| !q0.contains(q)), "{q0:?} {q1:?}");
+        assert!(one["queues"]["producers"][0]["queue"]
+            .as_str()
+            .unwrap()
+            .contains("-c1-"));
     }
 }
