@@ -670,6 +670,13 @@ async fn a_batch_the_api_no_longer_knows_is_given_up_and_its_job_runs_in_a_new_o
         "{after}"
     );
     assert!(after["lost_batch_jobs"].as_u64().unwrap() >= 1);
+    // The poller's note of the batch it waited for is gone with it.
+    let notes = s
+        .d1_now(&format!(
+            "SELECT COUNT(*) AS n FROM heartbeats WHERE name = 'batch_missing:{first}'"
+        ))
+        .await;
+    assert_eq!(notes[0]["n"], 0, "{notes:?}");
     // The lost batch billed it once, the new one again: the first bill is the unrecorded one.
     assert_eq!(s.billed(&id), 2);
     let recorded = job["cost_micros"].as_u64().unwrap();

@@ -27,6 +27,7 @@ fn main() -> ExitCode {
             expired_jobs_go_with_their_objects_live_jobs_stay_and_usage_still_equals_the_bill,
             objects_kept_shorter_than_jobs_go_first_and_the_result_answers_410,
             the_rollup_equals_a_scan_after_every_kind_of_write_and_a_rebuild_repairs_it,
+            old_notes_of_batches_the_api_did_not_know_are_forgotten,
         ],
     )
 }
@@ -335,4 +336,20 @@ async fn the_rollup_equals_a_scan_after_every_kind_of_write_and_a_rebuild_repair
     assert!(rebuilt["groups"].as_u64().unwrap() >= 1, "{rebuilt}");
     let check = s.user(ADMIN).get_ok("/api/usage/rollups").await;
     assert_eq!(check["consistent"], true, "{check}");
+}
+
+async fn old_notes_of_batches_the_api_did_not_know_are_forgotten(s: Arc<TestStack>) {
+    let now = now_ms();
+    s.d1_now(&format!(
+        "INSERT INTO heartbeats (name, at, detail) VALUES \
+         ('batch_missing:msgbatch_old', {}, '404'), ('batch_missing:msgbatch_new', {now}, '404')",
+        now - 3 * DAY_MS
+    ))
+    .await;
+    retain_all(&s).await;
+    let left = s
+        .d1_now("SELECT name FROM heartbeats WHERE name LIKE 'batch_missing:%' ORDER BY name")
+        .await;
+    let names: Vec<&str> = left.iter().filter_map(|r| r["name"].as_str()).collect();
+    assert_eq!(names, vec!["batch_missing:msgbatch_new"], "{left:?}");
 }

@@ -43,6 +43,8 @@ pub fn statements(state: &AppState, now: i64) -> worker::Result<Vec<Vec<Statemen
             idempotency_before: h.idempotency_before,
             metrics_before: h.metrics_before,
             uploads_before: h.jobs_before,
+            // The Batches API ends every batch within 24 hours: two days is long past it.
+            missing_before: now - 2 * pipeline::clock::DAY_MS,
             limit: policy.slice,
         })?,
     ])

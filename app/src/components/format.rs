@@ -42,6 +42,11 @@ pub fn when(ms: i64) -> String {
     )
 }
 
+/// A count with its noun, singular for one: `1 call`, `2 calls`, `0 calls`.
+pub fn count(n: u64, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
 /// The first eight characters of an id, enough to tell jobs apart on a page.
 pub fn short_id(id: &str) -> String {
     id.chars().take(8).collect()
@@ -67,6 +72,16 @@ mod tests {
         assert_eq!(bytes(512), "512 B");
         assert_eq!(bytes(3_500), "3.4 KB");
         assert_eq!(bytes(20 * 1_048_576), "20.0 MB");
+    }
+
+    #[test]
+    fn one_is_singular_and_every_other_count_plural() {
+        assert_eq!(count(1, "call", "calls"), "1 call");
+        assert_eq!(count(0, "call", "calls"), "0 calls");
+        assert_eq!(
+            count(2, "Message Batch", "Message Batches"),
+            "2 Message Batches"
+        );
     }
 
     #[test]

@@ -91,6 +91,7 @@ async fn missing(state: &AppState, batch_id: &str, report: &mut PollReport) -> w
             store
                 .count_by(Unrecorded::LOST_BATCH_JOBS, released, now)
                 .await?;
+            store.forget_beat(&key).await?;
             report.batches_lost += 1;
             report.errors.push(format!(
                 "{batch_id}: given up after {} s unknown to the API; {released} jobs released",

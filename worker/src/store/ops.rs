@@ -123,6 +123,13 @@ impl Store {
         Ok(())
     }
 
+    /// Forgets a heartbeat (a note that has served its purpose).
+    pub async fn forget_beat(&self, name: &str) -> worker::Result<()> {
+        self.run("DELETE FROM heartbeats WHERE name = ?1", &[name.into()])
+            .await?;
+        Ok(())
+    }
+
     /// When a background path last ran, if ever.
     pub async fn last_beat(&self, name: &str) -> worker::Result<Option<Beat>> {
         self.first(

@@ -158,7 +158,8 @@ impl Store {
     /// `limit` where its table grows with the jobs): attempt logs of finished jobs that ended
     /// before `attempts_before` (when given), idempotency records made before
     /// `idempotency_before` (they no longer hold their key), metrics rows written before
-    /// `metrics_before`, and uploads made before `uploads_before` none of whose jobs is left.
+    /// `metrics_before`, uploads made before `uploads_before` none of whose jobs is left, and the
+    /// poller's notes of batches the API did not know made before `missing_before`.
     pub fn sweep(&self, s: &Sweep) -> worker::Result<Vec<Statement>> {
         let limit = num(s.limit as i64);
         let mut statements = vec![
@@ -176,6 +177,13 @@ impl Store {
                  WHERE b.created_at < ?1 AND NOT EXISTS \
                  (SELECT 1 FROM jobs j WHERE j.batch_id = b.id) LIMIT ?2)",
                 &[num(s.uploads_before), limit.clone()],
+            )?,
+            // The poller's notes of Message Batches the API answered 404 for: one given up is
+            // forgotten then; one that came back is forgotten here, long after any batch ended.
+            self.statement(
+                "DELETE FROM heartbeats WHERE name >= 'batch_missing:' \
+                 AND name < 'batch_missing;' AND at < ?1",
+                &[num(s.missing_before)],
             )?,
         ];
         if let Some(before) = s.attempts_before {
@@ -213,7 +221,7 @@ pub fn swept(r: &[worker::D1Result]) -> Swept {
         idempotency: n(0),
         metrics: n(1),
         uploads: n(2),
-        attempts: n(3),
+        attempts: n(4),
     }
 }
 
@@ -223,6 +231,8 @@ pub struct Sweep {
     pub idempotency_before: i64,
     pub metrics_before: i64,
     pub uploads_before: i64,
+    /// Notes of batches the API did not know, made before this.
+    pub missing_before: i64,
     pub limit: u32,
 }
 

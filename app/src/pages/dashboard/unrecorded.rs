@@ -3,19 +3,22 @@
 use leptos::prelude::*;
 use pipeline::ops::metrics::Unrecorded;
 
+use crate::components::format::count;
+
 /// A warning card, shown only when there is something: what was possibly billed that no job's
 /// cost includes, and why.
 #[component]
 pub fn UnrecordedSpend(u: Unrecorded) -> impl IntoView {
     (!u.is_empty()).then(|| {
         let calls = format!(
-            "{} calls abandoned at the timeout (the API bills them; up to {} at their worst case)",
-            u.timed_out_calls,
+            "{} abandoned at the timeout (the API bills them; up to {} at their worst case)",
+            count(u.timed_out_calls, "call", "calls"),
             u.timed_out_worst_micros.usd()
         );
         let batches = format!(
-            "{} Message Batches unknown to the API given up ({} jobs run again in a new batch; what they billed cannot be read)",
-            u.lost_batches, u.lost_batch_jobs
+            "{} unknown to the API given up ({} run again in a new batch; what they billed cannot be read)",
+            count(u.lost_batches, "Message Batch", "Message Batches"),
+            count(u.lost_batch_jobs, "job", "jobs")
         );
         view! {
             <div class="card warn" data-testid="unrecorded-spend">
