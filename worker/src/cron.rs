@@ -14,6 +14,7 @@ use crate::message_batches::{flush, poll};
 use crate::services::AppState;
 use crate::store::batch_results::open_batches_of;
 use crate::store::flushes::{waiting_of, Stranded};
+use crate::store::group;
 use crate::store::jobs::reconciled;
 use crate::store::ops::CronReads;
 
@@ -63,12 +64,7 @@ async fn minute(state: &AppState, beat: &str) -> worker::Result<()> {
     groups.extend(crate::retention::statements(state, now)?);
     let (found, budget) = futures_util::join!(state.store.rounds(groups), state.budget.state());
     let found = found?;
-    let part = |i: usize| {
-        found
-            .get(i)
-            .map(Vec::as_slice)
-            .ok_or_else(|| worker::Error::RustError(format!("cron: group {i} is missing")))
-    };
+    let part = |i: usize| group(&found, i, "cron");
     let batches = part(0)?;
     let waiting = waiting_of(&batches[..1])?;
     let open = open_batches_of(&batches[1..2])?;
@@ -77,8 +73,7 @@ async fn minute(state: &AppState, beat: &str) -> worker::Result<()> {
         None => Vec::new(),
     };
     let reads = CronReads::of(part(1)?)?;
-    let (_, mut writes, alert) =
-        crate::ops::metrics_row(state, now, &reads, budget, ("cron", beat))?;
+    let (mut writes, alert) = crate::ops::metrics_row(state, now, &reads, budget, ("cron", beat))?;
     let (expired, stuck) = reconciled(part(2)?)?;
 
     let flush_then_poll = async {

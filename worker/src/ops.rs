@@ -1,6 +1,7 @@
 //! The operator's effects: the cron's metrics row and DLQ alert, the alerts' webhook, and the
 //! producers' daily-budget check. The decisions are `pipeline::ops`; the queries are the store's.
 
+use pipeline::budget::BudgetView;
 use pipeline::clock::day_of;
 use pipeline::money::UsdMicros;
 use pipeline::ops::budgets::{check_caps, explain_refusal, soft_reached};
@@ -12,7 +13,6 @@ use crate::error::AppError;
 use crate::services::AppState;
 use crate::store::ops::{CronReads, CronWrites};
 use crate::store::Statement;
-use pipeline::budget::BudgetView;
 
 /// The most ended jobs one metrics row reads (its percentiles are over these).
 const MAX_ENDED: i64 = 20_000;
@@ -23,17 +23,16 @@ pub fn cron_reads(state: &AppState, at: i64) -> worker::Result<Vec<Statement>> {
     state.store.cron_reads(at, MAX_ENDED)
 }
 
-/// The metrics row at `at` from the cron's reads and the budget object's state, and the
-/// writes that go with it (the row, failure classes, the DLQ alert's state and `beat`, the
-/// cron's heartbeat: name, detail). Answers the dead-letter count to announce when it has just
-/// crossed the alert threshold.
+/// The writes of the metrics row at `at`, from the cron's reads and the budget object's state
+/// (the row, failure classes, the DLQ alert's state and `beat`, the cron's heartbeat: name,
+/// detail), and the dead-letter count to announce when it has just crossed the alert threshold.
 pub fn metrics_row(
     state: &AppState,
     at: i64,
     reads: &CronReads,
     budget: worker::Result<BudgetView>,
     beat: (&str, &str),
-) -> worker::Result<(Metrics, Vec<Statement>, Option<u64>)> {
+) -> worker::Result<(Vec<Statement>, Option<u64>)> {
     let budget = match budget {
         Ok(view) => view
             .classes
@@ -73,7 +72,7 @@ pub fn metrics_row(
         dlq_above: (above != reads.dlq_above).then_some(above),
         beat,
     })?;
-    Ok((metrics, writes, fire.then_some(reads.dead_now)))
+    Ok((writes, fire.then_some(reads.dead_now)))
 }
 
 /// Calls the webhook about dead letters that have just crossed the alert threshold (after the

@@ -5,13 +5,12 @@
 //! in the `retention` heartbeat (`GET /api/retention`).
 
 use pipeline::retention::Removed;
+use worker::D1Result;
 
 use crate::config::now_ms;
 use crate::services::AppState;
-use worker::D1Result;
-
 use crate::store::retention::{due_of, swept, DueJob, Sweep, WalkCursor};
-use crate::store::Statement;
+use crate::store::{group, Statement};
 
 /// The heartbeat that keeps where the walk over objects stands.
 const BLOBS_CURSOR: &str = "retention_blobs";
@@ -62,19 +61,14 @@ pub async fn settle(
     let h = policy.horizons(now);
     let slice = policy.slice;
     let mut removed = Removed::default();
-    let group = |i: usize| {
-        found
-            .get(i)
-            .ok_or_else(|| worker::Error::RustError("a retention read is missing".into()))
-    };
-    let swept = swept(group(1)?);
+    let swept = swept(group(found, 1, "retention")?);
     removed.more |= swept.attempts >= slice as u64 || swept.idempotency >= slice as u64;
     removed.attempts += swept.attempts;
     removed.idempotency += swept.idempotency;
     removed.metrics += swept.metrics;
     removed.uploads += swept.uploads;
 
-    let due = oldest(due_of(group(0)?)?, slice, &mut removed);
+    let due = oldest(due_of(group(found, 0, "retention")?)?, slice, &mut removed);
     if !due.is_empty() {
         removed.blobs += delete_objects(state, &due).await?;
         let ids: Vec<String> = due.iter().map(|j| j.id.clone()).collect();

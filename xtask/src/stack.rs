@@ -279,20 +279,10 @@ impl Stack {
     /// of its last statement (for query-plan checks and benchmark data; never for the product).
     /// The running stack may hold the database for a moment (SQLITE_BUSY): tried up to 5 times.
     pub fn d1(&self, sql: &str) -> Result<Vec<serde_json::Value>> {
-        let mut last = String::new();
-        for attempt in 0..5 {
-            if attempt > 0 {
-                std::thread::sleep(Duration::from_secs(1));
-            }
-            match self.d1_once(sql) {
-                Ok(rows) => return Ok(rows),
-                Err(e) => last = e.to_string(),
-            }
-        }
-        Err(last.into())
+        self.d1_cell(0, sql)
     }
 
-    /// [`Stack::d1`] against cell `n`'s database.
+    /// [`Stack::d1`] against cell `n`'s database (cell 0's is the only one without cells).
     pub fn d1_cell(&self, n: usize, sql: &str) -> Result<Vec<serde_json::Value>> {
         let config = self.configs.get(n).ok_or("no such cell")?;
         let mut last = String::new();
@@ -306,10 +296,6 @@ impl Stack {
             }
         }
         Err(last.into())
-    }
-
-    fn d1_once(&self, sql: &str) -> Result<Vec<serde_json::Value>> {
-        self.d1_in(&self.config, sql)
     }
 
     fn d1_in(&self, config: &Path, sql: &str) -> Result<Vec<serde_json::Value>> {

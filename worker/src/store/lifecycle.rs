@@ -281,21 +281,29 @@ impl Store {
         if job_ids.is_empty() {
             return Ok(Vec::new());
         }
-        let (sql, args) = super::with_ids(Vec::new(), job_ids);
-        attempts_of(&self.result(&ATTEMPTS.replace("{ids}", &sql), &args).await?)
+        let (sql, args) = attempts_sql(job_ids);
+        attempts_of(&self.result(&sql, &args).await?)
     }
 
     /// [`Store::attempts`]' statement (at most 100 jobs), to run with others (read by
     /// [`attempts_of`]).
     pub fn attempts_statement(&self, job_ids: &[String]) -> worker::Result<Statement> {
-        let (sql, args) = super::with_ids(Vec::new(), job_ids);
-        self.statement(&ATTEMPTS.replace("{ids}", &sql), &args)
+        let (sql, args) = attempts_sql(job_ids);
+        self.statement(&sql, &args)
     }
 }
 
-/// The calls of the jobs `{ids}`, by job and oldest first.
-const ATTEMPTS: &str = "SELECT job_id, n, model, started_at, ended_at, outcome, error \
-     FROM job_attempts WHERE job_id IN ({ids}) ORDER BY job_id, n";
+/// The calls of these jobs, by job and oldest first: the query and its parameters.
+fn attempts_sql(job_ids: &[String]) -> (String, Vec<JsValue>) {
+    let (marks, args) = super::with_ids(Vec::new(), job_ids);
+    (
+        format!(
+            "SELECT job_id, n, model, started_at, ended_at, outcome, error \
+             FROM job_attempts WHERE job_id IN ({marks}) ORDER BY job_id, n"
+        ),
+        args,
+    )
+}
 
 /// The result of [`Store::attempts_statement`]: (job, call) pairs.
 pub fn attempts_of(r: &worker::D1Result) -> worker::Result<Vec<(String, AttemptView)>> {

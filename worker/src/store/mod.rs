@@ -169,6 +169,18 @@ impl Store {
     }
 }
 
+/// The `i`-th group of a [`Store::rounds`]' results, or an error naming what is missing.
+pub fn group<'a>(
+    found: &'a [Vec<D1Result>],
+    i: usize,
+    what: &str,
+) -> worker::Result<&'a [D1Result]> {
+    found
+        .get(i)
+        .map(Vec::as_slice)
+        .ok_or_else(|| worker::Error::RustError(format!("{what}: group {i} is missing")))
+}
+
 /// The `i`-th result of a group, or an error naming what is missing.
 fn nth<'a>(results: &'a [D1Result], i: usize, what: &str) -> worker::Result<&'a D1Result> {
     results

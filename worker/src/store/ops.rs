@@ -184,10 +184,7 @@ impl Store {
     /// were recorded when the failure happens); answers how many.
     pub async fn classify_legacy(&self) -> worker::Result<usize> {
         let rows: Vec<Unclassified> = self.all(&sql::unclassified(), &[]).await?;
-        if rows.is_empty() {
-            return Ok(0);
-        }
-        self.batch(self.classify(&rows)?).await?;
+        self.classify_these(&rows).await?;
         Ok(rows.len())
     }
 
