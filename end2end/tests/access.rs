@@ -341,6 +341,7 @@ async fn each_role_sees_usage_and_an_admin_sees_charts_and_replays_a_dead_letter
     click_text(&page, "nav", "Dashboard").await;
     for chart in [
         "chart-latency",
+        "chart-batch-latency",
         "chart-throughput",
         "chart-tokens",
         "chart-failures",
@@ -353,6 +354,17 @@ async fn each_role_sees_usage_and_an_admin_sees_charts_and_replays_a_dead_letter
         .await
         .unwrap();
     assert!(lines >= 3, "p50, p95 and p99 are drawn ({lines})");
+    // The two paths, each judged by its own SLOs.
+    check_visible(&page, "path-sync").await;
+    check_visible(&page, "path-batch").await;
+    expect(find(&page, "path-sync").locator("[data-metric=p95_end_to_end_ms]"))
+        .to_contain_text("p95 SLO 2.0 s")
+        .await
+        .expect("the sync panel shows its p95 against the test profile's SLO");
+    expect(find(&page, "path-batch").locator("[data-metric=oldest_accumulating_ms]"))
+        .to_contain_text("flush at 3.0 s")
+        .await
+        .expect("the batch panel shows the flush age");
     check_text(&page, "kpi-dead-letters", "1").await;
     screenshot(&page, &s, "dashboard-admin").await;
     click_text(&page, "nav", "Dead letters").await;

@@ -24,6 +24,9 @@ pub struct FeedbackInput {
     pub text: String,
     /// A current catalog model ([`crate::models::DEFAULT_MODEL`] unless the body names one).
     pub model: &'static str,
+    /// Expire the job if it has not run this many seconds after submission
+    /// ([`crate::prompt::expires_in_s`], as for prompt jobs).
+    pub expires_in_s: Option<u64>,
 }
 
 /// Parses and validates a `POST /feedback` body at `now_ms`. Unknown fields, wrong types,
@@ -31,7 +34,7 @@ pub struct FeedbackInput {
 /// an unknown or retired model is a 400 `unknown_model`.
 pub fn parse_input(body: &[u8], now_ms: i64) -> Result<FeedbackInput, ApiError> {
     let obj = &json_object(body)?;
-    crate::error::reject_unknown_fields(obj, &["text", "mode", "source", "model"])?;
+    crate::error::reject_unknown_fields(obj, &["text", "mode", "source", "model", "expires_in_s"])?;
     let field = |name: &str, msg: String| ApiError::bad_request("invalid_field", msg, Some(name));
 
     let text = match obj.get("text") {
@@ -75,11 +78,18 @@ pub fn parse_input(body: &[u8], now_ms: i64) -> Result<FeedbackInput, ApiError> 
         Some(_) => return Err(field("source", "source must be a string".into())),
     };
     let model = crate::models::parse_model(obj.get("model"), now_ms)?.id;
+    let expires_in_s = match obj.get("expires_in_s") {
+        None | Some(Value::Null) => None,
+        Some(v) => Some(v.as_u64().ok_or_else(|| {
+            field("expires_in_s", "expires_in_s must be a whole number".into())
+        })?),
+    };
     Ok(FeedbackInput {
         source,
         mode,
         text: text.clone(),
         model,
+        expires_in_s: crate::prompt::expires_in_s(expires_in_s)?,
     })
 }
 
@@ -215,6 +225,13 @@ mod tests {
     }
 
     #[test]
+    fn feedback_may_expire_like_a_prompt_job() {
+        assert_eq!(input(r#"{"text":"hi"}"#).unwrap().expires_in_s, None);
+        let f = input(r#"{"text":"hi","mode":"batch","expires_in_s":3600}"#).unwrap();
+        assert_eq!(f.expires_in_s, Some(3600));
+    }
+
+    #[test]
     fn bad_input_is_a_400_naming_the_field() {
         let cases = [
             (r#"{"mode":"sync"}"#, Some("text")),
@@ -231,6 +248,10 @@ mod tests {
                 Some("model"),
             ),
             (r#"{"text":"hi","model":"gpt-4o"}"#, Some("model")),
+            (r#"{"text":"hi","expires_in_s":0}"#, Some("expires_in_s")),
+            (r#"{"text":"hi","expires_in_s":604801}"#, Some("expires_in_s")),
+            (r#"{"text":"hi","expires_in_s":"60"}"#, Some("expires_in_s")),
+            (r#"{"text":"hi","expires_in_s":1.5}"#, Some("expires_in_s")),
             (r#"["text"]"#, None),
             (r#"{"text":"#, None),
             ("", None),

@@ -26,6 +26,21 @@ pub const MAX_TOOLS: usize = 128;
 pub const MAX_USER_ID_CHARS: usize = 256;
 /// A job may ask to expire after at most a week.
 pub const MAX_EXPIRES_IN_S: u64 = 7 * 24 * 3600;
+
+/// The rule of `expires_in_s`, the same for every kind of work (prompt jobs, feedback, each job
+/// of an upload): a whole number of seconds from 1 to [`MAX_EXPIRES_IN_S`]; a job still queued
+/// when it passes is `expired`, and costs nothing.
+pub fn expires_in_s(n: Option<u64>) -> Result<Option<u64>, ApiError> {
+    match n {
+        None => Ok(None),
+        Some(n) if (1..=MAX_EXPIRES_IN_S).contains(&n) => Ok(Some(n)),
+        Some(_) => Err(ApiError::bad_request(
+            "invalid_field",
+            format!("expires_in_s must be from 1 to {MAX_EXPIRES_IN_S}"),
+            Some("expires_in_s"),
+        )),
+    }
+}
 /// How long an idempotency key is remembered.
 pub const IDEMPOTENCY_TTL_MS: i64 = 24 * 3600 * 1000;
 
@@ -177,16 +192,7 @@ pub fn parse_input(body: &[u8], now_ms: i64) -> Result<PromptInput, ApiError> {
         Some(s) if !s.trim().is_empty() => Some(s.clone()),
         _ => None,
     };
-    let expires_in_s = match int("expires_in_s")? {
-        None => None,
-        Some(n) if (1..=MAX_EXPIRES_IN_S).contains(&n) => Some(n),
-        Some(_) => {
-            return Err(field(
-                "expires_in_s",
-                format!("expires_in_s must be from 1 to {MAX_EXPIRES_IN_S}"),
-            ))
-        }
-    };
+    let expires_in_s = expires_in_s(int("expires_in_s")?)?;
     let stop_sequences = typed::<Vec<String>>(obj, "stop_sequences")?;
     if let Some(stops) = &stop_sequences {
         if stops.len() > MAX_STOP_SEQUENCES || stops.iter().any(|s| s.trim().is_empty()) {

@@ -16,6 +16,10 @@ pub mod var {
     pub const BATCH_FLUSH_SIZE: &str = "BATCH_FLUSH_SIZE";
     pub const BATCH_FLUSH_AGE_S: &str = "BATCH_FLUSH_AGE_S";
     pub const CALL_TIMEOUT_MS: &str = "CALL_TIMEOUT_MS";
+    pub const SLO_SYNC_P95_S: &str = "SLO_SYNC_P95_S";
+    pub const SLO_SYNC_WAIT_S: &str = "SLO_SYNC_WAIT_S";
+    pub const SLO_BATCH_GRACE_S: &str = "SLO_BATCH_GRACE_S";
+    pub const SLO_BATCH_IN_BATCH_S: &str = "SLO_BATCH_IN_BATCH_S";
 }
 
 /// Every tunable delay and size of the pipeline.
@@ -34,6 +38,17 @@ pub struct Timing {
     pub batch_flush_age_s: u32,
     /// Timeout of one synchronous Messages API call.
     pub call_timeout_ms: u32,
+    /// Sync path SLO: a p95 end-to-end latency above this warns.
+    pub slo_sync_p95_s: u32,
+    /// Sync path SLO: a job waiting for its call longer than this warns (counted from when its
+    /// lane lets it run: the bulk lane's delivery delay is by design).
+    pub slo_sync_wait_s: u32,
+    /// Batch path SLO: a job still accumulating this long past the flush age warns (the cron
+    /// flushes once a minute, so a job may wait up to a run past the flush age).
+    pub slo_batch_grace_s: u32,
+    /// Batch path SLO: a job inside its Message Batch longer than this warns, well before the
+    /// API expires the batch 24 hours after its creation (see `ops::metrics::BATCH_EXPIRY_MS`).
+    pub slo_batch_in_batch_s: u32,
 }
 
 impl Timing {
@@ -46,6 +61,12 @@ impl Timing {
             batch_flush_size: 1000,
             batch_flush_age_s: 3600,
             call_timeout_ms: 300_000,
+            slo_sync_p95_s: 60,
+            slo_sync_wait_s: 600,
+            slo_batch_grace_s: 600,
+            // Half the 24-hour expiry: most batches end within an hour (the batch-processing
+            // guide), so a job inside one for 12 hours is late and still has time to be acted on.
+            slo_batch_in_batch_s: 12 * 3600,
         }
     }
 
@@ -58,6 +79,10 @@ impl Timing {
             batch_flush_size: 50,
             batch_flush_age_s: 20,
             call_timeout_ms: 60_000,
+            slo_sync_p95_s: 30,
+            slo_sync_wait_s: 120,
+            slo_batch_grace_s: 60,
+            slo_batch_in_batch_s: 600,
         }
     }
 
@@ -71,6 +96,10 @@ impl Timing {
             batch_flush_size: 20,
             batch_flush_age_s: 3,
             call_timeout_ms: 5_000,
+            slo_sync_p95_s: 2,
+            slo_sync_wait_s: 10,
+            slo_batch_grace_s: 10,
+            slo_batch_in_batch_s: 30,
         }
     }
 
@@ -84,6 +113,13 @@ impl Timing {
             (var::BATCH_FLUSH_SIZE, self.batch_flush_size.to_string()),
             (var::BATCH_FLUSH_AGE_S, self.batch_flush_age_s.to_string()),
             (var::CALL_TIMEOUT_MS, self.call_timeout_ms.to_string()),
+            (var::SLO_SYNC_P95_S, self.slo_sync_p95_s.to_string()),
+            (var::SLO_SYNC_WAIT_S, self.slo_sync_wait_s.to_string()),
+            (var::SLO_BATCH_GRACE_S, self.slo_batch_grace_s.to_string()),
+            (
+                var::SLO_BATCH_IN_BATCH_S,
+                self.slo_batch_in_batch_s.to_string(),
+            ),
         ]
     }
 
@@ -108,6 +144,10 @@ impl Timing {
             batch_flush_size: read(var::BATCH_FLUSH_SIZE, defaults.batch_flush_size)?,
             batch_flush_age_s: read(var::BATCH_FLUSH_AGE_S, defaults.batch_flush_age_s)?,
             call_timeout_ms: read(var::CALL_TIMEOUT_MS, defaults.call_timeout_ms)?,
+            slo_sync_p95_s: read(var::SLO_SYNC_P95_S, defaults.slo_sync_p95_s)?,
+            slo_sync_wait_s: read(var::SLO_SYNC_WAIT_S, defaults.slo_sync_wait_s)?,
+            slo_batch_grace_s: read(var::SLO_BATCH_GRACE_S, defaults.slo_batch_grace_s)?,
+            slo_batch_in_batch_s: read(var::SLO_BATCH_IN_BATCH_S, defaults.slo_batch_in_batch_s)?,
         };
         if t.backoff_cap_s < t.backoff_base_s {
             return Err(format!(
@@ -134,6 +174,19 @@ impl Timing {
             return Err(format!("{} must be at least 1", var::BATCH_FLUSH_SIZE));
         }
         Ok(t)
+    }
+
+    /// The per-path SLO thresholds the metrics row is judged by.
+    pub fn slo(&self) -> crate::ops::metrics::Slo {
+        let ms = |s: u32| s as i64 * 1000;
+        crate::ops::metrics::Slo {
+            sync_p95_ms: ms(self.slo_sync_p95_s),
+            sync_wait_ms: ms(self.slo_sync_wait_s),
+            bulk_delay_ms: ms(self.bulk_delay_s),
+            batch_flush_age_ms: ms(self.batch_flush_age_s),
+            batch_submit_ms: ms(self.batch_flush_age_s) + ms(self.slo_batch_grace_s),
+            batch_in_batch_ms: ms(self.slo_batch_in_batch_s),
+        }
     }
 
     /// Delay before delivery `attempt` (the first delivery is attempt 1) is retried:

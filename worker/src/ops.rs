@@ -60,6 +60,7 @@ pub fn metrics_row(
         dead_letters_now: reads.dead_now,
         budget: &budget,
         previous: reads.previous.as_ref(),
+        slo: state.config.timing.slo(),
     });
     let (above, fire) = dlq_crossing(
         reads.dlq_above,

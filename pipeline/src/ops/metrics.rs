@@ -96,18 +96,126 @@ pub struct Metrics {
     pub dead_letter_rate: f64,
     /// Completed jobs per minute over the window.
     pub throughput_per_min: f64,
-    /// completed − started (the call itself, or the batch's wait).
+    /// completed − started, of both paths (the call itself, or the batch's wait).
     pub run_ms: Percentiles,
-    /// completed − created (what the user waited).
+    /// completed − created, of both paths (what the user waited).
     pub end_to_end_ms: Percentiles,
     pub lanes: Vec<LaneMetrics>,
     pub models: Vec<ModelMetrics>,
     /// Jobs in `dead_lettered` now (not discarded).
     pub dead_letters_now: u64,
     pub budget: Vec<BudgetUse>,
+    /// The sync path (Messages API calls) on its own. Rows written before it are `None`.
+    #[serde(default)]
+    pub sync: Option<SyncPath>,
+    /// The batch path (Message Batches) on its own.
+    #[serde(default)]
+    pub batch: Option<BatchPath>,
+    /// The thresholds this row is judged by (the timing profile's when it was written).
+    #[serde(default)]
+    pub slo: Option<Slo>,
 }
 
-/// The Dashboard's thresholds.
+/// The Message Batches API ends a batch's processing 24 hours after its creation: "the time at
+/// which the Message Batch will expire and end processing, which is 24 hours after creation"
+/// (https://docs.claude.com/en/api/creating-message-batches, `expires_at`); most batches end
+/// within an hour (https://docs.claude.com/en/docs/build-with-claude/batch-processing).
+pub const BATCH_EXPIRY_MS: i64 = 24 * 3_600_000;
+
+/// The per-path SLO thresholds, in ms (`Timing::slo` makes them from the timing profile).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Slo {
+    /// Sync: a p95 end-to-end latency above this warns.
+    pub sync_p95_ms: i64,
+    /// Sync: the oldest job waiting for its call, above this, warns.
+    pub sync_wait_ms: i64,
+    /// The bulk lane's delivery delay: a sync job on the bulk lane waits it by design, so its
+    /// wait is counted from when the lane lets it run.
+    pub bulk_delay_ms: i64,
+    /// Batch: accumulating jobs are sent in a Message Batch once the oldest is this old…
+    pub batch_flush_age_ms: i64,
+    /// …and one still accumulating this long after its creation warns (the flush age and a
+    /// grace for the cron's minute).
+    pub batch_submit_ms: i64,
+    /// Batch: a job inside its Message Batch this long warns (before [`BATCH_EXPIRY_MS`]).
+    pub batch_in_batch_ms: i64,
+}
+
+impl Default for Slo {
+    fn default() -> Slo {
+        crate::timing::Timing::production().slo()
+    }
+}
+
+/// The sync path: jobs whose mode is `sync`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SyncPath {
+    /// Ended in the window.
+    pub completed: u64,
+    /// Failed or dead-lettered in the window.
+    pub failed: u64,
+    /// completed − started: the call (the last attempt's start is not kept; the first's is).
+    pub run_ms: Percentiles,
+    /// completed − created.
+    pub end_to_end_ms: Percentiles,
+    /// Queued now: waiting for a call (or for a retry).
+    pub waiting: u64,
+    /// Running now: a call in progress.
+    pub running: u64,
+    /// How long the oldest waiting job has waited for its call, from when its lane let it run.
+    pub oldest_waiting_ms: Option<i64>,
+}
+
+/// The batch path: jobs whose mode is `batch`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BatchPath {
+    pub completed: u64,
+    pub failed: u64,
+    /// started − created: accumulating until the flush sent it in a Message Batch.
+    pub to_submission_ms: Percentiles,
+    /// completed − started: inside the Message Batch.
+    pub in_batch_ms: Percentiles,
+    /// completed − created.
+    pub end_to_end_ms: Percentiles,
+    /// Queued now: accumulating for the next flush.
+    pub accumulating: u64,
+    /// Submitted now: inside a Message Batch.
+    pub submitted: u64,
+    /// Age of the oldest accumulating job.
+    pub oldest_accumulating_ms: Option<i64>,
+    /// Age (since its creation, so at least its time inside) of the oldest job inside a batch.
+    pub oldest_submitted_ms: Option<i64>,
+}
+
+/// A threshold a row crosses: which path, which figure, its value and its threshold (ms). The
+/// report's other warnings (a model near retirement) have the path `models` and no figures.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Warning {
+    /// `sync`, `batch` or `models`.
+    pub path: String,
+    /// The figure: `p95_end_to_end_ms`, `oldest_waiting_ms`, `oldest_accumulating_ms`,
+    /// `oldest_submitted_ms`, or `model_standing`.
+    pub metric: String,
+    pub value_ms: Option<i64>,
+    pub threshold_ms: Option<i64>,
+    /// The sentence the Dashboard shows.
+    pub message: String,
+}
+
+impl Warning {
+    /// A model's standing (deprecated, retiring soon), which belongs to no path.
+    pub fn model(message: String) -> Warning {
+        Warning {
+            path: "models".into(),
+            metric: "model_standing".into(),
+            value_ms: None,
+            threshold_ms: None,
+            message,
+        }
+    }
+}
+
+/// The Dashboard's thresholds when a row carries none (rows written before per-path SLOs).
 pub const OLDEST_PENDING_ALERT_MS: i64 = 10 * 60 * 1000;
 pub const P95_ALERT_MS: i64 = 60 * 1000;
 
@@ -115,6 +223,8 @@ pub const P95_ALERT_MS: i64 = 60 * 1000;
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 pub struct EndedJob {
     pub status: String,
+    #[serde(default = "sync_mode")]
+    pub mode: String,
     pub model: Option<String>,
     pub created_at: i64,
     pub started_at: Option<i64>,
@@ -131,10 +241,16 @@ pub struct EndedJob {
     pub cost_micros: UsdMicros,
 }
 
-/// Pending work by lane and status, as the metrics query groups it.
+fn sync_mode() -> String {
+    "sync".into()
+}
+
+/// Pending work by lane, mode and status, as the metrics query groups it.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 pub struct PendingGroup {
     pub lane: String,
+    #[serde(default = "sync_mode")]
+    pub mode: String,
     pub status: String,
     pub n: u64,
     pub oldest: i64,
@@ -150,25 +266,56 @@ pub struct MetricsInput<'a> {
     pub budget: &'a [BudgetCharge],
     /// The previous row's budget counters (use is the difference), if any.
     pub previous: Option<&'a Metrics>,
+    pub slo: Slo,
 }
 
 impl Metrics {
     pub fn compute(input: &MetricsInput<'_>) -> Metrics {
         let mut run = Vec::new();
         let mut e2e = Vec::new();
+        let mut sync_samples = (Vec::new(), Vec::new());
+        let mut batch_samples = (Vec::new(), Vec::new(), Vec::new());
+        let mut sync = SyncPath::default();
+        let mut batch = BatchPath::default();
         let (mut completed, mut failed, mut dead, mut other) = (0u64, 0u64, 0u64, 0u64);
         let mut models: Vec<ModelMetrics> = Vec::new();
         for j in input.ended {
+            let is_batch = j.mode == "batch";
             match j.status.as_str() {
                 "completed" => {
                     completed += 1;
-                    e2e.push(j.completed_at - j.created_at);
+                    let total = j.completed_at - j.created_at;
+                    e2e.push(total);
                     if let Some(s) = j.started_at {
                         run.push(j.completed_at - s);
                     }
+                    if is_batch {
+                        batch.completed += 1;
+                        batch_samples.2.push(total);
+                        if let Some(s) = j.started_at {
+                            batch_samples.0.push(s - j.created_at);
+                            batch_samples.1.push(j.completed_at - s);
+                        }
+                    } else {
+                        sync.completed += 1;
+                        sync_samples.1.push(total);
+                        if let Some(s) = j.started_at {
+                            sync_samples.0.push(j.completed_at - s);
+                        }
+                    }
                 }
-                "failed" => failed += 1,
-                "dead_lettered" => dead += 1,
+                "failed" | "dead_lettered" => {
+                    if j.status == "failed" {
+                        failed += 1;
+                    } else {
+                        dead += 1;
+                    }
+                    if is_batch {
+                        batch.failed += 1;
+                    } else {
+                        sync.failed += 1;
+                    }
+                }
                 _ => other += 1,
             }
             let model = j.model.clone().unwrap_or_else(|| "unknown".into());
@@ -190,6 +337,35 @@ impl Metrics {
             m.cost_micros += j.cost_micros;
         }
         models.sort_by(|a, b| a.model.cmp(&b.model));
+        sync.run_ms = Percentiles::of(sync_samples.0);
+        sync.end_to_end_ms = Percentiles::of(sync_samples.1);
+        batch.to_submission_ms = Percentiles::of(batch_samples.0);
+        batch.in_batch_ms = Percentiles::of(batch_samples.1);
+        batch.end_to_end_ms = Percentiles::of(batch_samples.2);
+        let older = |a: Option<i64>, age: i64| Some(a.map_or(age, |a| a.max(age)));
+        for g in input.pending {
+            let age = (input.at - g.oldest).max(0);
+            match (g.mode.as_str(), g.status.as_str()) {
+                ("batch", "queued") => {
+                    batch.accumulating += g.n;
+                    batch.oldest_accumulating_ms = older(batch.oldest_accumulating_ms, age);
+                }
+                (_, "submitted") => {
+                    batch.submitted += g.n;
+                    batch.oldest_submitted_ms = older(batch.oldest_submitted_ms, age);
+                }
+                (_, "queued") => {
+                    sync.waiting += g.n;
+                    let delay = if g.lane == Lane::Bulk.as_str() {
+                        input.slo.bulk_delay_ms
+                    } else {
+                        0
+                    };
+                    sync.oldest_waiting_ms = older(sync.oldest_waiting_ms, (age - delay).max(0));
+                }
+                _ => sync.running += g.n,
+            }
+        }
         let ended = completed + failed + dead + other;
         let rate = |n: u64| {
             if ended == 0 {
@@ -264,28 +440,95 @@ impl Metrics {
             models,
             dead_letters_now: input.dead_letters_now,
             budget,
+            sync: Some(sync),
+            batch: Some(batch),
+            slo: Some(input.slo),
         }
     }
 
-    /// The thresholds this row crosses, as sentences for the Dashboard.
-    pub fn warnings(&self) -> Vec<String> {
+    /// The thresholds this row crosses, per path: the sync path's p95 and oldest waiting job,
+    /// the batch path's oldest accumulating job and oldest job inside a Message Batch. Work on
+    /// one path never raises the other's warning. A row written before per-path SLOs is judged
+    /// by the old whole-pipeline thresholds, as the sync path.
+    pub fn warnings(&self) -> Vec<Warning> {
+        let slo = self.slo.unwrap_or_default();
         let mut out = Vec::new();
-        for l in &self.lanes {
-            if let Some(age) = l.oldest_pending_ms.filter(|a| *a > OLDEST_PENDING_ALERT_MS) {
-                out.push(format!(
-                    "the oldest pending {} job has waited {} min (threshold 10 min)",
-                    l.lane.as_str(),
-                    age / 60_000
-                ));
+        let mut check =
+            |path: &str, metric: &str, value: Option<i64>, threshold: i64, what: &str| {
+                if let Some(v) = value.filter(|v| *v > threshold) {
+                    out.push(Warning {
+                        path: path.into(),
+                        metric: metric.into(),
+                        value_ms: Some(v),
+                        threshold_ms: Some(threshold),
+                        message: format!(
+                            "{path} path: {what} is {} (threshold {})",
+                            span(v),
+                            span(threshold)
+                        ),
+                    });
+                }
+            };
+        match (&self.sync, &self.batch) {
+            (Some(sync), Some(batch)) => {
+                check(
+                    "sync",
+                    "p95_end_to_end_ms",
+                    sync.end_to_end_ms.p95,
+                    slo.sync_p95_ms,
+                    "p95 end-to-end latency",
+                );
+                check(
+                    "sync",
+                    "oldest_waiting_ms",
+                    sync.oldest_waiting_ms,
+                    slo.sync_wait_ms,
+                    "the oldest job waiting for its call has waited",
+                );
+                check(
+                    "batch",
+                    "oldest_accumulating_ms",
+                    batch.oldest_accumulating_ms,
+                    slo.batch_submit_ms,
+                    "the oldest job not yet sent in a Message Batch has waited",
+                );
+                check(
+                    "batch",
+                    "oldest_submitted_ms",
+                    batch.oldest_submitted_ms,
+                    slo.batch_submit_ms + slo.batch_in_batch_ms,
+                    "the oldest job inside a Message Batch was created",
+                );
+            }
+            _ => {
+                let oldest = self.lanes.iter().filter_map(|l| l.oldest_pending_ms).max();
+                check(
+                    "sync",
+                    "p95_end_to_end_ms",
+                    self.end_to_end_ms.p95,
+                    P95_ALERT_MS,
+                    "p95 end-to-end latency",
+                );
+                check(
+                    "sync",
+                    "oldest_waiting_ms",
+                    oldest,
+                    OLDEST_PENDING_ALERT_MS,
+                    "the oldest pending job has waited",
+                );
             }
         }
-        if let Some(p95) = self.end_to_end_ms.p95.filter(|p| *p > P95_ALERT_MS) {
-            out.push(format!(
-                "p95 end-to-end latency is {:.1} s (threshold 60 s)",
-                p95 as f64 / 1000.0
-            ));
-        }
         out
+    }
+}
+
+/// A duration for a warning: `850 ms`, `90.5 s`, `14 min`, `3.2 h`.
+pub fn span(ms: i64) -> String {
+    match ms {
+        m if m < 1_000 => format!("{m} ms"),
+        m if m < 600_000 => format!("{:.1} s", m as f64 / 1000.0),
+        m if m < 3 * 3_600_000 => format!("{} min", m / 60_000),
+        m => format!("{:.1} h", m as f64 / 3_600_000.0),
     }
 }
 
@@ -293,7 +536,7 @@ impl Metrics {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct MetricsReport {
     pub latest: Option<Metrics>,
-    pub warnings: Vec<String>,
+    pub warnings: Vec<Warning>,
     pub series: Vec<Metrics>,
     pub dlq_alert_threshold: u64,
     /// Spend the pipeline may not have recorded, since the database was made.

@@ -65,7 +65,7 @@ pub async fn submit(
         source: Some(&input.source),
         text: Some(&input.text),
         prompt_key: None,
-        expires_at: None,
+        expires_at: input.expires_in_s.map(|s| now + s as i64 * 1000),
         path: None,
         reserved: need,
         now,

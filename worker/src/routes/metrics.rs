@@ -6,7 +6,7 @@ use axum::response::{IntoResponse, Response};
 use axum::Json;
 use pipeline::error::ApiError;
 use pipeline::money::UsdMicros;
-use pipeline::ops::metrics::{Metrics, MetricsReport, Unrecorded};
+use pipeline::ops::metrics::{Metrics, MetricsReport, Unrecorded, Warning};
 use serde::Deserialize;
 
 use crate::config::now_ms;
@@ -48,7 +48,14 @@ pub async fn get(
     let latest = series.last().cloned();
     let mut warnings = latest.as_ref().map(Metrics::warnings).unwrap_or_default();
     // Models past or near retirement: the configured ones and those the window's jobs used.
-    warnings.extend(state.config.model_warnings.iter().cloned());
+    warnings.extend(
+        state
+            .config
+            .model_warnings
+            .iter()
+            .cloned()
+            .map(Warning::model),
+    );
     let used = series
         .iter()
         .flat_map(|m| m.models.iter().map(|x| x.model.as_str()))
@@ -56,7 +63,8 @@ pub async fn get(
     warnings.extend(
         pipeline::models::standings(used, now_ms())
             .into_iter()
-            .filter(|w| !state.config.model_warnings.contains(w)),
+            .filter(|w| !state.config.model_warnings.contains(w))
+            .map(Warning::model),
     );
     let counter = |name| state.store.counter(name);
     let unrecorded = Unrecorded {

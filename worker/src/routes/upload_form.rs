@@ -26,6 +26,7 @@ pub struct Form {
     pub mode: Option<String>,
     pub template: Option<String>,
     pub model: Option<String>,
+    pub expires_in_s: Option<String>,
 }
 
 /// The part being read.
@@ -81,7 +82,7 @@ pub async fn read_files(
                                 bytes: Vec::new(),
                             }
                         }
-                        "mode" | "template" | "model" => Current::Field {
+                        "mode" | "template" | "model" | "expires_in_s" => Current::Field {
                             name: part.name,
                             value: Vec::new(),
                         },
@@ -138,6 +139,7 @@ pub async fn read_files(
                         match name.as_str() {
                             "mode" => form.mode = Some(value),
                             "model" => form.model = Some(value),
+                            "expires_in_s" => form.expires_in_s = Some(value),
                             _ => form.template = Some(value),
                         }
                     }

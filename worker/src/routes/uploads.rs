@@ -130,10 +130,21 @@ pub async fn submit(
             .filter(|m| !m.is_empty())
             .map(|m| serde_json::Value::String(m.to_owned()));
         let model = pipeline::models::parse_model(model.as_ref(), now_ms())?.id;
-        Ok((mode, Template::parse(form.template.as_deref())?, model))
+        let expires = match form.expires_in_s.as_deref().map(str::trim) {
+            None | Some("") => None,
+            Some(n) => Some(n.parse::<u64>().map_err(|_| {
+                ApiError::bad_request(
+                    "invalid_field",
+                    "expires_in_s must be a whole number",
+                    Some("expires_in_s"),
+                )
+            })?),
+        };
+        let expires = pipeline::prompt::expires_in_s(expires)?;
+        Ok((mode, Template::parse(form.template.as_deref())?, model, expires))
     });
     let keys: Vec<String> = files.iter().map(|f| f.key.clone()).collect();
-    let (mode, template, model) = match checked {
+    let (mode, template, model, expires_in_s) = match checked {
         Ok(v) => v,
         Err(e) => {
             clean_up(&state.blobs, &keys).await;
@@ -177,6 +188,7 @@ pub async fn submit(
         template,
         model,
         files: &files,
+        expires_at: expires_in_s.map(|s| now + s as i64 * 1000),
         now,
     })?;
     // One transaction with the key's claim: a concurrent upload with the same key that

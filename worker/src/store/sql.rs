@@ -52,7 +52,7 @@ pub const ROLLOUT: &str = "SELECT path, status, created_at, completed_at, cost_m
 /// previous metrics row, at most 10 minutes and at least 1 before ?1 (as
 /// `pipeline::ops::metrics::window_ms` computes it), so the cron reads the minute that ended in
 /// the same round trip as that row.
-pub const ENDED: &str = "SELECT status, model, created_at, started_at, completed_at, \
+pub const ENDED: &str = "SELECT status, mode, model, created_at, started_at, completed_at, \
      input_tokens, output_tokens, cache_write_tokens, cache_read_tokens, cost_micros \
      FROM jobs WHERE completed_at >= ?1 - MIN(600000, MAX(60000, \
      ?1 - COALESCE((SELECT MAX(at) FROM metrics), ?1 - 60000))) \
@@ -62,12 +62,12 @@ pub const ENDED: &str = "SELECT status, model, created_at, started_at, completed
 pub const METRICS_SERIES: &str =
     "SELECT at, body FROM metrics WHERE at >= ?1 ORDER BY at DESC LIMIT ?2";
 
-/// Pending and in-flight work per lane: the counts from the rollup, the oldest by one indexed
-/// lookup per lane and status.
+/// Pending and in-flight work per lane and mode (the sync and batch paths): the counts from the
+/// rollup, the oldest by one indexed lookup per lane, mode and status.
 pub fn pending() -> String {
     format!(
-        "SELECT c.lane, c.status, c.n, (SELECT MIN(j.created_at) FROM jobs j \
-         WHERE j.status = c.status AND j.lane = c.lane) AS oldest \
+        "SELECT c.lane, c.mode, c.status, c.n, (SELECT MIN(j.created_at) FROM jobs j \
+         WHERE j.status = c.status AND j.lane = c.lane AND j.mode = c.mode) AS oldest \
          FROM job_counts c WHERE c.{} AND c.n > 0",
         Status::sql_in(&Status::LIVE)
     )
@@ -75,7 +75,8 @@ pub fn pending() -> String {
 
 /// Dead letters now (from the rollup). A dead letter that was replayed or discarded is
 /// handled: it no longer counts.
-pub const DEAD_NOW: &str = "SELECT n FROM job_counts WHERE status = 'dead_open' AND lane = 'all'";
+pub const DEAD_NOW: &str =
+    "SELECT n FROM job_counts WHERE status = 'dead_open' AND lane = 'all' AND mode = 'all'";
 
 /// Failed / dead-lettered jobs still without a class (rows stored before classes were
 /// recorded when the failure happens). Named: without statistics the planner would walk every

@@ -5,6 +5,7 @@ use pipeline::jobs::Cursor;
 use pipeline::pdf::Template;
 use pipeline::status::{Kind, Lane, Mode, Status, Transition};
 use serde::Deserialize;
+use wasm_bindgen::JsValue;
 
 use super::row::COLUMNS;
 use super::{micros, money, num, JobRow, Statement, Store};
@@ -77,6 +78,8 @@ pub struct NewUpload<'a> {
     pub template: Template,
     pub model: &'a str,
     pub files: &'a [NewFile],
+    /// When every job of the upload expires if it has not run (`expires_in_s`).
+    pub expires_at: Option<i64>,
     pub now: i64,
 }
 
@@ -101,8 +104,8 @@ impl Store {
         let sql = format!(
             "INSERT INTO jobs (id, user_id, kind, status, lane, mode, model, prompt_key, \
              batch_id, batch_index, file_name, file_size, template, created_at, updated_at, \
-             reserved_micros) \
-             VALUES (?1, ?2, '{}', {}, '{}', ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?11, ?12)",
+             reserved_micros, expires_at) \
+             VALUES (?1, ?2, '{}', {}, '{}', ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?11, ?12, ?13)",
             Kind::Pdf.as_str(),
             Status::Queued.sql(),
             Lane::Bulk.as_str()
@@ -123,6 +126,7 @@ impl Store {
                     u.template.as_str().into(),
                     num(u.now),
                     money(f.reserved),
+                    u.expires_at.map(num).unwrap_or(JsValue::NULL),
                 ],
             )?);
         }

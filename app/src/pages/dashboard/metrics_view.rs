@@ -1,10 +1,10 @@
 //! The dashboard's metrics report.
 
 use leptos::prelude::*;
-use pipeline::ops::metrics::{MetricsReport, P95_ALERT_MS};
+use pipeline::ops::metrics::{span, MetricsReport};
 
 use super::latest::Latest;
-use super::series::{compact, latency, line, tokens};
+use super::series::{batch_latency, compact, latency, line, tokens};
 use super::unrecorded::UnrecordedSpend;
 use crate::components::chart::{BarChart, LineChart};
 use crate::components::format::{clock, percent, seconds};
@@ -18,19 +18,27 @@ pub fn MetricsView(m: MetricsReport) -> impl IntoView {
     });
     let series = m.series;
     let unrecorded = m.unrecorded;
+    let sync_slo = series
+        .last()
+        .and_then(|r| r.slo)
+        .unwrap_or_default()
+        .sync_p95_ms as f64;
     view! {
         <ul class="alerts" data-testid="metrics-warnings">
             {m.warnings.into_iter().map(|w| view! {
-                <li class="alert" data-testid="metrics-warning">{w}</li>
+                <li class="alert" data-testid="metrics-warning" data-path=w.path data-metric=w.metric>{w.message}</li>
             }).collect_view()}
         </ul>
         {none}
         <UnrecordedSpend u=unrecorded />
         {latest}
         <div class="charts">
-            <LineChart testid="chart-latency" title="End-to-end latency (p50 / p95 / p99)"
-                series=latency(&series) threshold={P95_ALERT_MS as f64}
+            <LineChart testid="chart-latency" title="Sync path latency (end-to-end p50 / p95 / p99, call p95)"
+                series=latency(&series) threshold=sync_slo
                 y_fmt={|v| seconds(v as i64)} x_fmt={|x| clock(x as i64)} />
+            <LineChart testid="chart-batch-latency" title="Batch path (p95: to submission, inside the batch, end to end)"
+                series=batch_latency(&series)
+                y_fmt={|v| span(v as i64)} x_fmt={|x| clock(x as i64)} />
             <LineChart testid="chart-throughput" title="Completed per minute"
                 series=vec![line("completed / min", &series, |r| Some(r.throughput_per_min))]
                 y_fmt={|v| format!("{v:.1}")} x_fmt={|x| clock(x as i64)} />

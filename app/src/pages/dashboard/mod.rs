@@ -5,6 +5,7 @@ mod health_table;
 mod lane_card;
 mod latest;
 mod metrics_view;
+mod paths;
 mod rollout_table;
 mod series;
 mod unrecorded;
