@@ -32,6 +32,11 @@ impl TestStack {
         self.stack.lock().unwrap_or_else(|p| p.into_inner())
     }
 
+    /// The last `n` lines the runtime (`wrangler dev`) printed: the Worker's logs among them.
+    pub fn runtime_log(&self, n: usize) -> String {
+        self.runtime().log_tail(n)
+    }
+
     /// Resident memory of the runtime's `workerd` processes in KiB: (now, peak since start).
     pub fn runtime_memory_kib(&self) -> (u64, u64) {
         self.runtime().runtime_memory_kib()

@@ -16,10 +16,16 @@ use playwright_rs::expect;
 use reqwest::Method;
 use serde_json::{json, Value};
 
+/// The stack's `METRICS_SCRAPE_TOKEN`.
+const SCRAPE_TOKEN: &str = "scrape-me-4f1c";
+
 fn main() -> ExitCode {
     run_suite_with(
         "access",
-        StackConfig::vars(&[("AUTH_MODE", "keys")]),
+        StackConfig::vars(&[
+            ("AUTH_MODE", "keys"),
+            ("METRICS_SCRAPE_TOKEN", SCRAPE_TOKEN),
+        ]),
         tests![
             without_a_valid_key_every_route_is_a_401,
             a_command_line_admin_key_issues_and_revokes_keys_over_http,
@@ -44,6 +50,7 @@ const ROUTES: &[(&str, &str)] = &[
     ("GET", "/api/usage"),
     ("GET", "/api/usage.csv"),
     ("GET", "/api/metrics"),
+    ("GET", "/api/usage/spenders"),
     ("GET", "/api/dlq"),
     ("POST", "/api/dlq/replay"),
 ];
@@ -190,6 +197,7 @@ async fn ops_endpoints_are_for_admins_only(s: Arc<TestStack>) {
         ("GET", "/api/metrics"),
         ("GET", "/api/dlq"),
         ("GET", "/api/usage?user=someone-else"),
+        ("GET", "/api/usage/spenders"),
         ("POST", "/api/dlq/replay"),
         ("GET", "/api/usage/rollups"),
         ("POST", "/api/usage/rollups/rebuild"),
@@ -220,6 +228,27 @@ async fn ops_endpoints_are_for_admins_only(s: Arc<TestStack>) {
     }
     let (_, me) = s.key(Some(&user)).get("/api/health").await;
     assert_eq!(me["role"], "user");
+    // The CSVs of the ops side too (they answer text, not JSON, to admins).
+    for path in ["/api/usage/spenders.csv", "/api/metrics/prometheus"] {
+        let (status, body) = s.key(Some(&user)).get(path).await;
+        assert_error(status, &body, 403, "forbidden");
+        let (ctype, _) = s.key(Some(&admin)).get_text(path).await;
+        assert!(ctype.starts_with("text/"), "{path} as admin: {ctype}");
+    }
+    // A scraper's token opens the Prometheus endpoint, and nothing else.
+    let (ctype, text) = s
+        .key(Some(SCRAPE_TOKEN))
+        .get_text("/api/metrics/prometheus")
+        .await;
+    assert!(ctype.starts_with("text/plain; version=0.0.4"), "{ctype}");
+    assert!(text.contains("# TYPE claude_pipeline_jobs gauge"), "{text}");
+    let (status, body) = s.key(Some(SCRAPE_TOKEN)).get("/api/metrics").await;
+    assert_error(status, &body, 401, "unauthorized");
+    let (status, body) = s
+        .key(Some("not-the-token"))
+        .get("/api/metrics/prometheus")
+        .await;
+    assert_error(status, &body, 401, "unauthorized");
     // Per-job triage and budgets: 403 for users whatever the id; admins get past the check.
     for path in [
         "/api/dlq/0123456789abcdef/replay",
@@ -401,5 +430,24 @@ async fn each_role_sees_usage_and_an_admin_sees_charts_and_replays_a_dead_letter
         .cloned()
         .expect("the replay is Gina's job");
     assert_eq!(replay["status"], "completed", "{replay}");
+    // Who spends what: Gina among the spenders at what her own usage says; her name opens it.
+    let (_, usage) = s.key(Some(&user)).get("/api/usage").await;
+    let spent = format!(
+        "${}",
+        pipeline::money::UsdMicros(usage["totals"]["cost_micros"].as_u64().unwrap()).dollars()
+    );
+    click_text(&page, "nav", "Usage").await;
+    let row = page.locator("[data-testid=spender-row][data-user=gina]");
+    expect(row.clone())
+        .with_timeout(end2end::browser::CHECK_TIMEOUT)
+        .to_contain_text(spent.as_str())
+        .await
+        .unwrap_or_else(|e| panic!("Gina is among the spenders at {spent}: {e}"));
+    screenshot(&page, &s, "spenders-admin").await;
+    row.get_by_test_id("spender-user")
+        .click(None)
+        .await
+        .expect("click Gina's name");
+    check_text(&page, "usage-total-cost", &spent).await;
     browser.close().await;
 }

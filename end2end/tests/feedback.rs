@@ -24,6 +24,7 @@ fn main() -> ExitCode {
             unknown_and_other_users_ids_are_404,
             the_list_is_newest_first_and_paginated_with_a_cursor,
             an_idempotency_key_makes_a_retried_submission_one_job,
+            feedback_past_its_expiry_is_expired_without_a_call,
         ],
     )
 }
@@ -237,6 +238,8 @@ async fn bad_submissions_are_refused_and_store_nothing(s: Arc<TestStack>) {
         (r#"{"text":42}"#, "text"),
         (r#"{"text":"hi","mode":"later"}"#, "mode"),
         (r#"{"text":"hi","source":"has space"}"#, "source"),
+        (r#"{"text":"hi","expires_in_s":0}"#, "expires_in_s"),
+        (r#"{"text":"hi","expires_in_s":"soon"}"#, "expires_in_s"),
     ] {
         let (status, e) = send_json(post(body, "application/json")).await;
         assert_error(status, &e, 400, "invalid_field");
@@ -343,4 +346,23 @@ async fn an_idempotency_key_makes_a_retried_submission_one_job(s: Arc<TestStack>
     let id = a["id"].as_str().unwrap();
     user.feedback_reaches(id, "completed", Duration::from_secs(60), false)
         .await;
+}
+
+async fn feedback_past_its_expiry_is_expired_without_a_call(s: Arc<TestStack>) {
+    // Batch feedback goes through the bulk lane's delay, by which time its second has passed.
+    let id = s
+        .anon()
+        .submit_feedback(&json!({"mode": "batch", "text": "Whenever you can", "expires_in_s": 1}))
+        .await;
+    let expired = s
+        .anon()
+        .until(
+            &format!("/api/feedback/{id}"),
+            "expired",
+            Duration::from_secs(60),
+            true,
+        )
+        .await;
+    assert!(expired["expires_at"].is_i64(), "{expired}");
+    assert_eq!(s.billed(&id), 0, "an expired job is never sent to Claude");
 }

@@ -34,6 +34,7 @@ fn main() -> ExitCode {
             a_bulk_replay_takes_what_matches_and_discard_takes_a_job_off_the_list,
             the_cron_writes_a_metrics_row_with_latencies_lanes_and_models,
             usage_agrees_with_the_jobs_to_the_micro_dollar_and_exports_csv,
+            the_spenders_view_ranks_every_user_and_agrees_with_their_usage,
             a_daily_cap_refuses_new_jobs_and_the_soft_threshold_alerts_once,
             every_ops_list_and_aggregate_is_served_by_an_index,
         ],
@@ -430,6 +431,76 @@ async fn usage_agrees_with_the_jobs_to_the_micro_dollar_and_exports_csv(s: Arc<T
     }
 }
 
+/// Runs after the usage test, so at least its user and the DLQ tests' users have spent.
+async fn the_spenders_view_ranks_every_user_and_agrees_with_their_usage(s: Arc<TestStack>) {
+    let (status, r) = s.user(ADMIN).get("/api/usage/spenders").await;
+    assert_eq!(status, 200, "{r}");
+    let users = r["users"].as_array().unwrap();
+    assert!(users.len() >= 2, "{r}");
+    assert_eq!(r["others"], 0);
+    let mut total = 0;
+    for (i, u) in users.iter().enumerate() {
+        assert_eq!(u["rank"], i + 1);
+        let name = u["user_id"].as_str().unwrap();
+        let (_, usage) = s.user(ADMIN).get(&format!("/api/usage?user={name}")).await;
+        for key in ["jobs", "cost_micros", "input_tokens", "output_tokens"] {
+            assert_eq!(u[key], usage["totals"][key], "{name} {key}: {u} vs {usage}");
+        }
+        let by_model: u64 = u["models"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| m["cost_micros"].as_u64().unwrap())
+            .sum();
+        assert_eq!(by_model, u["cost_micros"].as_u64().unwrap(), "{u}");
+        total += u["cost_micros"].as_u64().unwrap();
+    }
+    for w in users.windows(2) {
+        assert!(
+            w[0]["cost_micros"].as_u64() >= w[1]["cost_micros"].as_u64(),
+            "top first"
+        );
+    }
+    assert_eq!(r["totals"]["cost_micros"].as_u64().unwrap(), total);
+    let usage_user = users.iter().find(|u| u["user_id"] == "usage-user").unwrap();
+    assert!(usage_user["cost_micros"].as_u64().unwrap() > 0);
+
+    // The limit keeps the top; the CSV holds the same money, one line per user and model.
+    let (_, top) = s.user(ADMIN).get("/api/usage/spenders?limit=1").await;
+    assert_eq!(top["users"].as_array().unwrap().len(), 1);
+    assert_eq!(top["users"][0]["user_id"], users[0]["user_id"]);
+    assert_eq!(top["others"].as_u64().unwrap(), users.len() as u64 - 1);
+    let resp = s
+        .user(ADMIN)
+        .request(Method::GET, "/api/usage/spenders.csv")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status().as_u16(), 200);
+    assert!(content_type(&resp).starts_with("text/csv"));
+    let csv = resp.text().await.unwrap();
+    let mut lines = csv.lines();
+    assert!(lines
+        .next()
+        .unwrap()
+        .starts_with("rank,user_id,model,jobs,"));
+    let micros: u64 = lines
+        .map(|l| {
+            let dollars = l.split(',').nth(8).unwrap();
+            let (whole, frac) = dollars.split_once('.').unwrap();
+            whole.parse::<u64>().unwrap() * 1_000_000 + frac.parse::<u64>().unwrap()
+        })
+        .sum();
+    assert_eq!(micros, total);
+    for query in ["?limit=0", "?limit=many", "?from=2026-02-30"] {
+        let (status, body) = s
+            .user(ADMIN)
+            .get(&format!("/api/usage/spenders{query}"))
+            .await;
+        assert_eq!(status, 400, "{query}: {body}");
+    }
+}
+
 async fn a_daily_cap_refuses_new_jobs_and_the_soft_threshold_alerts_once(s: Arc<TestStack>) {
     let user = "capped-user";
     let first = s.user(user).submit_job(&json!({"prompt": "Spend a little", "priority": "high", "max_tokens": 30, "output_config": {"effort": "low"}}))
@@ -543,6 +614,7 @@ async fn every_ops_list_and_aggregate_is_served_by_an_index(s: Arc<TestStack>) {
             literal(sql::USAGE, &[text("ann"), int(0), int(30_000)]),
         ),
         ("spent", literal(sql::SPENT, &[text("ann"), int(0)])),
+        ("spenders", literal(sql::SPENDERS, &[int(0), int(30)])),
         ("rollout", literal(sql::ROLLOUT, &[int(0), int(1 << 50)])),
         ("ended", literal(sql::ENDED, &[int(1 << 50), int(100)])),
         ("pending", sql::pending()),

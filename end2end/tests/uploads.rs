@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use end2end::api::{assert_error, send_json};
-use end2end::{pdfs, run_suite, tests, Client, TestStack};
+use end2end::{eventually, pdfs, run_suite, tests, Client, TestStack};
 use reqwest::Method;
 
 fn main() -> ExitCode {
@@ -22,6 +22,7 @@ fn main() -> ExitCode {
             a_renamed_png_an_empty_file_or_a_21_mb_file_is_refused_and_nothing_is_stored,
             a_body_that_is_not_multipart_is_a_415,
             an_upload_can_be_canceled_before_it_runs,
+            an_upload_past_its_expiry_expires_every_file_without_a_call,
             other_users_uploads_are_404,
             a_hundred_pdfs_are_accepted_and_complete_without_slowing_the_high_lane,
         ],
@@ -208,6 +209,40 @@ async fn an_upload_can_be_canceled_before_it_runs(s: Arc<TestStack>) {
     let b = user.batch(&id).await;
     for f in b["files"].as_array().unwrap() {
         assert_eq!(f["status"], "canceled");
+        assert_eq!(s.billed(f["job_id"].as_str().unwrap()), 0);
+    }
+}
+
+async fn an_upload_past_its_expiry_expires_every_file_without_a_call(s: Arc<TestStack>) {
+    let user = s.user("expiry");
+    let objects = s.r2_objects();
+    for bad in ["0", "soon", "604801"] {
+        let (status, body) = user
+            .upload(&[pdf("late.pdf", "Late", 1)], &[("expires_in_s", bad)])
+            .await;
+        assert_error(status, &body, 400, "invalid_field");
+        assert_eq!(body["field"], "expires_in_s", "{body}");
+    }
+    assert_eq!(s.r2_objects(), objects, "no object left behind");
+    let files: Vec<_> = (0..2)
+        .map(|i| pdf(&format!("e{i}.pdf"), "Whenever", 1))
+        .collect();
+    // The bulk lane's delay outlasts the upload's one second.
+    let id = user
+        .submit_upload(&files, &[("mode", "batch"), ("expires_in_s", "1")])
+        .await;
+    eventually(
+        "every file of the upload expires",
+        Duration::from_secs(60),
+        || async {
+            s.cron().await;
+            let b = user.batch(&id).await;
+            (b["counts"]["expired"] == 2).then_some(b)
+        },
+    )
+    .await;
+    for f in user.batch(&id).await["files"].as_array().unwrap() {
+        assert_eq!(f["status"], "expired", "{f}");
         assert_eq!(s.billed(f["job_id"].as_str().unwrap()), 0);
     }
 }

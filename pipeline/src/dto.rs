@@ -175,6 +175,9 @@ pub struct FeedbackView {
     pub created_at: i64,
     pub started_at: Option<i64>,
     pub completed_at: Option<i64>,
+    /// When it expires if it has not run (`expires_in_s`).
+    #[serde(default)]
+    pub expires_at: Option<i64>,
     /// Ticking while in flight, frozen at the real total once terminal.
     pub elapsed_ms: i64,
 }

@@ -78,12 +78,13 @@ pub fn parse_input(body: &[u8], now_ms: i64) -> Result<FeedbackInput, ApiError> 
         Some(_) => return Err(field("source", "source must be a string".into())),
     };
     let model = crate::models::parse_model(obj.get("model"), now_ms)?.id;
-    let expires_in_s = match obj.get("expires_in_s") {
-        None | Some(Value::Null) => None,
-        Some(v) => Some(v.as_u64().ok_or_else(|| {
-            field("expires_in_s", "expires_in_s must be a whole number".into())
-        })?),
-    };
+    let expires_in_s =
+        match obj.get("expires_in_s") {
+            None | Some(Value::Null) => None,
+            Some(v) => Some(v.as_u64().ok_or_else(|| {
+                field("expires_in_s", "expires_in_s must be a whole number".into())
+            })?),
+        };
     Ok(FeedbackInput {
         source,
         mode,
@@ -249,7 +250,10 @@ mod tests {
             ),
             (r#"{"text":"hi","model":"gpt-4o"}"#, Some("model")),
             (r#"{"text":"hi","expires_in_s":0}"#, Some("expires_in_s")),
-            (r#"{"text":"hi","expires_in_s":604801}"#, Some("expires_in_s")),
+            (
+                r#"{"text":"hi","expires_in_s":604801}"#,
+                Some("expires_in_s"),
+            ),
             (r#"{"text":"hi","expires_in_s":"60"}"#, Some("expires_in_s")),
             (r#"{"text":"hi","expires_in_s":1.5}"#, Some("expires_in_s")),
             (r#"["text"]"#, None),

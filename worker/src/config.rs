@@ -26,6 +26,9 @@ pub const MODEL_FALLBACKS: &str = "MODEL_FALLBACKS";
 pub const NOTIFY_WEBHOOK_URL: &str = "NOTIFY_WEBHOOK_URL";
 pub const DLQ_ALERT_THRESHOLD: &str = "DLQ_ALERT_THRESHOLD";
 pub const DLQ_REPLAY_PER_S: &str = "DLQ_REPLAY_PER_S";
+/// The bearer token a Prometheus scraper may send to `/api/metrics/prometheus` instead of an
+/// admin key (best set as a secret).
+pub const METRICS_SCRAPE_TOKEN: &str = "METRICS_SCRAPE_TOKEN";
 /// Var (or secret, to change it without a redeploy) naming the share of users, 0–100, whose
 /// `POST /api/claude` calls take the queue path.
 pub const QUEUE_ROLLOUT_PERCENT: &str = "QUEUE_ROLLOUT_PERCENT";
@@ -75,6 +78,8 @@ pub struct Config {
     pub notify_webhook_url: Option<String>,
     /// The webhook is called when the dead letters go above this many (`DLQ_ALERT_THRESHOLD`).
     pub dlq_alert_threshold: u64,
+    /// `METRICS_SCRAPE_TOKEN`, if set.
+    pub scrape_token: Option<String>,
     /// A bulk replay delivers at most this many jobs per second (`DLQ_REPLAY_PER_S`).
     pub replay_per_s: u32,
     /// The share of users whose `POST /api/claude` takes the queue path. Deliberately lenient
@@ -135,6 +140,7 @@ impl Config {
             notify_webhook_url: var_or_secret(env, NOTIFY_WEBHOOK_URL)
                 .filter(|u| !u.trim().is_empty()),
             dlq_alert_threshold: number(var(DLQ_ALERT_THRESHOLD), DLQ_ALERT_THRESHOLD, 10)?,
+            scrape_token: var_or_secret(env, METRICS_SCRAPE_TOKEN).filter(|t| !t.trim().is_empty()),
             replay_per_s: number(var(DLQ_REPLAY_PER_S), DLQ_REPLAY_PER_S, 5)?.max(1) as u32,
             rollout_percent: pipeline::rollout::parse_percent(
                 var_or_secret(env, QUEUE_ROLLOUT_PERCENT).as_deref(),

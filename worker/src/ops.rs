@@ -67,11 +67,14 @@ pub fn metrics_row(
         reads.dead_now,
         state.config.dlq_alert_threshold,
     );
+    let mut totals = reads.totals.clone();
+    totals.add(&reads.ended, reads.previous.as_ref().map(|p| p.at));
     let writes = state.store.cron_writes(&CronWrites {
         metrics: &metrics,
         unclassified: &reads.unclassified,
         dlq_above: (above != reads.dlq_above).then_some(above),
         beat,
+        totals: &totals,
     })?;
     Ok((writes, fire.then_some(reads.dead_now)))
 }

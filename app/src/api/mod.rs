@@ -14,6 +14,7 @@ use pipeline::error::ErrorBody;
 use pipeline::ops::budgets::BudgetSetting;
 use pipeline::ops::dlq::{DlqFilter, DlqList, ReplayAck, ReplayEdit};
 use pipeline::ops::metrics::MetricsReport;
+use pipeline::ops::spenders::SpendersReport;
 use pipeline::ops::usage::UsageReport;
 use pipeline::rollout::RolloutReport;
 use serde::de::DeserializeOwned;
@@ -261,6 +262,16 @@ pub async fn usage(from: &str, to: &str, user: &str) -> Result<UsageReport, ApiE
 /// `GET /api/usage.csv`: the same report as CSV text (the page saves it as a file).
 pub async fn usage_csv(from: &str, to: &str, user: &str) -> Result<String, ApiError> {
     call_text(Request::get("/api/usage.csv").query(usage_query(from, to, user))).await
+}
+
+/// `GET /api/usage/spenders` (admins): every user's spend over the days, top spenders first.
+pub async fn spenders(from: &str, to: &str) -> Result<SpendersReport, ApiError> {
+    call(Request::get("/api/usage/spenders").query(usage_query(from, to, ""))).await
+}
+
+/// `GET /api/usage/spenders.csv` (admins): the same, one line per user and model.
+pub async fn spenders_csv(from: &str, to: &str) -> Result<String, ApiError> {
+    call_text(Request::get("/api/usage/spenders.csv").query(usage_query(from, to, ""))).await
 }
 
 /// `PUT /api/usage/budget` (admins): a user's daily cap and soft threshold.

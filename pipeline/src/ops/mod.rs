@@ -3,15 +3,21 @@
 //!
 //! # Layout
 //! - [`failures`]: what kind of failure ended a job.
+//! - [`joblog`]: the one JSON shape of every log line about a job.
 //! - [`metrics`]: the cron's metrics row, its warnings and the DLQ alert's crossing rule.
 //! - [`usage`]: per-user usage reports and their CSV.
+//! - [`spenders`]: who spends what, across users (admins).
 //! - [`budgets`]: per-user daily caps and soft thresholds.
 //! - [`dlq`]: DLQ triage — filters, replay rules and edits.
+//! - [`prometheus`]: the Prometheus text format, and the counters the cron keeps for it.
 //! - [`rollups`]: the usage rollup against a scan of its jobs.
 
 pub mod budgets;
 pub mod dlq;
 pub mod failures;
+pub mod joblog;
 pub mod metrics;
+pub mod prometheus;
 pub mod rollups;
+pub mod spenders;
 pub mod usage;

@@ -23,16 +23,9 @@ pub struct UsageQuery {
 }
 
 impl UsageQuery {
-    /// From the query string's `from`, `to` (`YYYY-MM-DD`, default: the last 30 days up to
-    /// today) and `user` (admins only; others get 403 for another user's name).
-    pub fn parse(
-        from: Option<&str>,
-        to: Option<&str>,
-        user: Option<&str>,
-        caller: &str,
-        admin: bool,
-        now: i64,
-    ) -> Result<UsageQuery, ApiError> {
+    /// The days `from` and `to` name (`YYYY-MM-DD`, inclusive; default: the 30 days up to
+    /// today) as `[from_ms, to_ms)`, at most [`MAX_USAGE_DAYS`] long.
+    pub fn range(from: Option<&str>, to: Option<&str>, now: i64) -> Result<(i64, i64), ApiError> {
         let day = |s: Option<&str>, field: &str, default: i64| match s.filter(|s| !s.is_empty()) {
             None => Ok(default),
             Some(s) => parse_day(s).ok_or_else(|| {
@@ -60,6 +53,20 @@ impl UsageQuery {
                 Some("from"),
             ));
         }
+        Ok((from_ms, to_ms))
+    }
+
+    /// From the query string's `from`, `to` (`YYYY-MM-DD`, default: the last 30 days up to
+    /// today) and `user` (admins only; others get 403 for another user's name).
+    pub fn parse(
+        from: Option<&str>,
+        to: Option<&str>,
+        user: Option<&str>,
+        caller: &str,
+        admin: bool,
+        now: i64,
+    ) -> Result<UsageQuery, ApiError> {
+        let (from_ms, to_ms) = Self::range(from, to, now)?;
         let user_id = match user.filter(|u| !u.is_empty()) {
             None => caller.to_owned(),
             Some(u) if u == caller => caller.to_owned(),

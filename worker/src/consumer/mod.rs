@@ -159,7 +159,25 @@ async fn run_jobs(state: &AppState, work: Vec<(Message<Value>, String)>) {
                 }
             }
             Delivery::Expire => match state.store.expire(&id, now_ms()).await {
-                Ok(()) => msg.ack(),
+                Ok(()) => {
+                    worker::console_log!(
+                        "{}",
+                        pipeline::ops::joblog::JobLog {
+                            event: "job.expired",
+                            job_id: &id,
+                            user_id: &row.user_id,
+                            kind: row.kind.as_str(),
+                            lane: row.lane.as_str(),
+                            mode: row.mode.as_str(),
+                            model: row.model.as_deref(),
+                            outcome: "expired",
+                            ms: now_ms() - row.created_at,
+                            ..Default::default()
+                        }
+                        .line()
+                    );
+                    msg.ack()
+                }
                 Err(e) => {
                     worker::console_error!("expiring {id} failed: {e}");
                     msg.retry();

@@ -8,6 +8,7 @@ use pipeline::budget::{Need, Reserve, Settle};
 use pipeline::delivery::{
     after_count_failed, after_grant, defer_delay_s, BudgetStep, CountFailed, BUDGET_SILENT_DEFER_MS,
 };
+use pipeline::ops::joblog::JobLog;
 use pipeline::pricing::Tier;
 use pipeline::retry::{
     decide, describe, is_overload, is_spend_limit, model_for, CallOutcome, Decision,
@@ -126,12 +127,14 @@ pub async fn run(state: &AppState, msg: Handle, row: JobRow) {
         if matches!(answered.result, Err(CallOutcome::Timeout)) {
             crate::ops::timed_out(state, &model, &reservation.need, row.reserved_micros).await;
         }
+        let mut spent = (None, None);
         let (label, error) = match &answered.result {
             Ok(message) => {
                 state.blobs.store_answer(&id, message).await?;
                 let settled = settle_answer(row.kind, message, Tier::Standard, now_ms());
                 state.store.settle_sync(&id, &settled, now_ms()).await?;
                 msg.ack();
+                spent = (settled.usage, settled.cost_micros);
                 match settled.end {
                     End::Complete { .. } => ("completed", None),
                     End::Fail(f) => ("failed", Some(f.reason)),
@@ -144,6 +147,7 @@ pub async fn run(state: &AppState, msg: Handle, row: JobRow) {
                 let settled = settle_undecodable(&model, reason, raw, now_ms());
                 state.store.settle_sync(&id, &settled, now_ms()).await?;
                 msg.ack();
+                spent = (settled.usage, settled.cost_micros);
                 ("failed", Some(reason.clone()))
             }
             Err(failure) => (
@@ -151,12 +155,32 @@ pub async fn run(state: &AppState, msg: Handle, row: JobRow) {
                 Some(describe(failure)),
             ),
         };
+        let ended_at = now_ms();
+        worker::console_log!(
+            "{}",
+            JobLog {
+                event: "job.attempt",
+                job_id: &id,
+                user_id: &row.user_id,
+                kind: row.kind.as_str(),
+                lane: lane.as_str(),
+                mode: row.mode.as_str(),
+                model: Some(&model),
+                outcome: label,
+                attempt,
+                ms: ended_at - started_at,
+                error: error.as_deref(),
+                ..JobLog::default()
+            }
+            .with_usage(spent.0.as_ref(), spent.1)
+            .line()
+        );
         let record = Attempt {
             job_id: &id,
             n: attempt,
             model: Some(&model),
             started_at,
-            ended_at: now_ms(),
+            ended_at,
             outcome: label,
             error: error.as_deref(),
         };

@@ -282,6 +282,11 @@ async fn settle_lines(
     }
     let mut statements = Vec::with_capacity(parsed.len() + 1);
     let mut dead = Vec::new();
+    let before = (
+        report.jobs_completed,
+        report.jobs_failed,
+        report.jobs_resubmitted,
+    );
     for line in &parsed {
         let Some(row) = rows.iter().find(|r| r.id == line.custom_id) else {
             continue; // settled already, or not ours
@@ -315,6 +320,20 @@ async fn settle_lines(
         statements.push(store.advance_results(batch_id, last.end_offset, last.number)?);
     }
     store.batch(statements).await?;
+    worker::console_log!(
+        "{}",
+        pipeline::ops::joblog::BatchChunkLog {
+            event: "batch.chunk",
+            batch_id,
+            lines: lines.len() as u64,
+            completed: u64::from(report.jobs_completed - before.0),
+            failed: u64::from(report.jobs_failed - before.1),
+            retried: u64::from(report.jobs_resubmitted - before.2),
+            dead_lettered: dead.len() as u64,
+            ms: now_ms() - now,
+        }
+        .line()
+    );
     for id in dead {
         crate::consumer::announce_dead_letter(state, &id).await;
     }

@@ -1,7 +1,10 @@
 //! `GET /api/metrics` (admins): the latest metrics row, the thresholds it crosses, and the series
-//! of the last `minutes` (default 60, at most 1,440).
+//! of the last `minutes` (default 60, at most 1,440). `GET /api/metrics/prometheus` (admins, or
+//! the scrape token): the same pipeline in the Prometheus text format.
 
-use axum::extract::{Query, State};
+use axum::extract::{FromRequestParts, Query, State};
+use axum::http::header;
+use axum::http::request::Parts;
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use pipeline::error::ApiError;
@@ -81,4 +84,51 @@ pub async fn get(
         unrecorded,
     })
     .into_response())
+}
+
+/// The Prometheus text format: jobs by status, lane and path; ended jobs, latency histograms,
+/// tokens and cost (counters the cron keeps); budget use, oldest pending and SLO warnings (the
+/// latest metrics row). One round trip of three small reads.
+#[worker::send]
+pub async fn prometheus(
+    State(state): State<AppState>,
+    mut parts: Parts,
+) -> Result<Response, AppError> {
+    let authorization = parts
+        .headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok());
+    let scraper = pipeline::ops::prometheus::is_scrape_token(
+        authorization,
+        state.config.scrape_token.as_deref(),
+    );
+    if !scraper {
+        let Caller(caller) = Caller::from_request_parts(&mut parts, &state).await?;
+        caller.require_admin("scrape the metrics")?;
+    }
+    let store = &state.store;
+    let found = store
+        .rounds(vec![vec![
+            store.job_counts_statement()?,
+            store.totals_statement()?,
+            store.latest_metrics_statement()?,
+        ]])
+        .await?;
+    let r = crate::store::group(&found, 0, "the scrape")?;
+    let counts = r[0].results()?;
+    let totals = crate::store::ops::totals_of(&r[1])?;
+    let latest = crate::store::ops::latest_metrics_of(&r[2])?;
+    let text = pipeline::ops::prometheus::render(&pipeline::ops::prometheus::Scrape {
+        totals: &totals,
+        counts: &counts,
+        latest: latest.as_ref(),
+    });
+    Ok((
+        [(
+            header::CONTENT_TYPE,
+            "text/plain; version=0.0.4; charset=utf-8",
+        )],
+        text,
+    )
+        .into_response())
 }

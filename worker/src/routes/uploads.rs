@@ -141,7 +141,12 @@ pub async fn submit(
             })?),
         };
         let expires = pipeline::prompt::expires_in_s(expires)?;
-        Ok((mode, Template::parse(form.template.as_deref())?, model, expires))
+        Ok((
+            mode,
+            Template::parse(form.template.as_deref())?,
+            model,
+            expires,
+        ))
     });
     let keys: Vec<String> = files.iter().map(|f| f.key.clone()).collect();
     let (mode, template, model, expires_in_s) = match checked {

@@ -1,6 +1,7 @@
 //! Per-user usage: `GET /api/usage` (tokens and cost by day and model, totals, savings, the
 //! daily budget), `GET /api/usage.csv` (the same rows as CSV), `PUT /api/usage/budget` (admins:
-//! a user's daily cap and soft threshold).
+//! a user's daily cap and soft threshold), `GET /api/usage/spenders[.csv]` (admins: every user's
+//! cost, tokens and jobs by model, top spenders first).
 
 use axum::body::Bytes;
 use axum::extract::{Query, State};
@@ -8,6 +9,7 @@ use axum::http::{header, HeaderMap};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use pipeline::ops::budgets::BudgetSetting;
+use pipeline::ops::spenders::{parse_limit, SpendersReport};
 use pipeline::ops::usage::{UsageQuery, UsageReport};
 use serde::Deserialize;
 
@@ -59,6 +61,57 @@ pub async fn csv(
 ) -> Result<Response, AppError> {
     let r = report(&state, &caller, &p).await?;
     let name = format!("usage-{}-{}-{}.csv", r.user_id, r.from, r.to);
+    Ok((
+        [
+            (header::CONTENT_TYPE, "text/csv; charset=utf-8".to_owned()),
+            (
+                header::CONTENT_DISPOSITION,
+                format!("attachment; filename=\"{name}\""),
+            ),
+        ],
+        r.to_csv(),
+    )
+        .into_response())
+}
+
+#[derive(Deserialize)]
+pub struct SpendersParams {
+    from: Option<String>,
+    to: Option<String>,
+    limit: Option<String>,
+}
+
+async fn spenders_report(
+    state: &AppState,
+    caller: &Caller,
+    p: &SpendersParams,
+) -> Result<SpendersReport, AppError> {
+    caller.0.require_admin("see every user's spend")?;
+    let (from, to) = UsageQuery::range(p.from.as_deref(), p.to.as_deref(), now_ms())?;
+    let limit = parse_limit(p.limit.as_deref())?;
+    let groups = state.store.spenders(from, to).await?;
+    Ok(SpendersReport::build(&groups, from, to, limit))
+}
+
+/// Who spends what: every user's cost, tokens and jobs by model over the days, top first.
+#[worker::send]
+pub async fn spenders(
+    State(state): State<AppState>,
+    caller: Caller,
+    Query(p): Query<SpendersParams>,
+) -> Result<Response, AppError> {
+    Ok(Json(spenders_report(&state, &caller, &p).await?).into_response())
+}
+
+/// The same report as CSV: one line per user and model.
+#[worker::send]
+pub async fn spenders_csv(
+    State(state): State<AppState>,
+    caller: Caller,
+    Query(p): Query<SpendersParams>,
+) -> Result<Response, AppError> {
+    let r = spenders_report(&state, &caller, &p).await?;
+    let name = format!("spenders-{}-{}.csv", r.from, r.to);
     Ok((
         [
             (header::CONTENT_TYPE, "text/csv; charset=utf-8".to_owned()),

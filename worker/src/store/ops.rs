@@ -4,6 +4,8 @@
 use pipeline::ops::dlq::{AuditEntry, DlqFilter};
 use pipeline::ops::failures::ErrorClass;
 use pipeline::ops::metrics::{EndedJob, Metrics, PendingGroup};
+use pipeline::ops::prometheus::Totals;
+use pipeline::ops::spenders::SpenderGroup;
 use pipeline::ops::usage::UsageGroup;
 use pipeline::rollout::RolloutCall;
 use pipeline::status::Status;
@@ -46,6 +48,8 @@ pub struct CronReads {
     pub unclassified: Vec<Unclassified>,
     /// Whether the last run found the dead letters above the alert threshold.
     pub dlq_above: bool,
+    /// The Prometheus counters so far (each run adds its window's ended jobs).
+    pub totals: Totals,
 }
 
 impl CronReads {
@@ -78,6 +82,7 @@ impl CronReads {
                 .first()
                 .and_then(|b| b.detail.as_deref())
                 .is_some_and(|d| d == "1"),
+            totals: totals_of(part(6)?)?,
         })
     }
 }
@@ -90,6 +95,8 @@ pub struct CronWrites<'a> {
     pub dlq_above: Option<bool>,
     /// The cron's own heartbeat: (name, detail).
     pub beat: (&'a str, &'a str),
+    /// The Prometheus counters with this window's jobs added.
+    pub totals: &'a Totals,
 }
 
 /// What a replay writes: the new job from the original, guarded so that only one replay wins.
@@ -224,7 +231,26 @@ impl Store {
                 "SELECT at, detail FROM heartbeats WHERE name = ?1",
                 &[DLQ_ABOVE.into()],
             )?,
+            self.totals_statement()?,
         ])
+    }
+
+    /// The Prometheus counters' row (read by [`totals_of`]).
+    pub fn totals_statement(&self) -> worker::Result<Statement> {
+        self.statement(
+            "SELECT at, detail FROM heartbeats WHERE name = ?1",
+            &[Totals::ROW.into()],
+        )
+    }
+
+    /// The latest metrics row (read by [`latest_metrics_of`]).
+    pub fn latest_metrics_statement(&self) -> worker::Result<Statement> {
+        self.statement(sql::METRICS_SERIES, &[num(0), num(1)])
+    }
+
+    /// Jobs now by status, lane and mode (the counts rollup), for a scrape.
+    pub fn job_counts_statement(&self) -> worker::Result<Statement> {
+        self.statement("SELECT status, lane, mode, n FROM job_counts", &[])
     }
 
     /// Everything the cron's metrics row writes: the row, the classes of `unclassified`, the
@@ -240,6 +266,9 @@ impl Store {
             )?,
             self.beat_statement(w.beat.0, w.metrics.at, w.beat.1)?,
         ];
+        let totals =
+            serde_json::to_string(w.totals).map_err(|e| worker::Error::RustError(e.to_string()))?;
+        statements.push(self.beat_statement(Totals::ROW, w.metrics.at, &totals)?);
         if let Some(above) = w.dlq_above {
             statements.push(self.beat_statement(
                 DLQ_ABOVE,
@@ -299,6 +328,12 @@ impl Store {
         let day = |ms: i64| num(ms.div_euclid(pipeline::clock::DAY_MS));
         self.all(sql::USAGE, &[user.into(), day(from), day(to)])
             .await
+    }
+
+    /// Every user's usage by model in `[from, to)`, for the spenders view.
+    pub async fn spenders(&self, from: i64, to: i64) -> worker::Result<Vec<SpenderGroup>> {
+        let day = |ms: i64| num(ms.div_euclid(pipeline::clock::DAY_MS));
+        self.all(sql::SPENDERS, &[day(from), day(to)]).await
     }
 
     /// The jobs a bulk replay takes (one row more than `limit`), oldest first.
@@ -458,4 +493,25 @@ pub fn dlq_page_of(r: &[D1Result]) -> worker::Result<(Vec<Unclassified>, Vec<Job
             .map(|n| n.n as u64)
             .unwrap_or(0),
     ))
+}
+
+/// The Prometheus counters from [`Store::totals_statement`]'s result (none yet: all zero; a
+/// row that does not parse starts them again rather than stopping the cron).
+pub fn totals_of(r: &D1Result) -> worker::Result<Totals> {
+    Ok(r.results::<Beat>()?
+        .first()
+        .and_then(|b| b.detail.as_deref())
+        .and_then(|d| serde_json::from_str(d).ok())
+        .unwrap_or_default())
+}
+
+/// The latest metrics row from [`Store::latest_metrics_statement`]'s result.
+pub fn latest_metrics_of(r: &D1Result) -> worker::Result<Option<Metrics>> {
+    #[derive(Deserialize)]
+    struct Body {
+        body: String,
+    }
+    Ok(r.results::<Body>()?
+        .first()
+        .and_then(|b| serde_json::from_str(&b.body).ok()))
 }

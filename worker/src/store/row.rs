@@ -175,6 +175,7 @@ impl JobRow {
             created_at: self.created_at,
             started_at: self.started_at,
             completed_at: self.completed_at,
+            expires_at: self.expires_at,
             elapsed_ms: elapsed_ms(status, self.created_at, self.completed_at, now),
         }
     }

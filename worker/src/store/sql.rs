@@ -20,6 +20,15 @@ pub const USAGE: &str = "SELECT day, NULLIF(model, '') AS model, mode, jobs, inp
      output_tokens, cache_write_tokens, cache_read_tokens, cost_micros, cost_unknown \
      FROM usage_days WHERE user_id = ?1 AND day >= ?2 AND day < ?3 AND jobs > 0";
 
+/// Every user's usage by model over days [?1, ?2) (the spenders view): rows in proportion to
+/// users × days × models of the range, whatever the history's size.
+pub const SPENDERS: &str = "SELECT user_id, NULLIF(model, '') AS model, SUM(jobs) AS jobs, \
+     SUM(input_tokens) AS input_tokens, SUM(output_tokens) AS output_tokens, \
+     SUM(cache_write_tokens) AS cache_write_tokens, SUM(cache_read_tokens) AS cache_read_tokens, \
+     SUM(cost_micros) AS cost_micros, SUM(cost_unknown) AS cost_unknown, \
+     SUM(failures) AS failures FROM usage_days INDEXED BY idx_usage_days_day \
+     WHERE day >= ?1 AND day < ?2 AND jobs > 0 GROUP BY user_id, model";
+
 /// A user's spending on day ?2 (days since the epoch; the daily cap), from the rollup.
 pub const SPENT: &str = "SELECT COALESCE(SUM(cost_micros + unknown_cost_micros), 0) AS spent \
      FROM usage_days WHERE user_id = ?1 AND day = ?2";

@@ -4,6 +4,7 @@ mod budget_form;
 mod budget_text;
 mod range_form;
 mod report_view;
+mod spenders;
 mod usage_table;
 
 use leptos::prelude::*;
@@ -16,6 +17,7 @@ use crate::components::layout::{is_admin, Health};
 use budget_form::BudgetForm;
 use range_form::{Range, RangeForm};
 use report_view::ReportView;
+use spenders::Spenders;
 
 /// Your tokens and cost by day and by model, the savings from batches and caching, today's
 /// budget, and CSV export; admins can look at any user and set their daily budget.
@@ -58,6 +60,7 @@ pub fn Usage() -> impl IntoView {
             {fetched(report, "Loading…", "usage-error", move |r| view! { <ReportView r=r /> })}
             <Show when=admin>
                 <BudgetForm report=report user=user save=save />
+                <Spenders applied=applied user=user />
             </Show>
         </section>
     }
