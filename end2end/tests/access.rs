@@ -198,6 +198,7 @@ async fn ops_endpoints_are_for_admins_only(s: Arc<TestStack>) {
         ("GET", "/api/dlq"),
         ("GET", "/api/usage?user=someone-else"),
         ("GET", "/api/usage/spenders"),
+        ("GET", "/api/pauses"),
         ("POST", "/api/dlq/replay"),
         ("GET", "/api/usage/rollups"),
         ("POST", "/api/usage/rollups/rebuild"),
@@ -235,6 +236,14 @@ async fn ops_endpoints_are_for_admins_only(s: Arc<TestStack>) {
         let (ctype, _) = s.key(Some(&admin)).get_text(path).await;
         assert!(ctype.starts_with("text/"), "{path} as admin: {ctype}");
     }
+    // Pausing and resuming are admins' too.
+    let (status, body) = s
+        .key(Some(&user))
+        .put_json("/api/pauses", &json!({"scope": "lane", "value": "bulk"}))
+        .await;
+    assert_error(status, &body, 403, "forbidden");
+    let (status, body) = s.key(Some(&user)).delete("/api/pauses/lane/bulk").await;
+    assert_error(status, &body, 403, "forbidden");
     // A scraper's token opens the Prometheus endpoint, and nothing else.
     let (ctype, text) = s
         .key(Some(SCRAPE_TOKEN))

@@ -8,6 +8,10 @@
 //!
 //! The Worker's log lines about jobs: one JSON object each, with the same fields.
 //!
+//! Pause and resume: a paused lane, model or user holds its work — queued, no retry spent,
+//! nothing billed, on the sync path and out of Message Batches — and resuming drains it; the
+//! DLQ alert pauses the lane of its dead letters.
+//!
 //! Time is moved in the data, not by sleeping: a batch job's creation is moved back an hour
 //! (the stack's flush age is two, so the job stays accumulating), and the simulator is made
 //! slower than the test profile's sync SLO (`SLO_SYNC_P95_S` = 2 s).
@@ -28,12 +32,22 @@ const FLUSH_AGE_S: &str = "7200";
 fn main() -> ExitCode {
     run_suite_with(
         "operate",
-        StackConfig::vars(&[("BATCH_FLUSH_AGE_S", FLUSH_AGE_S)]),
+        StackConfig::vars(&[
+            ("BATCH_FLUSH_AGE_S", FLUSH_AGE_S),
+            // Any dead letter raises the DLQ alert, and the alert pauses its lane.
+            ("DLQ_ALERT_THRESHOLD", "0"),
+            ("DLQ_ALERT_PAUSES", "on"),
+        ]),
         tests![
             a_batch_job_waiting_an_hour_raises_no_sync_warning,
             a_slow_sync_path_warns_and_names_its_path,
             the_prometheus_scrape_parses_and_counts_every_ended_job_once,
             every_log_line_about_a_job_is_one_json_object_with_the_same_fields,
+            a_paused_lane_holds_its_work_without_a_retry_and_resuming_drains_it,
+            a_paused_user_or_model_holds_only_its_own_work_on_both_paths,
+            bad_pauses_are_400s_and_an_unknown_one_is_404,
+            the_dashboard_pauses_and_resumes_a_lane_and_the_job_page_shows_it,
+            the_dlq_alert_pauses_the_lane_of_its_dead_letters,
         ],
     )
 }
@@ -341,4 +355,219 @@ async fn every_log_line_about_a_job_is_one_json_object_with_the_same_fields(s: A
             "the line's cost is the job's"
         );
     }
+}
+
+/// Waits until the job is held back by a pause (queued, `held_at` set).
+async fn held(s: &Arc<TestStack>, user: &str, id: &str) -> Value {
+    end2end::eventually(&format!("{id} is held"), WAIT, || async {
+        let job = s.user(user).job(id).await;
+        job["held_at"].is_i64().then_some(job)
+    })
+    .await
+}
+
+async fn pause(s: &Arc<TestStack>, body: Value) -> Value {
+    let (status, p) = s.user(ADMIN).put_json("/api/pauses", &body).await;
+    assert_eq!(status, 200, "{p}");
+    p
+}
+
+async fn resume(s: &Arc<TestStack>, scope: &str, value: &str) -> Value {
+    let (status, r) = s
+        .user(ADMIN)
+        .delete(&format!("/api/pauses/{scope}/{value}"))
+        .await;
+    assert_eq!(status, 200, "{r}");
+    r
+}
+
+async fn a_paused_lane_holds_its_work_without_a_retry_and_resuming_drains_it(s: Arc<TestStack>) {
+    let p = pause(
+        &s,
+        json!({"scope": "lane", "value": "high", "reason": "maintenance"}),
+    )
+    .await;
+    assert_eq!(
+        (p["scope"].as_str(), p["value"].as_str()),
+        (Some("lane"), Some("high"))
+    );
+    assert_eq!(p["paused_by"], ADMIN);
+    assert_eq!(p["reason"], "maintenance");
+    let (_, list) = s.user(ADMIN).get("/api/pauses").await;
+    assert_eq!(list["items"].as_array().unwrap().len(), 1, "{list}");
+
+    let user = "operate-pause";
+    let mut ids = Vec::new();
+    for i in 0..2 {
+        ids.push(
+            s.user(user)
+                .submit_job(&json!({"prompt": format!("Wait for me {i}"), "priority": "high", "max_tokens": 20, "output_config": {"effort": "low"}}))
+                .await,
+        );
+    }
+    for id in &ids {
+        let job = held(&s, user, id).await;
+        assert_eq!(job["status"], "queued", "{job}");
+        assert_eq!(job["attempts"], 0, "no retry spent: {job}");
+        assert_eq!(s.billed(id), 0);
+    }
+    // The cron does not take a held job back as stuck, nor run it.
+    assert_eq!(s.cron().await, 200);
+    assert_eq!(s.user(user).job(&ids[0]).await["status"], "queued");
+    let (_, text) = s.user(ADMIN).get_text("/api/metrics/prometheus").await;
+    assert!(
+        text.contains("claude_pipeline_paused{scope=\"lane\",value=\"high\"} 1"),
+        "{text}"
+    );
+
+    let r = resume(&s, "lane", "high").await;
+    assert_eq!(r["resumed"]["value"], "high");
+    assert_eq!(r["released"], 2, "{r}");
+    for id in &ids {
+        let job = s.user(user).job_reaches(id, "completed", WAIT).await;
+        assert_eq!(job["attempts"], 1, "one call, as if never paused: {job}");
+        assert_eq!(job["held_at"], Value::Null);
+    }
+    let (_, list) = s.user(ADMIN).get("/api/pauses").await;
+    assert_eq!(list["items"], json!([]));
+}
+
+async fn a_paused_user_or_model_holds_only_its_own_work_on_both_paths(s: Arc<TestStack>) {
+    let (flood, other) = ("operate-flood", "operate-other");
+    // A batch job of the user accumulates before the pause; the pause takes it back from the
+    // accumulation, so no Message Batch sends it.
+    let early = s.user(flood).submit_job(&json!({"prompt": "Early batch work", "priority": "bulk", "max_tokens": 20, "output_config": {"effort": "low"}})).await;
+    end2end::eventually("the batch job accumulates", WAIT, || async {
+        let rows = s
+            .d1_now(&format!(
+                "SELECT accumulated_at FROM jobs WHERE id = '{early}'"
+            ))
+            .await;
+        rows[0]["accumulated_at"].is_i64().then_some(())
+    })
+    .await;
+    pause(&s, json!({"scope": "user", "value": flood})).await;
+    pause(
+        &s,
+        json!({"scope": "model", "value": "claude-haiku-5-5", "reason": "melting down"}),
+    )
+    .await;
+    held(&s, flood, &early).await;
+    let late = s.user(flood).submit_job(&json!({"prompt": "Flood", "priority": "high", "max_tokens": 20, "output_config": {"effort": "low"}})).await;
+    let haiku = s
+        .user(other)
+        .submit_job(
+            &json!({"prompt": "Small model", "priority": "high", "model": "claude-haiku-5-5"}),
+        )
+        .await;
+    let free = s.user(other).submit_job(&json!({"prompt": "Not paused", "priority": "high", "max_tokens": 20, "output_config": {"effort": "low"}})).await;
+    s.user(other).job_reaches(&free, "completed", WAIT).await;
+    held(&s, flood, &late).await;
+    held(&s, other, &haiku).await;
+    let (_, flushed) = s.user(ADMIN).post("/api/batches/flush").await;
+    assert_eq!(
+        s.user(flood).job(&early).await["status"],
+        "queued",
+        "not flushed: {flushed}"
+    );
+    for id in [&early, &late, &haiku] {
+        assert_eq!(s.billed(id), 0);
+    }
+
+    resume(&s, "model", "claude-haiku-5-5").await;
+    s.user(other).job_reaches(&haiku, "completed", WAIT).await;
+    assert_eq!(
+        s.user(flood).job(&late).await["status"],
+        "queued",
+        "the user is still paused"
+    );
+    resume(&s, "user", flood).await;
+    s.user(flood).job_reaches(&late, "completed", WAIT).await;
+    // The batch job accumulates again and goes in the next Message Batch.
+    end2end::eventually("the early batch job completes", WAIT, || async {
+        let _ = s.user(ADMIN).post("/api/batches/flush").await;
+        let _ = s.user(ADMIN).post("/api/batches/poll").await;
+        let job = s.user(flood).job(&early).await;
+        (job["status"] == "completed").then_some(job)
+    })
+    .await;
+}
+
+async fn bad_pauses_are_400s_and_an_unknown_one_is_404(s: Arc<TestStack>) {
+    for (body, field) in [
+        (json!({"scope": "queue", "value": "high"}), "scope"),
+        (json!({"scope": "lane", "value": "urgent"}), "value"),
+        (json!({"scope": "model", "value": "gpt-4o"}), "value"),
+        (json!({"scope": "user", "value": "has space"}), "value"),
+        (
+            json!({"scope": "user", "value": "ann", "until": 5}),
+            "until",
+        ),
+    ] {
+        let (status, e) = s.user(ADMIN).put_json("/api/pauses", &body).await;
+        assert_eq!(status, 400, "{body}: {e}");
+        assert_eq!(e["field"], field, "{body}: {e}");
+    }
+    let (_, list) = s.user(ADMIN).get("/api/pauses").await;
+    assert_eq!(list["items"], json!([]), "nothing stored");
+    let (status, e) = s.user(ADMIN).delete("/api/pauses/lane/bulk").await;
+    assert_eq!(status, 404, "{e}");
+    let (status, e) = s.user(ADMIN).delete("/api/pauses/queue/bulk").await;
+    assert_eq!(status, 400, "{e}");
+}
+
+async fn the_dlq_alert_pauses_the_lane_of_its_dead_letters(s: Arc<TestStack>) {
+    let user = "operate-dead";
+    let id = s.user(user).submit_job(&json!({"prompt": "Always overloaded [[sim:529x6]]", "priority": "high", "max_tokens": 20, "output_config": {"effort": "low"}})).await;
+    s.user(user).job_reaches(&id, "dead_lettered", WAIT).await;
+    assert_eq!(s.cron().await, 200);
+    let (_, list) = s.user(ADMIN).get("/api/pauses").await;
+    let items = list["items"].as_array().unwrap();
+    assert_eq!(items.len(), 1, "{list}");
+    assert_eq!(
+        (items[0]["scope"].as_str(), items[0]["value"].as_str()),
+        (Some("lane"), Some("high"))
+    );
+    assert_eq!(items[0]["paused_by"], "alert");
+    assert!(
+        items[0]["reason"]
+            .as_str()
+            .unwrap()
+            .starts_with("DLQ alert: 1 dead letter (threshold 0)"),
+        "{list}"
+    );
+    resume(&s, "lane", "high").await;
+}
+
+async fn the_dashboard_pauses_and_resumes_a_lane_and_the_job_page_shows_it(s: Arc<TestStack>) {
+    use end2end::browser::{check_visible, click, fill, screenshot, Browser};
+    let browser = Browser::launch(&s, "operate-pauses").await;
+    let page = browser.open(&s.url("/ui/dashboard")).await;
+    check_visible(&page, "pauses-none").await;
+    fill(&page, "pause-value", "bulk").await;
+    fill(&page, "pause-reason", "browser drill").await;
+    click(&page, "pause-submit").await;
+    let row = page.locator("[data-testid=pause-row][data-scope=lane][data-value=bulk]");
+    playwright_rs::expect(row.clone())
+        .with_timeout(end2end::browser::CHECK_TIMEOUT)
+        .to_contain_text("browser drill")
+        .await
+        .expect("the pause is listed with its reason");
+    screenshot(&page, &s, "dashboard-pauses").await;
+
+    // The SPA in open mode is the anonymous user.
+    let user = "anonymous";
+    let id = s.user(user).submit_job(&json!({"prompt": "Bulk but sync", "priority": "bulk", "mode": "sync", "max_tokens": 20, "output_config": {"effort": "low"}})).await;
+    held(&s, user, &id).await;
+    let job_page = browser.open(&s.url(&format!("/ui/jobs/{id}"))).await;
+    check_visible(&job_page, "detail-paused").await;
+    screenshot(&job_page, &s, "job-paused").await;
+
+    row.get_by_test_id("pause-resume")
+        .click(None)
+        .await
+        .expect("click resume");
+    check_visible(&page, "pauses-none").await;
+    s.user(user).job_reaches(&id, "completed", WAIT).await;
+    browser.close().await;
 }

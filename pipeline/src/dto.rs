@@ -178,6 +178,9 @@ pub struct FeedbackView {
     /// When it expires if it has not run (`expires_in_s`).
     #[serde(default)]
     pub expires_at: Option<i64>,
+    /// Held back by a pause since then (as on [`JobView`]).
+    #[serde(default)]
+    pub held_at: Option<i64>,
     /// Ticking while in flight, frozen at the real total once terminal.
     pub elapsed_ms: i64,
 }
@@ -222,6 +225,10 @@ pub struct JobView {
     pub started_at: Option<i64>,
     pub completed_at: Option<i64>,
     pub expires_at: Option<i64>,
+    /// Held back by a pause (a lane, its model or its user) since then: it waits, queued,
+    /// until an admin resumes (`GET /api/pauses`).
+    #[serde(default)]
+    pub held_at: Option<i64>,
     pub elapsed_ms: i64,
     /// Where the result text is, once completed.
     pub result_url: Option<String>,

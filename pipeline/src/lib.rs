@@ -28,6 +28,7 @@
 //! - [`delivery`]: what a consumer does with a delivered job (run it, expire it, accumulate it)
 //!   and while it waits for the token budget.
 //! - [`rollout`]: which users' calls take the queue path.
+//! - [`pause`]: pausing a lane, a model or a user, and which pause holds a job.
 //! - [`timing`]: every delay of the product as configuration, the three timing profiles and backoff.
 //! - [`tokens`]: token estimation from text.
 //! - [`anthropic`]: Anthropic wire types (Messages API, error bodies, rate-limit headers).
@@ -57,6 +58,7 @@ pub mod money;
 pub mod multipart;
 pub mod open_mode;
 pub mod ops;
+pub mod pause;
 pub mod pdf;
 pub mod pricing;
 pub mod prompt;

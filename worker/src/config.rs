@@ -29,6 +29,8 @@ pub const DLQ_REPLAY_PER_S: &str = "DLQ_REPLAY_PER_S";
 /// The bearer token a Prometheus scraper may send to `/api/metrics/prometheus` instead of an
 /// admin key (best set as a secret).
 pub const METRICS_SCRAPE_TOKEN: &str = "METRICS_SCRAPE_TOKEN";
+/// `on`: when the DLQ alert fires, the lanes with open dead letters are paused too.
+pub const DLQ_ALERT_PAUSES: &str = "DLQ_ALERT_PAUSES";
 /// Var (or secret, to change it without a redeploy) naming the share of users, 0–100, whose
 /// `POST /api/claude` calls take the queue path.
 pub const QUEUE_ROLLOUT_PERCENT: &str = "QUEUE_ROLLOUT_PERCENT";
@@ -80,6 +82,8 @@ pub struct Config {
     pub dlq_alert_threshold: u64,
     /// `METRICS_SCRAPE_TOKEN`, if set.
     pub scrape_token: Option<String>,
+    /// `DLQ_ALERT_PAUSES = "on"`: the DLQ alert pauses the lanes of the open dead letters.
+    pub dlq_alert_pauses: bool,
     /// A bulk replay delivers at most this many jobs per second (`DLQ_REPLAY_PER_S`).
     pub replay_per_s: u32,
     /// The share of users whose `POST /api/claude` takes the queue path. Deliberately lenient
@@ -141,6 +145,7 @@ impl Config {
                 .filter(|u| !u.trim().is_empty()),
             dlq_alert_threshold: number(var(DLQ_ALERT_THRESHOLD), DLQ_ALERT_THRESHOLD, 10)?,
             scrape_token: var_or_secret(env, METRICS_SCRAPE_TOKEN).filter(|t| !t.trim().is_empty()),
+            dlq_alert_pauses: var(DLQ_ALERT_PAUSES).is_some_and(|v| v.trim() == "on"),
             replay_per_s: number(var(DLQ_REPLAY_PER_S), DLQ_REPLAY_PER_S, 5)?.max(1) as u32,
             rollout_percent: pipeline::rollout::parse_percent(
                 var_or_secret(env, QUEUE_ROLLOUT_PERCENT).as_deref(),

@@ -60,6 +60,10 @@ async fn minute(state: &AppState, beat: &str) -> worker::Result<()> {
         ],
         crate::ops::cron_reads(state, now)?,
         state.store.reconcile(before, now, STUCK_PER_RUN)?,
+        vec![
+            state.store.pauses_statement()?,
+            state.store.held_statement()?,
+        ],
     ];
     groups.extend(crate::retention::statements(state, now)?);
     let (found, budget) = futures_util::join!(state.store.rounds(groups), state.budget.state());
@@ -75,6 +79,9 @@ async fn minute(state: &AppState, beat: &str) -> worker::Result<()> {
     let reads = CronReads::of(part(1)?)?;
     let (mut writes, alert) = crate::ops::metrics_row(state, now, &reads, budget, ("cron", beat))?;
     let (expired, stuck) = reconciled(part(2)?)?;
+    let paused = part(3)?;
+    let pauses = crate::store::pauses::pauses_of(&paused[..1])?;
+    let held = crate::store::pauses::held_of(&paused[1])?;
 
     let flush_then_poll = async {
         let flushed = flush::flush_due_from(state, false, Some(waiting)).await;
@@ -97,11 +104,19 @@ async fn minute(state: &AppState, beat: &str) -> worker::Result<()> {
             worker::console_error!("flush recovery failed: {e}");
         }
     };
-    let ((), (), unsent, removed) = futures_util::join!(
+    let release = async {
+        match crate::pauses::release_these(state, &pauses, &held, now).await {
+            Ok(0) => {}
+            Ok(n) => worker::console_log!("pauses: {n} held jobs released"),
+            Err(e) => worker::console_error!("releasing held jobs failed: {e}"),
+        }
+    };
+    let ((), (), (), unsent, removed) = futures_util::join!(
         flush_then_poll,
         recovery,
+        release,
         resend(state, &stuck),
-        crate::retention::settle(state, now, &found[3..])
+        crate::retention::settle(state, now, &found[4..])
     );
     if expired > 0 || !stuck.is_empty() {
         worker::console_log!(

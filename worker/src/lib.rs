@@ -32,6 +32,7 @@ mod identity;
 mod message_batches;
 mod meter;
 mod ops;
+mod pauses;
 mod requests;
 mod retention;
 mod routes;

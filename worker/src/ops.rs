@@ -92,6 +92,9 @@ pub async fn dlq_alert(state: &AppState, at: i64, dead_now: u64) -> worker::Resu
         ),
     };
     raise(state, &format!("dlq:{at}"), "dlq_threshold", &payload).await?;
+    if state.config.dlq_alert_pauses {
+        crate::pauses::pause_for_alert(state, dead_now, at).await?;
+    }
     Ok(())
 }
 

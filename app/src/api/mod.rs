@@ -16,6 +16,7 @@ use pipeline::ops::dlq::{DlqFilter, DlqList, ReplayAck, ReplayEdit};
 use pipeline::ops::metrics::MetricsReport;
 use pipeline::ops::spenders::SpendersReport;
 use pipeline::ops::usage::UsageReport;
+use pipeline::pause::{Pause, PauseList, Resumed};
 use pipeline::rollout::RolloutReport;
 use serde::de::DeserializeOwned;
 use serde::Deserialize;
@@ -277,6 +278,25 @@ pub async fn spenders_csv(from: &str, to: &str) -> Result<String, ApiError> {
 /// `PUT /api/usage/budget` (admins): a user's daily cap and soft threshold.
 pub async fn set_budget(setting: &BudgetSetting) -> Result<BudgetSetting, ApiError> {
     call_json(Request::put("/api/usage/budget"), setting).await
+}
+
+/// `GET /api/pauses` (admins): what is paused.
+pub async fn pauses() -> Result<PauseList, ApiError> {
+    call(Request::get("/api/pauses")).await
+}
+
+/// `PUT /api/pauses` (admins): pauses a lane, a model or a user.
+pub async fn pause(scope: &str, value: &str, reason: &str) -> Result<Pause, ApiError> {
+    let reason = Some(reason.trim()).filter(|r| !r.is_empty());
+    let body = serde_json::json!({"scope": scope, "value": value.trim(), "reason": reason});
+    call_json(Request::put("/api/pauses"), &body).await
+}
+
+/// `DELETE /api/pauses/{scope}/{value}` (admins): resumes it.
+pub async fn resume(scope: &str, value: &str) -> Result<Resumed, ApiError> {
+    let value = String::from(js_sys::encode_uri_component(value));
+    let path = format!("/api/pauses/{scope}/{value}");
+    call(Request::delete(&path)).await
 }
 
 /// `GET /api/metrics` (admins): the last `minutes` of metrics rows.

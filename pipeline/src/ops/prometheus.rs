@@ -124,6 +124,7 @@ pub struct Scrape<'a> {
     pub totals: &'a Totals,
     pub counts: &'a [JobCount],
     pub latest: Option<&'a Metrics>,
+    pub pauses: &'a [crate::pause::Pause],
 }
 
 /// Whether `authorization` carries the scrape token (compared as digests, so the comparison
@@ -225,6 +226,18 @@ pub fn render(s: &Scrape<'_>) -> String {
     );
     o.sample("claude_pipeline_dead_letters", &[], dead_open);
 
+    o.family(
+        "claude_pipeline_paused",
+        "gauge",
+        "1 for each lane, model or user an admin (or the DLQ alert) paused.",
+    );
+    for p in s.pauses {
+        o.sample(
+            "claude_pipeline_paused",
+            &[("scope", p.scope.as_str()), ("value", &p.value)],
+            1,
+        );
+    }
     let t = s.totals;
     o.family(
         "claude_pipeline_jobs_ended_total",
@@ -422,6 +435,7 @@ mod tests {
             totals: &t,
             counts: &counts,
             latest: None,
+            pauses: &[],
         });
         assert!(text
             .contains("claude_pipeline_jobs{status=\"queued\",lane=\"bulk\",path=\"batch\"} 7\n"));

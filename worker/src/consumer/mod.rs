@@ -15,6 +15,7 @@ mod sync_call;
 use futures_util::stream::{self, StreamExt};
 use pipeline::delivery::{on_delivery, Delivery};
 use pipeline::dto::QueueMessage;
+use pipeline::pause::holding;
 use pipeline::status::{Kind, Lane};
 use serde_json::Value;
 use worker::{Message, MessageBatch, MessageExt, QueueRetryOptionsBuilder};
@@ -123,7 +124,12 @@ pub async fn handle_batch(batch: MessageBatch<Value>, state: Result<AppState, St
 /// batch jobs to the accumulation (then flush if one is due).
 async fn run_jobs(state: &AppState, work: Vec<(Message<Value>, String)>) {
     let ids: Vec<String> = work.iter().map(|(_, id)| id.clone()).collect();
-    let rows = match state.store.jobs(&ids).await {
+    let (rows, pauses) = futures_util::join!(state.store.jobs(&ids), state.store.pauses());
+    let pauses = pauses.unwrap_or_else(|e| {
+        worker::console_error!("reading the pauses failed ({e}); running as if none");
+        Vec::new()
+    });
+    let rows = match rows {
         Ok(r) => r,
         Err(e) => {
             worker::console_error!("loading {} jobs failed, retrying them: {e}", ids.len());
@@ -143,13 +149,57 @@ async fn run_jobs(state: &AppState, work: Vec<(Message<Value>, String)>) {
             msg.ack();
             continue;
         };
-        match on_delivery(
+        let delivery = on_delivery(
             row.status,
             row.expires_at,
             row.run_after,
             row.mode,
             now_ms(),
-        ) {
+        );
+        // A paused lane, model or user: the job stays queued, held, without a retry spent.
+        let runs = matches!(
+            delivery,
+            Delivery::Call | Delivery::Accumulate | Delivery::NotYet { .. }
+        );
+        let pause = runs
+            .then(|| {
+                holding(
+                    &pauses,
+                    row.lane.as_str(),
+                    row.model.as_deref(),
+                    &row.user_id,
+                )
+            })
+            .flatten();
+        if let Some(p) = pause {
+            match state.store.hold(&id, now_ms()).await {
+                Ok(_) => {
+                    worker::console_log!(
+                        "{}",
+                        pipeline::ops::joblog::JobLog {
+                            event: "job.held",
+                            job_id: &id,
+                            user_id: &row.user_id,
+                            kind: row.kind.as_str(),
+                            lane: row.lane.as_str(),
+                            mode: row.mode.as_str(),
+                            model: row.model.as_deref(),
+                            outcome: "held",
+                            error: Some(&format!("{} {} is paused", p.scope.as_str(), p.value)),
+                            ..Default::default()
+                        }
+                        .line()
+                    );
+                    msg.ack()
+                }
+                Err(e) => {
+                    worker::console_error!("holding {id} failed: {e}");
+                    retry_after(&msg, state.config.timing.backoff_s(1, None));
+                }
+            }
+            continue;
+        }
+        match delivery {
             Delivery::Skip => msg.ack(),
             Delivery::NotYet { ms } => {
                 let delay = pipeline::delivery::defer_delay_s(ms);

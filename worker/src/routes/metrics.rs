@@ -112,16 +112,19 @@ pub async fn prometheus(
             store.job_counts_statement()?,
             store.totals_statement()?,
             store.latest_metrics_statement()?,
+            store.pauses_statement()?,
         ]])
         .await?;
     let r = crate::store::group(&found, 0, "the scrape")?;
     let counts = r[0].results()?;
     let totals = crate::store::ops::totals_of(&r[1])?;
     let latest = crate::store::ops::latest_metrics_of(&r[2])?;
+    let pauses = crate::store::pauses::pauses_of(&r[3..])?;
     let text = pipeline::ops::prometheus::render(&pipeline::ops::prometheus::Scrape {
         totals: &totals,
         counts: &counts,
         latest: latest.as_ref(),
+        pauses: &pauses,
     });
     Ok((
         [(

@@ -10,6 +10,7 @@ mod jobs;
 mod keys;
 mod metrics;
 mod models;
+mod pauses;
 mod poll;
 mod retention;
 mod rollout;
@@ -79,6 +80,11 @@ pub fn router(env: &Env) -> Router {
         .route("/api/metrics", get(metrics::get))
         .route("/api/metrics/prometheus", get(metrics::prometheus))
         .route("/api/models", get(models::list))
+        .route("/api/pauses", get(pauses::list).put(pauses::pause))
+        .route(
+            "/api/pauses/{scope}/{value}",
+            axum::routing::delete(pauses::resume),
+        )
         .route("/api/dlq", get(dlq::list))
         .route("/api/dlq/replay", post(dlq::replay_all))
         .route("/api/dlq/{id}/replay", post(dlq::replay))

@@ -209,7 +209,8 @@ impl Store {
         let take = Transition::Reconcile;
         let take = format!(
             "UPDATE jobs SET {}, updated_at = ?2 WHERE id IN (SELECT id FROM jobs \
-             WHERE {} AND updated_at < ?1 AND accumulated_at IS NULL LIMIT ?3) \
+             WHERE {} AND updated_at < ?1 AND accumulated_at IS NULL AND held_at IS NULL \
+             LIMIT ?3) \
              RETURNING id, lane",
             take.set(),
             take.guard()

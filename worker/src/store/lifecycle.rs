@@ -246,7 +246,9 @@ impl Store {
              FROM jobs j LEFT JOIN user_budgets b ON b.user_id = j.user_id \
              WHERE j.lane = ?1 AND j.status = {} AND j.attempts = 0 AND j.mode = '{}' \
              AND j.kind != '{}' \
-             AND (j.expires_at IS NULL OR j.expires_at > ?2) \
+             AND (j.expires_at IS NULL OR j.expires_at > ?2) AND j.held_at IS NULL \
+             AND NOT EXISTS (SELECT 1 FROM pauses p WHERE (p.scope = 'lane' AND p.value = j.lane) \
+             OR (p.scope = 'model' AND p.value = j.model) OR (p.scope = 'user' AND p.value = j.user_id)) \
              GROUP BY j.user_id ORDER BY created_at LIMIT 100",
             Status::Queued.sql(),
             Mode::Sync.as_str(),

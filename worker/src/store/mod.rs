@@ -26,6 +26,7 @@ pub mod jobs;
 pub mod keys;
 pub mod lifecycle;
 pub mod ops;
+pub mod pauses;
 pub mod retention;
 pub mod rollups;
 pub mod row;

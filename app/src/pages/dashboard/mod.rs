@@ -6,6 +6,7 @@ mod lane_card;
 mod latest;
 mod metrics_view;
 mod paths;
+mod pauses;
 mod rollout_table;
 mod series;
 mod unrecorded;
@@ -19,6 +20,7 @@ use crate::components::fetched::fetched;
 use crate::components::ticker::every;
 use health_table::HealthTable;
 use metrics_view::MetricsView;
+use pauses::Pauses;
 use rollout_table::RolloutTable;
 
 /// How much history the charts show, and how often they refresh.
@@ -45,6 +47,7 @@ pub fn Dashboard() -> impl IntoView {
         <section class="page" data-testid="page-dashboard">
             <h1>"Dashboard"</h1>
             {fetched(metrics, "Loading metrics…", "metrics-error", move |m| view! { <MetricsView m=m /> })}
+            <Pauses />
             <h2>"Rollout: direct and queue path"</h2>
             {fetched(rollout, "Loading the rollout…", "rollout-error", move |r| view! { <RolloutTable r=r hours=ROLLOUT_HOURS /> })}
             <h2>"Health"</h2>

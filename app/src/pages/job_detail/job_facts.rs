@@ -3,7 +3,7 @@
 use leptos::prelude::*;
 use pipeline::dto::JobView;
 
-use crate::components::format::seconds;
+use crate::components::format::{seconds, when};
 use crate::components::job_status::JobStatus;
 
 /// Status, kind, lane and mode, model, attempts, elapsed time, tokens, cost and last error.
@@ -14,10 +14,17 @@ pub fn JobFacts(j: JobView) -> impl IntoView {
         false => j.spend.cost_text(),
     };
     let used = j.spend.tokens_text();
+    let held = j.held_at.map(|at| view! {
+        <dt>"Paused"</dt>
+        <dd class="warn" data-testid="detail-paused">
+            {format!("since {} UTC: its lane, model or user is paused; it runs when an admin resumes it", when(at))}
+        </dd>
+    });
     view! {
         <dl class="facts">
             <dt>"Status"</dt>
             <dd><JobStatus status=j.status testid="detail-status" /></dd>
+            {held}
             <dt>"Kind"</dt><dd>{j.kind.as_str()}</dd>
             <dt>"Priority / mode"</dt><dd>{format!("{} / {}", j.priority.as_str(), j.mode.as_str())}</dd>
             <dt>"Model"</dt><dd data-testid="detail-model">{j.model}</dd>
