@@ -205,6 +205,33 @@ impl JobAck {
     }
 }
 
+/// A job's completion webhook (`pipeline::webhooks`): where it goes, its state (`pending`,
+/// `delivered`, `failed`) and every attempt, re-sends included.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WebhookView {
+    /// The `webhook-id` of every attempt.
+    pub id: String,
+    pub url: String,
+    pub state: String,
+    pub attempts_made: u32,
+    /// When the next attempt is due (pending).
+    pub next_at: Option<i64>,
+    pub attempts: Vec<WebhookAttemptView>,
+}
+
+/// One attempt to post a webhook.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WebhookAttemptView {
+    pub n: u32,
+    pub at: i64,
+    /// The receiver's status, `None` when it did not answer (network error, timeout).
+    pub status: Option<u16>,
+    pub error: Option<String>,
+    pub ms: i64,
+    /// An admin's re-send.
+    pub resend: bool,
+}
+
 /// `GET /jobs/:id`: any job, as the jobs API shows it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct JobView {
@@ -235,6 +262,9 @@ pub struct JobView {
     /// A `POST /api/claude` call: the path that answered it (`direct` or `queue`).
     #[serde(default)]
     pub path: Option<crate::rollout::CallPath>,
+    /// Its completion webhook, when it names a `callback_url`: the delivery and every attempt.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub webhook: Option<WebhookView>,
     /// Every call made for the job, oldest first.
     #[serde(default)]
     pub attempt_log: Vec<AttemptView>,
@@ -361,6 +391,12 @@ pub struct KeyCreated {
     pub user_id: String,
     pub role: Role,
     pub created_at: i64,
+    /// The secret that signs this key's webhooks (`whsec_…`), shown once, like the key.
+    #[serde(default)]
+    pub webhook_secret: String,
+    /// The key's default `callback_url` for the jobs it submits.
+    #[serde(default)]
+    pub callback_url: Option<String>,
 }
 
 /// `GET /api/keys`.

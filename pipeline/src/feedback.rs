@@ -27,6 +27,8 @@ pub struct FeedbackInput {
     /// Expire the job if it has not run this many seconds after submission
     /// ([`crate::prompt::expires_in_s`], as for prompt jobs).
     pub expires_in_s: Option<u64>,
+    /// Where to post its final view when it ends (checked by the Worker).
+    pub callback_url: Option<String>,
 }
 
 /// Parses and validates a `POST /feedback` body at `now_ms`. Unknown fields, wrong types,
@@ -34,7 +36,17 @@ pub struct FeedbackInput {
 /// an unknown or retired model is a 400 `unknown_model`.
 pub fn parse_input(body: &[u8], now_ms: i64) -> Result<FeedbackInput, ApiError> {
     let obj = &json_object(body)?;
-    crate::error::reject_unknown_fields(obj, &["text", "mode", "source", "model", "expires_in_s"])?;
+    crate::error::reject_unknown_fields(
+        obj,
+        &[
+            "text",
+            "mode",
+            "source",
+            "model",
+            "expires_in_s",
+            "callback_url",
+        ],
+    )?;
     let field = |name: &str, msg: String| ApiError::bad_request("invalid_field", msg, Some(name));
 
     let text = match obj.get("text") {
@@ -91,6 +103,16 @@ pub fn parse_input(body: &[u8], now_ms: i64) -> Result<FeedbackInput, ApiError> 
         text: text.clone(),
         model,
         expires_in_s: crate::prompt::expires_in_s(expires_in_s)?,
+        callback_url: match obj.get("callback_url") {
+            None | Some(Value::Null) => None,
+            Some(Value::String(u)) => Some(u.clone()),
+            Some(_) => {
+                return Err(field(
+                    "callback_url",
+                    "callback_url must be a string".into(),
+                ))
+            }
+        },
     })
 }
 

@@ -92,6 +92,12 @@ impl From<UserId> for String {
 pub struct Identity {
     pub user_id: UserId,
     pub role: Role,
+    /// The API key the caller sent, if any: it signs the webhooks of the jobs it submits.
+    #[serde(default)]
+    pub key_id: Option<String>,
+    /// That key's default `callback_url`.
+    #[serde(default)]
+    pub callback_url: Option<String>,
 }
 
 impl Identity {
@@ -217,6 +223,8 @@ pub fn decide(
                 Ok(user_id) => IdentityDecision::Resolved(Identity {
                     user_id,
                     role: Role::Admin,
+                    key_id: None,
+                    callback_url: None,
                 }),
                 Err(msg) => IdentityDecision::Reject(ApiError::bad_request(
                     "invalid_user_id",

@@ -31,6 +31,7 @@
 //! - [`pause`]: pausing a lane, a model or a user, and which pause holds a job.
 //! - [`timing`]: every delay of the product as configuration, the three timing profiles and backoff.
 //! - [`tokens`]: token estimation from text.
+//! - [`webhooks`]: completion webhooks — Standard Webhooks signatures, retries, callback URLs.
 //! - [`anthropic`]: Anthropic wire types (Messages API, error bodies, rate-limit headers).
 //! - [`clock`]: RFC 3339 timestamps and UTC calendar days (chrono).
 //! - [`money`]: micro-dollars written and read for people.
@@ -69,3 +70,4 @@ pub mod shape;
 pub mod status;
 pub mod timing;
 pub mod tokens;
+pub mod webhooks;

@@ -51,6 +51,9 @@ pub struct PromptInput {
     pub mode: Mode,
     pub model: String,
     pub expires_in_s: Option<u64>,
+    /// Where to post the job's final view when it ends (checked by the Worker, which knows
+    /// whether loopback receivers are allowed: `webhooks::check_url`).
+    pub callback_url: Option<String>,
     /// The Messages request the job sends, checked against its model (kept in R2 as the
     /// claim-check).
     pub request: MessagesRequest,
@@ -91,6 +94,7 @@ pub const FIELDS: &[&str] = &[
     "model",
     "max_tokens",
     "expires_in_s",
+    "callback_url",
     "stop_sequences",
     "metadata",
     "thinking",
@@ -254,6 +258,7 @@ pub fn parse_input(body: &[u8], now_ms: i64) -> Result<PromptInput, ApiError> {
         mode,
         model: model.id.to_owned(),
         expires_in_s,
+        callback_url: text("callback_url")?.cloned(),
         request,
     })
 }

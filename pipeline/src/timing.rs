@@ -20,6 +20,7 @@ pub mod var {
     pub const SLO_SYNC_WAIT_S: &str = "SLO_SYNC_WAIT_S";
     pub const SLO_BATCH_GRACE_S: &str = "SLO_BATCH_GRACE_S";
     pub const SLO_BATCH_IN_BATCH_S: &str = "SLO_BATCH_IN_BATCH_S";
+    pub const WEBHOOK_RETRY_BASE_S: &str = "WEBHOOK_RETRY_BASE_S";
 }
 
 /// Every tunable delay and size of the pipeline.
@@ -49,6 +50,9 @@ pub struct Timing {
     /// Batch path SLO: a job inside its Message Batch longer than this warns, well before the
     /// API expires the batch 24 hours after its creation (see `ops::metrics::BATCH_EXPIRY_MS`).
     pub slo_batch_in_batch_s: u32,
+    /// A failed webhook attempt n is retried after `base · 4^(n−1)`, at most 12 hours
+    /// (`webhooks::retry_delay_s`).
+    pub webhook_retry_base_s: u32,
 }
 
 impl Timing {
@@ -67,6 +71,7 @@ impl Timing {
             // Half the 24-hour expiry: most batches end within an hour (the batch-processing
             // guide), so a job inside one for 12 hours is late and still has time to be acted on.
             slo_batch_in_batch_s: 12 * 3600,
+            webhook_retry_base_s: 30,
         }
     }
 
@@ -83,6 +88,7 @@ impl Timing {
             slo_sync_wait_s: 120,
             slo_batch_grace_s: 60,
             slo_batch_in_batch_s: 600,
+            webhook_retry_base_s: 5,
         }
     }
 
@@ -100,6 +106,7 @@ impl Timing {
             slo_sync_wait_s: 10,
             slo_batch_grace_s: 10,
             slo_batch_in_batch_s: 30,
+            webhook_retry_base_s: 1,
         }
     }
 
@@ -119,6 +126,10 @@ impl Timing {
             (
                 var::SLO_BATCH_IN_BATCH_S,
                 self.slo_batch_in_batch_s.to_string(),
+            ),
+            (
+                var::WEBHOOK_RETRY_BASE_S,
+                self.webhook_retry_base_s.to_string(),
             ),
         ]
     }
@@ -148,6 +159,7 @@ impl Timing {
             slo_sync_wait_s: read(var::SLO_SYNC_WAIT_S, defaults.slo_sync_wait_s)?,
             slo_batch_grace_s: read(var::SLO_BATCH_GRACE_S, defaults.slo_batch_grace_s)?,
             slo_batch_in_batch_s: read(var::SLO_BATCH_IN_BATCH_S, defaults.slo_batch_in_batch_s)?,
+            webhook_retry_base_s: read(var::WEBHOOK_RETRY_BASE_S, defaults.webhook_retry_base_s)?,
         };
         if t.backoff_cap_s < t.backoff_base_s {
             return Err(format!(

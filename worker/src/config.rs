@@ -29,6 +29,11 @@ pub const DLQ_REPLAY_PER_S: &str = "DLQ_REPLAY_PER_S";
 /// The bearer token a Prometheus scraper may send to `/api/metrics/prometheus` instead of an
 /// admin key (best set as a secret).
 pub const METRICS_SCRAPE_TOKEN: &str = "METRICS_SCRAPE_TOKEN";
+/// The signing secret (`whsec_…`) of webhooks of jobs submitted without an API key (open mode),
+/// or with a key made before webhooks. Set it as a secret.
+pub const WEBHOOK_SECRET: &str = "WEBHOOK_SECRET";
+/// `on` (local stacks only): `callback_url` may name a loopback receiver over http.
+pub const WEBHOOK_ALLOW_LOOPBACK: &str = "WEBHOOK_ALLOW_LOOPBACK";
 /// `on`: when the DLQ alert fires, the lanes with open dead letters are paused too.
 pub const DLQ_ALERT_PAUSES: &str = "DLQ_ALERT_PAUSES";
 /// Var (or secret, to change it without a redeploy) naming the share of users, 0–100, whose
@@ -84,6 +89,10 @@ pub struct Config {
     pub scrape_token: Option<String>,
     /// `DLQ_ALERT_PAUSES = "on"`: the DLQ alert pauses the lanes of the open dead letters.
     pub dlq_alert_pauses: bool,
+    /// `WEBHOOK_SECRET`, if set.
+    pub webhook_secret: Option<String>,
+    /// `WEBHOOK_ALLOW_LOOPBACK = "on"`.
+    pub webhook_loopback: bool,
     /// A bulk replay delivers at most this many jobs per second (`DLQ_REPLAY_PER_S`).
     pub replay_per_s: u32,
     /// The share of users whose `POST /api/claude` takes the queue path. Deliberately lenient
@@ -146,6 +155,8 @@ impl Config {
             dlq_alert_threshold: number(var(DLQ_ALERT_THRESHOLD), DLQ_ALERT_THRESHOLD, 10)?,
             scrape_token: var_or_secret(env, METRICS_SCRAPE_TOKEN).filter(|t| !t.trim().is_empty()),
             dlq_alert_pauses: var(DLQ_ALERT_PAUSES).is_some_and(|v| v.trim() == "on"),
+            webhook_secret: var_or_secret(env, WEBHOOK_SECRET).filter(|s| !s.trim().is_empty()),
+            webhook_loopback: var(WEBHOOK_ALLOW_LOOPBACK).is_some_and(|v| v.trim() == "on"),
             replay_per_s: number(var(DLQ_REPLAY_PER_S), DLQ_REPLAY_PER_S, 5)?.max(1) as u32,
             rollout_percent: pipeline::rollout::parse_percent(
                 var_or_secret(env, QUEUE_ROLLOUT_PERCENT).as_deref(),

@@ -104,6 +104,13 @@ async fn minute(state: &AppState, beat: &str) -> worker::Result<()> {
             worker::console_error!("flush recovery failed: {e}");
         }
     };
+    let webhooks = async {
+        match crate::webhooks::deliver_due(state).await {
+            Ok(0) => {}
+            Ok(n) => worker::console_log!("webhooks: {n} delivered"),
+            Err(e) => worker::console_error!("webhook deliveries failed: {e}"),
+        }
+    };
     let release = async {
         match crate::pauses::release_these(state, &pauses, &held, now).await {
             Ok(0) => {}
@@ -111,10 +118,11 @@ async fn minute(state: &AppState, beat: &str) -> worker::Result<()> {
             Err(e) => worker::console_error!("releasing held jobs failed: {e}"),
         }
     };
-    let ((), (), (), unsent, removed) = futures_util::join!(
+    let ((), (), (), (), unsent, removed) = futures_util::join!(
         flush_then_poll,
         recovery,
         release,
+        webhooks,
         resend(state, &stuck),
         crate::retention::settle(state, now, &found[4..])
     );

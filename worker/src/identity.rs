@@ -56,5 +56,7 @@ async fn look_up(store: &Store, hash: &KeyHash) -> Result<Identity, AppError> {
     Ok(Identity {
         user_id,
         role: owner.role,
+        key_id: Some(owner.id),
+        callback_url: owner.callback_url,
     })
 }

@@ -38,6 +38,7 @@ mod retention;
 mod routes;
 mod services;
 mod store;
+mod webhooks;
 
 use tower_service::Service;
 use worker::{event, Context, Env, HttpRequest, MessageBatch, ScheduleContext, ScheduledEvent};

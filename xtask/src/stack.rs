@@ -11,6 +11,10 @@ use crate::proc::{free_port, run, Service};
 use crate::wrangler_config::{self, LocalSettings};
 use crate::{http, step, Result};
 
+/// The signing secret of local stacks' webhooks for jobs sent without an API key (open mode):
+/// a fixed, public value — production sets its own `WEBHOOK_SECRET` as a secret.
+pub const LOCAL_WEBHOOK_SECRET: &str = "whsec_bG9jYWwtd2ViaG9vay1zZWNyZXQtMDAw";
+
 /// How to start a stack.
 #[derive(Debug, Clone)]
 pub struct StackOptions {
@@ -108,7 +112,10 @@ impl Stack {
         // Secrets for wrangler dev come from .dev.vars beside the config; never committed.
         std::fs::write(
             opts.state_dir.join(".dev.vars"),
-            format!("ANTHROPIC_API_KEY={}\n", opts.anthropic_api_key),
+            format!(
+                "ANTHROPIC_API_KEY={}\nWEBHOOK_SECRET={LOCAL_WEBHOOK_SECRET}\n",
+                opts.anthropic_api_key
+            ),
         )?;
         let persist = opts.state_dir.join("wrangler-state");
 

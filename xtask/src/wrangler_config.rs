@@ -103,6 +103,8 @@ pub fn local(settings: &LocalSettings) -> Result<String> {
         ("BUDGET_OTPM", "400000"),
         // What each request asked of D1, as headers (local stacks only).
         ("D1_STATS", "on"),
+        // A webhook receiver on this machine (`http://127.0.0.1:…`) is allowed locally only.
+        ("WEBHOOK_ALLOW_LOOPBACK", "on"),
     ] {
         vars.insert(name.into(), value.into());
     }

@@ -8,7 +8,7 @@
 use gloo_net::http::{Request, RequestBuilder};
 use pipeline::dto::{
     BatchMachinery, FeedbackAck, FeedbackList, FeedbackRequest, HealthReport, JobAck, JobList,
-    JobRequest, JobView, UploadList, UploadView,
+    JobRequest, JobView, UploadList, UploadView, WebhookView,
 };
 use pipeline::error::ErrorBody;
 use pipeline::ops::budgets::BudgetSetting;
@@ -278,6 +278,11 @@ pub async fn spenders_csv(from: &str, to: &str) -> Result<String, ApiError> {
 /// `PUT /api/usage/budget` (admins): a user's daily cap and soft threshold.
 pub async fn set_budget(setting: &BudgetSetting) -> Result<BudgetSetting, ApiError> {
     call_json(Request::put("/api/usage/budget"), setting).await
+}
+
+/// `POST /api/webhooks/{job_id}/resend` (admins): the job's webhook once more.
+pub async fn resend_webhook(job_id: &str) -> Result<Option<WebhookView>, ApiError> {
+    call(Request::post(&format!("/api/webhooks/{job_id}/resend"))).await
 }
 
 /// `GET /api/pauses` (admins): what is paused.

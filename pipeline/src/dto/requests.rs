@@ -24,6 +24,12 @@ pub struct FeedbackRequest {
     /// A current catalog model (the default model when absent).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub model: Option<String>,
+    /// Expire it when it has not run this many seconds after submission.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expires_in_s: Option<u64>,
+    /// Where its final view is posted when it ends (as on [`JobRequest`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub callback_url: Option<String>,
 }
 
 /// `POST /jobs` and `POST /api/claude`: a prompt (or a whole conversation) and how to run it.
@@ -51,6 +57,10 @@ pub struct JobRequest {
     /// its submission.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub expires_in_s: Option<u64>,
+    /// Where the job's final view is posted when it ends (Standard Webhooks, signed with the
+    /// API key's secret); the key's default when absent.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub callback_url: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub stop_sequences: Option<Vec<String>>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -83,6 +93,9 @@ pub struct KeyRequest {
     /// `user` when absent.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub role: Option<Role>,
+    /// The default `callback_url` of the jobs the key submits.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub callback_url: Option<String>,
 }
 
 #[cfg(test)]
@@ -102,6 +115,7 @@ mod tests {
             model: Some(crate::models::DEFAULT_MODEL.into()),
             max_tokens: Some(2048),
             expires_in_s: Some(600),
+            callback_url: Some("https://hooks.example.com/claude".into()),
             stop_sequences: Some(vec!["END".into()]),
             metadata: Some(Metadata {
                 user_id: Some("u-1".into()),
@@ -165,6 +179,8 @@ mod tests {
             mode: Some(Mode::Batch),
             source: Some("web".into()),
             model: Some(crate::models::DEFAULT_MODEL.into()),
+            expires_in_s: Some(60),
+            callback_url: Some("https://hooks.example.com/f".into()),
         };
         let input = crate::feedback::parse_input(&serde_json::to_vec(&req).unwrap(), NOW).unwrap();
         assert_eq!((input.mode, input.source.as_str()), (Mode::Batch, "web"));
@@ -175,6 +191,7 @@ mod tests {
         let req = KeyRequest {
             user_id: "ann".into(),
             role: Some(Role::Admin),
+            callback_url: None,
         };
         let (user, role) =
             crate::identity::parse_key_input(&serde_json::to_vec(&req).unwrap()).unwrap();

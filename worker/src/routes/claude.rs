@@ -54,6 +54,8 @@ pub async fn call(
         claim: None,
         path: Some(CallPath::Direct),
         reserved: need,
+        // The call answers in its response: no webhook.
+        callback: None,
     };
     if !rollout::in_rollout(user, state.config.rollout_percent) {
         return direct(&state, &job).await;

@@ -52,6 +52,7 @@ pub async fn submit(
         Idem::Replay(id) => return Ok(ack(id, input.mode)),
         Idem::Fresh(record) => record,
     };
+    let callback = crate::webhooks::callback(&state, &caller, input.callback_url.as_deref())?;
     let now = now_ms();
     let id = new_id()?;
     let lane = input.mode.default_lane();
@@ -68,6 +69,7 @@ pub async fn submit(
         expires_at: input.expires_in_s.map(|s| now + s as i64 * 1000),
         path: None,
         reserved: need,
+        callback: callback.as_ref(),
         now,
     })?;
     let committed = commit_job(&state, user, record.as_ref(), &id, vec![job], (now, need)).await?;

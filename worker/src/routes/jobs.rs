@@ -55,12 +55,14 @@ pub async fn submit(
         Idem::Replay(job_id) => return Ok(accepted(&job_id)),
         Idem::Fresh(record) => record,
     };
+    let callback = crate::webhooks::callback(&state, &caller, input.callback_url.as_deref())?;
     let job = NewPrompt {
         user,
         input: &input,
         claim: record.as_ref(),
         path: None,
         reserved: need,
+        callback,
     };
     let id = create_prompt_job(&state, &job).await?;
     Ok(accepted(&id))
@@ -74,6 +76,8 @@ pub struct NewPrompt<'a> {
     pub claim: Option<&'a (String, String)>,
     pub path: Option<CallPath>,
     pub reserved: UsdMicros,
+    /// Where its final view is posted when it ends.
+    pub callback: Option<crate::webhooks::Callback>,
 }
 
 /// Creates a prompt job: the request to R2 (`prompts/<id>`), then the row (and the claim of its
@@ -119,6 +123,7 @@ pub async fn store_prompt_job(
         expires_at: input.expires_in_s.map(|s| now + s as i64 * 1000),
         path: job.path,
         reserved: job.reserved,
+        callback: job.callback.as_ref(),
         now,
     })?;
     let committed = commit_job(state, user, claim, &id, vec![row], (now, job.reserved)).await;
@@ -148,6 +153,23 @@ pub async fn get(
         .into_iter()
         .map(|(_, a)| a)
         .collect();
+    if row.callback_url.is_some() {
+        view.webhook = state.store.webhook_view(&row.id).await?;
+    }
+    Ok(Json(view).into_response())
+}
+
+/// `POST /api/webhooks/{job_id}/resend` (admins): the job's webhook once more, now — the same
+/// `webhook-id` and body, signed anew; answers the job's webhook with this attempt.
+#[worker::send]
+pub async fn resend_webhook(
+    State(state): State<AppState>,
+    Caller(caller): Caller,
+    Path(id): Path<String>,
+) -> Result<Response, AppError> {
+    caller.require_admin("re-send webhooks")?;
+    crate::webhooks::resend(&state, &id).await?;
+    let view = state.store.webhook_view(&id).await?;
     Ok(Json(view).into_response())
 }
 

@@ -27,6 +27,28 @@ pub async fn create(
     caller.0.require_admin("manage API keys")?;
     json_body(&headers, &body, 4 * 1024)?;
     let (user, role) = parse_key_input(&body)?;
+    let callback_url = match serde_json::from_slice::<serde_json::Value>(&body)
+        .ok()
+        .and_then(|v| v.get("callback_url").cloned())
+    {
+        None | Some(serde_json::Value::Null) => None,
+        Some(serde_json::Value::String(u)) => Some(pipeline::webhooks::check_url(
+            &u,
+            state.config.webhook_loopback,
+        )?),
+        Some(_) => {
+            return Err(ApiError::bad_request(
+                "invalid_callback_url",
+                "callback_url must be a string",
+                Some("callback_url"),
+            )
+            .into())
+        }
+    };
+    let mut seed = [0u8; 24];
+    seed[..16].copy_from_slice(&random_bytes()?);
+    seed[16..].copy_from_slice(&random_bytes()?[..8]);
+    let webhook_secret = pipeline::webhooks::new_secret(&seed);
     let mut random = [0u8; 32];
     random[..16].copy_from_slice(&random_bytes()?);
     random[16..].copy_from_slice(&random_bytes()?);
@@ -40,6 +62,8 @@ pub async fn create(
             hash: &KeyHash::of(&key),
             user_id: user.as_str(),
             role,
+            webhook_secret: &webhook_secret,
+            callback_url: callback_url.as_deref(),
             now,
         })
         .await?;
@@ -49,6 +73,8 @@ pub async fn create(
         user_id: user.as_str().into(),
         role,
         created_at: now,
+        webhook_secret,
+        callback_url,
     };
     Ok((StatusCode::CREATED, Json(created)).into_response())
 }

@@ -101,6 +101,7 @@ pub fn router(env: &Env) -> Router {
         .route("/jobs/{id}", get(jobs::get))
         .route("/jobs/{id}/result", get(jobs::result))
         .route("/jobs/{id}/cancel", post(jobs::cancel))
+        .route("/api/webhooks/{id}/resend", post(jobs::resend_webhook))
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .layer(axum::middleware::from_fn_with_state(

@@ -27,6 +27,7 @@ pub struct Form {
     pub template: Option<String>,
     pub model: Option<String>,
     pub expires_in_s: Option<String>,
+    pub callback_url: Option<String>,
 }
 
 /// The part being read.
@@ -82,10 +83,12 @@ pub async fn read_files(
                                 bytes: Vec::new(),
                             }
                         }
-                        "mode" | "template" | "model" | "expires_in_s" => Current::Field {
-                            name: part.name,
-                            value: Vec::new(),
-                        },
+                        "mode" | "template" | "model" | "expires_in_s" | "callback_url" => {
+                            Current::Field {
+                                name: part.name,
+                                value: Vec::new(),
+                            }
+                        }
                         _ => Current::Other,
                     };
                 }
@@ -140,6 +143,7 @@ pub async fn read_files(
                             "mode" => form.mode = Some(value),
                             "model" => form.model = Some(value),
                             "expires_in_s" => form.expires_in_s = Some(value),
+                            "callback_url" => form.callback_url = Some(value),
                             _ => form.template = Some(value),
                         }
                     }

@@ -141,15 +141,23 @@ pub async fn submit(
             })?),
         };
         let expires = pipeline::prompt::expires_in_s(expires)?;
+        let callback = crate::webhooks::callback(
+            &state,
+            &caller,
+            form.callback_url
+                .as_deref()
+                .map(str::trim)
+                .filter(|u| !u.is_empty()),
+        )?;
         Ok((
             mode,
             Template::parse(form.template.as_deref())?,
             model,
-            expires,
+            (expires, callback),
         ))
     });
     let keys: Vec<String> = files.iter().map(|f| f.key.clone()).collect();
-    let (mode, template, model, expires_in_s) = match checked {
+    let (mode, template, model, (expires_in_s, callback)) = match checked {
         Ok(v) => v,
         Err(e) => {
             clean_up(&state.blobs, &keys).await;
@@ -194,6 +202,7 @@ pub async fn submit(
         model,
         files: &files,
         expires_at: expires_in_s.map(|s| now + s as i64 * 1000),
+        callback: callback.as_ref(),
         now,
     })?;
     // One transaction with the key's claim: a concurrent upload with the same key that

@@ -32,6 +32,8 @@ pub struct NewJob<'a> {
     /// Its worst case, reserved against the user's caps (`jobs_admission` refuses the insert
     /// that would cross one).
     pub reserved: UsdMicros,
+    /// Where its final view is posted when it ends, and the API key whose secret signs it.
+    pub callback: Option<&'a crate::webhooks::Callback>,
     pub now: i64,
 }
 
@@ -57,8 +59,9 @@ impl Store {
     pub fn insert_job(&self, j: &NewJob<'_>) -> worker::Result<Statement> {
         let sql = format!(
             "INSERT INTO jobs (id, user_id, kind, status, lane, mode, model, source, input_text, \
-             prompt_key, expires_at, created_at, updated_at, path, reserved_micros) \
-             VALUES (?1, ?2, ?3, {}, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?11, ?12, ?13)",
+             prompt_key, expires_at, created_at, updated_at, path, reserved_micros, callback_url, \
+             callback_key) \
+             VALUES (?1, ?2, ?3, {}, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?11, ?12, ?13, ?14, ?15)",
             Status::Queued.sql()
         );
         self.statement(
@@ -77,6 +80,8 @@ impl Store {
                 num(j.now),
                 opt(j.path.map(CallPath::as_str)),
                 money(j.reserved),
+                opt(j.callback.map(|c| c.url.as_str())),
+                opt(j.callback.and_then(|c| c.key_id.as_deref())),
             ],
         )
     }

@@ -30,8 +30,11 @@ impl KeyRow {
 /// Who a live key belongs to.
 #[derive(Deserialize)]
 pub struct KeyOwner {
+    pub id: String,
     pub user_id: String,
     pub role: Role,
+    #[serde(default)]
+    pub callback_url: Option<String>,
 }
 
 /// A key to store.
@@ -40,20 +43,24 @@ pub struct NewKey<'a> {
     pub hash: &'a KeyHash,
     pub user_id: &'a str,
     pub role: Role,
+    pub webhook_secret: &'a str,
+    pub callback_url: Option<&'a str>,
     pub now: i64,
 }
 
 impl Store {
     pub async fn insert_key(&self, k: &NewKey<'_>) -> worker::Result<()> {
         self.run(
-            "INSERT INTO api_keys (id, key_hash, user_id, role, created_at) \
-             VALUES (?1, ?2, ?3, ?4, ?5)",
+            "INSERT INTO api_keys (id, key_hash, user_id, role, created_at, webhook_secret, \
+             callback_url) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
             &[
                 k.id.into(),
                 k.hash.as_str().into(),
                 k.user_id.into(),
                 k.role.as_str().into(),
                 num(k.now),
+                k.webhook_secret.into(),
+                super::opt(k.callback_url),
             ],
         )
         .await?;
@@ -91,7 +98,8 @@ impl Store {
     /// The owner of a live (not revoked) key.
     pub async fn key_owner(&self, hash: &KeyHash) -> worker::Result<Option<KeyOwner>> {
         self.first(
-            "SELECT user_id, role FROM api_keys WHERE key_hash = ?1 AND revoked_at IS NULL",
+            "SELECT id, user_id, role, callback_url FROM api_keys \
+             WHERE key_hash = ?1 AND revoked_at IS NULL",
             &[hash.as_str().into()],
         )
         .await

@@ -34,6 +34,7 @@ pub mod sql;
 #[cfg(test)]
 mod sql_tests;
 pub mod uploads;
+pub mod webhooks;
 
 use std::sync::Arc;
 

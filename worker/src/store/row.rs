@@ -37,6 +37,9 @@ pub struct JobRow {
     /// Held back by a pause since then (migration 0016), still queued.
     #[serde(default)]
     pub held_at: Option<i64>,
+    /// Where its final view is posted when it ends (migration 0017).
+    #[serde(default)]
+    pub callback_url: Option<String>,
     pub prompt_key: Option<String>,
     pub overloads: i64,
     pub user_id: String,
@@ -72,7 +75,7 @@ pub struct JobRow {
 pub const COLUMNS: &str =
     "id, user_id, kind, status, lane, mode, model, source, input_text, raw_text, \
     analysis, anthropic_batch_id, attempts, input_tokens, output_tokens, cache_write_tokens, \
-    cache_read_tokens, cost_micros, error, created_at, started_at, completed_at, expires_at, held_at, prompt_key, overloads, user_id, \
+    cache_read_tokens, cost_micros, error, created_at, started_at, completed_at, expires_at, held_at, callback_url, prompt_key, overloads, user_id, \
     cost_unknown, batch_tries, batch_index, file_name, file_size, template, error_class, replay_of, \
     replayed_to, result_key, path, run_after, reserved_micros";
 
@@ -114,6 +117,7 @@ impl JobRow {
             elapsed_ms: elapsed_ms(status, self.created_at, self.completed_at, now),
             result_url: self.result_url(),
             path: self.path,
+            webhook: None,
             attempt_log: Vec::new(),
         }
     }

@@ -80,6 +80,8 @@ pub struct NewUpload<'a> {
     pub files: &'a [NewFile],
     /// When every job of the upload expires if it has not run (`expires_in_s`).
     pub expires_at: Option<i64>,
+    /// Where each file's final view is posted when it ends.
+    pub callback: Option<&'a crate::webhooks::Callback>,
     pub now: i64,
 }
 
@@ -104,8 +106,9 @@ impl Store {
         let sql = format!(
             "INSERT INTO jobs (id, user_id, kind, status, lane, mode, model, prompt_key, \
              batch_id, batch_index, file_name, file_size, template, created_at, updated_at, \
-             reserved_micros, expires_at) \
-             VALUES (?1, ?2, '{}', {}, '{}', ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?11, ?12, ?13)",
+             reserved_micros, expires_at, callback_url, callback_key) \
+             VALUES (?1, ?2, '{}', {}, '{}', ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?11, ?12, ?13, \
+             ?14, ?15)",
             Kind::Pdf.as_str(),
             Status::Queued.sql(),
             Lane::Bulk.as_str()
@@ -127,6 +130,8 @@ impl Store {
                     num(u.now),
                     money(f.reserved),
                     u.expires_at.map(num).unwrap_or(JsValue::NULL),
+                    super::opt(u.callback.map(|c| c.url.as_str())),
+                    super::opt(u.callback.and_then(|c| c.key_id.as_deref())),
                 ],
             )?);
         }

@@ -2,6 +2,7 @@
 
 mod job_facts;
 mod job_result;
+mod job_webhook;
 
 use leptos::prelude::*;
 use leptos_router::hooks::use_params_map;
@@ -13,6 +14,7 @@ use crate::components::fetched::fetched;
 use crate::components::ticker::every_second;
 use job_facts::JobFacts;
 use job_result::JobResult;
+use job_webhook::JobWebhook;
 
 /// One job: status, model, tokens, cost, attempts and error, its result once completed, and a
 /// cancel button while it can still be canceled. Refreshed every second and after a cancel.
@@ -42,8 +44,13 @@ pub fn JobDetail() -> impl IntoView {
             {fetched(job, "Loading…", "job-error", move |j| {
                             let cancelable = j.status == Status::Queued;
                             let attempts = j.attempt_log.clone();
+                            let webhook = j.webhook.clone().map(|w| {
+                                let job_id = j.id.clone();
+                                view! { <JobWebhook job_id=job_id w=w /> }
+                            });
                             view! {
                                 <JobFacts j=j />
+                                {webhook}
                                 <h2>"Attempts"</h2>
                                 <AttemptLog attempts=attempts testid="attempt-log" />
                                 <Show when=move || cancelable>

@@ -25,7 +25,7 @@ pub fn Submit() -> impl IntoView {
             text: text.clone(),
             mode: Some(*mode),
             source: Some(source.clone()),
-            model: None,
+            ..FeedbackRequest::default()
         };
         async move { api::submit_feedback(&request).await }
     });
