@@ -78,6 +78,11 @@ pub fn after_attempt(status: Option<u16>, n: u32, base_s: u32) -> Next {
 /// private, loopback or link-local range, no `localhost` or single-label name. `loopback`
 /// (local stacks only) also lets `http://127.0.0.1:…` and `http://localhost:…` through, for a
 /// receiver on the same machine. Answers the URL as given, trimmed.
+///
+/// The parser is deliberately narrow (and small: a general URL crate with its IDNA tables
+/// costs the Worker's bundle about 100 KiB): ASCII only (an internationalized host is sent in
+/// its `xn--` form), `scheme://host[:port][/…]`, a host of letters, digits, `-` and `.`, or a
+/// dotted-quad IPv4 or bracketed IPv6 literal; anything else is refused.
 pub fn check_url(raw: &str, loopback: bool) -> Result<String, ApiError> {
     let bad = |why: &str| {
         ApiError::bad_request(
@@ -90,25 +95,33 @@ pub fn check_url(raw: &str, loopback: bool) -> Result<String, ApiError> {
     if raw.is_empty() || raw.len() > MAX_URL_CHARS {
         return Err(bad(&format!("must be 1 to {MAX_URL_CHARS} characters")));
     }
-    let url = url::Url::parse(raw).map_err(|e| bad(&format!("is not a URL ({e})")))?;
-    if !url.username().is_empty() || url.password().is_some() {
+    if !raw.bytes().all(|b| b.is_ascii_graphic()) {
+        return Err(bad(
+            "must be ASCII without spaces (an international host in its xn-- form)",
+        ));
+    }
+    let (scheme, rest) = raw
+        .split_once("://")
+        .ok_or_else(|| bad("is not a URL (scheme://host/…)"))?;
+    let scheme = scheme.to_ascii_lowercase();
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
+    if authority.contains('@') {
         return Err(bad("must not carry credentials"));
     }
-    let host = url.host().ok_or_else(|| bad("has no host"))?;
+    let host = parse_host(authority).ok_or_else(|| bad("has no valid host"))?;
     let local = match &host {
-        url::Host::Domain(d) => *d == "localhost",
-        url::Host::Ipv4(ip) => ip.is_loopback(),
-        url::Host::Ipv6(ip) => ip.is_loopback(),
+        Host::Domain(d) => d == "localhost",
+        Host::V4(ip) => ip.is_loopback(),
+        Host::V6(ip) => ip.is_loopback(),
     };
-    if loopback && local && matches!(url.scheme(), "http" | "https") {
+    if loopback && local && matches!(scheme.as_str(), "http" | "https") {
         return Ok(raw.to_owned());
     }
-    if url.scheme() != "https" {
+    if scheme != "https" {
         return Err(bad("must be https"));
     }
     let public = match host {
-        url::Host::Domain(d) => {
-            let d = d.trim_end_matches('.').to_ascii_lowercase();
+        Host::Domain(d) => {
             d.contains('.')
                 && ![
                     "localhost",
@@ -120,7 +133,7 @@ pub fn check_url(raw: &str, loopback: bool) -> Result<String, ApiError> {
                 .iter()
                 .any(|s| d == s.trim_start_matches('.') || d.ends_with(s))
         }
-        url::Host::Ipv4(ip) => {
+        Host::V4(ip) => {
             !(ip.is_private()
                 || ip.is_loopback()
                 || ip.is_link_local()
@@ -129,7 +142,7 @@ pub fn check_url(raw: &str, loopback: bool) -> Result<String, ApiError> {
                 || ip.is_documentation()
                 || ip.octets()[0] == 100 && (ip.octets()[1] & 0xc0) == 64)
         }
-        url::Host::Ipv6(ip) => {
+        Host::V6(ip) => {
             let seg = ip.segments();
             !(ip.is_loopback()
                 || ip.is_unspecified()
@@ -142,6 +155,55 @@ pub fn check_url(raw: &str, loopback: bool) -> Result<String, ApiError> {
         return Err(bad("must name a public host"));
     }
     Ok(raw.to_owned())
+}
+
+enum Host {
+    Domain(String),
+    V4(std::net::Ipv4Addr),
+    V6(std::net::Ipv6Addr),
+}
+
+/// The host of `host[:port]` (`[v6]:port` for IPv6). A name made only of digits and dots must
+/// be a dotted quad (no `2130706433`, no `127.1`: fetch would read them as addresses).
+fn parse_host(authority: &str) -> Option<Host> {
+    let port_ok =
+        |p: &str| p.bytes().all(|b| b.is_ascii_digit()) && p.parse::<u16>().is_ok_and(|n| n > 0);
+    if let Some(v6) = authority.strip_prefix('[') {
+        let (ip, after) = v6.split_once(']')?;
+        if !(after.is_empty() || after.strip_prefix(':').is_some_and(port_ok)) {
+            return None;
+        }
+        return ip.parse().ok().map(Host::V6);
+    }
+    let (host, port) = match authority.rsplit_once(':') {
+        Some((h, p)) => (h, Some(p)),
+        None => (authority, None),
+    };
+    if port.is_some_and(|p| !port_ok(p)) {
+        return None;
+    }
+    let host = host.to_ascii_lowercase();
+    let host = host.strip_suffix('.').unwrap_or(&host).to_owned();
+    if host.is_empty() || host.len() > 253 {
+        return None;
+    }
+    let numeric = host.bytes().all(|b| b.is_ascii_digit() || b == b'.')
+        || host.starts_with("0x")
+        || host
+            .split('.')
+            .next_back()
+            .is_some_and(|l| l.bytes().all(|b| b.is_ascii_digit()));
+    if numeric {
+        return host.parse().ok().map(Host::V4);
+    }
+    let label_ok = |l: &str| {
+        !l.is_empty()
+            && l.len() <= 63
+            && !l.starts_with('-')
+            && !l.ends_with('-')
+            && l.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
+    };
+    host.split('.').all(label_ok).then_some(Host::Domain(host))
 }
 
 #[cfg(test)]
@@ -184,6 +246,9 @@ mod tests {
             "https://hooks.example.com/claude",
             "https://example.com:8443/x?y=1",
             "https://8.8.8.8/hook",
+            "https://xn--bcher-kva.example/x",
+            "https://[2606:4700::1111]:443/x",
+            "HTTPS://Hooks.Example.com./x",
         ] {
             assert_eq!(check_url(ok, false).unwrap(), ok);
         }
@@ -204,6 +269,13 @@ mod tests {
             "https://printer.local/x",
             "not a url",
             "",
+            "https://2130706433/x",
+            "https://127.1/x",
+            "https://0x7f.0.0.1/x",
+            "https://exa mple.com/x",
+            "https://bücher.example/x",
+            "https://example.com:99999/x",
+            "https://-bad-.example.com/x",
         ] {
             let e = check_url(bad, false).unwrap_err();
             assert_eq!(e.status, 400, "{bad}");

@@ -46,8 +46,9 @@ pub fn Dashboard() -> impl IntoView {
     view! {
         <section class="page" data-testid="page-dashboard">
             <h1>"Dashboard"</h1>
-            {fetched(metrics, "Loading metrics…", "metrics-error", move |m| view! { <MetricsView m=m /> })}
+            // First: what an operator paused is what explains held work below.
             <Pauses />
+            {fetched(metrics, "Loading metrics…", "metrics-error", move |m| view! { <MetricsView m=m /> })}
             <h2>"Rollout: direct and queue path"</h2>
             {fetched(rollout, "Loading the rollout…", "rollout-error", move |r| view! { <RolloutTable r=r hours=ROLLOUT_HOURS /> })}
             <h2>"Health"</h2>

@@ -92,7 +92,7 @@ pub fn sync_rows(m: &Metrics) -> Vec<Row> {
     };
     vec![
         row(
-            "Completed · failed".into(),
+            "Completed · failed or dead-lettered".into(),
             format!("{} · {}", s.completed, s.failed),
             false,
             "ended",
@@ -146,7 +146,7 @@ pub fn batch_rows(m: &Metrics) -> Vec<Row> {
     let submitted_slo = slo.batch_submit_ms + slo.batch_in_batch_ms;
     vec![
         row(
-            "Completed · failed".into(),
+            "Completed · failed or dead-lettered".into(),
             format!("{} · {}", b.completed, b.failed),
             false,
             "ended",
