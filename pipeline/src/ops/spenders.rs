@@ -73,7 +73,7 @@ impl SpendersReport {
         let mut users: Vec<Spender> = Vec::new();
         for g in groups {
             let t = totals_of(g);
-            add(&mut totals, &t);
+            totals.plus(&t);
             let i = match users.iter().position(|u| u.user_id == g.user_id) {
                 Some(i) => i,
                 None => {
@@ -89,12 +89,12 @@ impl SpendersReport {
                 }
             };
             let u = &mut users[i];
-            add(&mut u.totals, &t);
+            u.totals.plus(&t);
             u.failures += g.failures;
             let model = g.model.clone().unwrap_or_else(|| "unknown".into());
             match u.models.iter_mut().find(|m| m.model == model) {
                 Some(m) => {
-                    add(&mut m.totals, &t);
+                    m.totals.plus(&t);
                     m.failures += g.failures;
                 }
                 None => u.models.push(SpenderModel {
@@ -192,16 +192,6 @@ fn totals_of(g: &SpenderGroup) -> UsageTotals {
         cost_micros: g.cost_micros,
         cost_unknown_jobs: g.cost_unknown,
     }
-}
-
-fn add(to: &mut UsageTotals, t: &UsageTotals) {
-    to.jobs += t.jobs;
-    to.input_tokens += t.input_tokens;
-    to.output_tokens += t.output_tokens;
-    to.cache_write_tokens += t.cache_write_tokens;
-    to.cache_read_tokens += t.cache_read_tokens;
-    to.cost_micros += t.cost_micros;
-    to.cost_unknown_jobs += t.cost_unknown_jobs;
 }
 
 #[cfg(test)]

@@ -119,13 +119,26 @@ pub struct UsageTotals {
 
 impl UsageTotals {
     fn add(&mut self, g: &UsageGroup) {
-        self.jobs += g.jobs;
-        self.input_tokens += g.input_tokens;
-        self.output_tokens += g.output_tokens;
-        self.cache_write_tokens += g.cache_write_tokens;
-        self.cache_read_tokens += g.cache_read_tokens;
-        self.cost_micros += g.cost_micros;
-        self.cost_unknown_jobs += g.cost_unknown;
+        self.plus(&UsageTotals {
+            jobs: g.jobs,
+            input_tokens: g.input_tokens,
+            output_tokens: g.output_tokens,
+            cache_write_tokens: g.cache_write_tokens,
+            cache_read_tokens: g.cache_read_tokens,
+            cost_micros: g.cost_micros,
+            cost_unknown_jobs: g.cost_unknown,
+        });
+    }
+
+    /// Adds another set's totals to these.
+    pub fn plus(&mut self, t: &UsageTotals) {
+        self.jobs += t.jobs;
+        self.input_tokens += t.input_tokens;
+        self.output_tokens += t.output_tokens;
+        self.cache_write_tokens += t.cache_write_tokens;
+        self.cache_read_tokens += t.cache_read_tokens;
+        self.cost_micros += t.cost_micros;
+        self.cost_unknown_jobs += t.cost_unknown_jobs;
     }
 }
 

@@ -177,16 +177,8 @@ async fn run_jobs(state: &AppState, work: Vec<(Message<Value>, String)>) {
                     worker::console_log!(
                         "{}",
                         pipeline::ops::joblog::JobLog {
-                            event: "job.held",
-                            job_id: &id,
-                            user_id: &row.user_id,
-                            kind: row.kind.as_str(),
-                            lane: row.lane.as_str(),
-                            mode: row.mode.as_str(),
-                            model: row.model.as_deref(),
-                            outcome: "held",
                             error: Some(&format!("{} {} is paused", p.scope.as_str(), p.value)),
-                            ..Default::default()
+                            ..row.log("job.held", "held")
                         }
                         .line()
                     );
@@ -213,16 +205,8 @@ async fn run_jobs(state: &AppState, work: Vec<(Message<Value>, String)>) {
                     worker::console_log!(
                         "{}",
                         pipeline::ops::joblog::JobLog {
-                            event: "job.expired",
-                            job_id: &id,
-                            user_id: &row.user_id,
-                            kind: row.kind.as_str(),
-                            lane: row.lane.as_str(),
-                            mode: row.mode.as_str(),
-                            model: row.model.as_deref(),
-                            outcome: "expired",
                             ms: now_ms() - row.created_at,
-                            ..Default::default()
+                            ..row.log("job.expired", "expired")
                         }
                         .line()
                     );

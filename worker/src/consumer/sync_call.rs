@@ -159,18 +159,11 @@ pub async fn run(state: &AppState, msg: Handle, row: JobRow) {
         worker::console_log!(
             "{}",
             JobLog {
-                event: "job.attempt",
-                job_id: &id,
-                user_id: &row.user_id,
-                kind: row.kind.as_str(),
-                lane: lane.as_str(),
-                mode: row.mode.as_str(),
                 model: Some(&model),
-                outcome: label,
                 attempt,
                 ms: ended_at - started_at,
                 error: error.as_deref(),
-                ..JobLog::default()
+                ..row.log("job.attempt", label)
             }
             .with_usage(spent.0.as_ref(), spent.1)
             .line()

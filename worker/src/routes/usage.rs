@@ -61,7 +61,12 @@ pub async fn csv(
 ) -> Result<Response, AppError> {
     let r = report(&state, &caller, &p).await?;
     let name = format!("usage-{}-{}-{}.csv", r.user_id, r.from, r.to);
-    Ok((
+    Ok(csv_download(&name, r.to_csv()))
+}
+
+/// A CSV answer the browser saves as `name`.
+fn csv_download(name: &str, text: String) -> Response {
+    (
         [
             (header::CONTENT_TYPE, "text/csv; charset=utf-8".to_owned()),
             (
@@ -69,9 +74,9 @@ pub async fn csv(
                 format!("attachment; filename=\"{name}\""),
             ),
         ],
-        r.to_csv(),
+        text,
     )
-        .into_response())
+        .into_response()
 }
 
 #[derive(Deserialize)]
@@ -112,17 +117,7 @@ pub async fn spenders_csv(
 ) -> Result<Response, AppError> {
     let r = spenders_report(&state, &caller, &p).await?;
     let name = format!("spenders-{}-{}.csv", r.from, r.to);
-    Ok((
-        [
-            (header::CONTENT_TYPE, "text/csv; charset=utf-8".to_owned()),
-            (
-                header::CONTENT_DISPOSITION,
-                format!("attachment; filename=\"{name}\""),
-            ),
-        ],
-        r.to_csv(),
-    )
-        .into_response())
+    Ok(csv_download(&name, r.to_csv()))
 }
 
 /// Sets (or with nulls, removes) a user's daily cap and soft threshold.

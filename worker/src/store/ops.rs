@@ -57,18 +57,11 @@ impl CronReads {
     pub fn of(r: &[D1Result]) -> worker::Result<CronReads> {
         let part = |i| super::nth(r, i, "the cron's reads");
         #[derive(Deserialize)]
-        struct Body {
-            body: String,
-        }
-        #[derive(Deserialize)]
         struct N {
             n: f64,
         }
         Ok(CronReads {
-            previous: part(0)?
-                .results::<Body>()?
-                .first()
-                .and_then(|b| serde_json::from_str(&b.body).ok()),
+            previous: latest_metrics_of(part(0)?)?,
             ended: part(1)?.results()?,
             pending: part(2)?.results()?,
             dead_now: part(3)?
@@ -222,25 +215,27 @@ impl Store {
     /// alert threshold. Run with others in one [`Store::rounds`]; read by [`CronReads::of`].
     pub fn cron_reads(&self, at: i64, max_ended: i64) -> worker::Result<Vec<Statement>> {
         Ok(vec![
-            self.statement(sql::METRICS_SERIES, &[num(0), num(1)])?,
+            self.latest_metrics_statement()?,
             self.statement(sql::ENDED, &[num(at), num(max_ended)])?,
             self.statement(&sql::pending(), &[])?,
             self.statement(sql::DEAD_NOW, &[])?,
             self.statement(&sql::unclassified(), &[])?,
-            self.statement(
-                "SELECT at, detail FROM heartbeats WHERE name = ?1",
-                &[DLQ_ABOVE.into()],
-            )?,
+            self.beat_read_statement(DLQ_ABOVE)?,
             self.totals_statement()?,
         ])
     }
 
-    /// The Prometheus counters' row (read by [`totals_of`]).
-    pub fn totals_statement(&self) -> worker::Result<Statement> {
+    /// One heartbeat's row (`at`, `detail`), to run with others.
+    fn beat_read_statement(&self, name: &str) -> worker::Result<Statement> {
         self.statement(
             "SELECT at, detail FROM heartbeats WHERE name = ?1",
-            &[Totals::ROW.into()],
+            &[name.into()],
         )
+    }
+
+    /// The Prometheus counters' row (read by [`totals_of`]).
+    pub fn totals_statement(&self) -> worker::Result<Statement> {
+        self.beat_read_statement(Totals::ROW)
     }
 
     /// The latest metrics row (read by [`latest_metrics_of`]).

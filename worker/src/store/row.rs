@@ -4,6 +4,7 @@ use pipeline::dto::{FeedbackView, JobView, Spend, UploadFile};
 use pipeline::feedback::Analysis;
 use pipeline::jobs::{elapsed_ms, Cursor};
 use pipeline::money::UsdMicros;
+use pipeline::ops::joblog::JobLog;
 use pipeline::rollout::CallPath;
 use pipeline::status::{Kind, Lane, Mode, Status};
 use serde::Deserialize;
@@ -119,6 +120,21 @@ impl JobRow {
             path: self.path,
             webhook: None,
             attempt_log: Vec::new(),
+        }
+    }
+
+    /// A log line about this job (`pipeline::ops::joblog`), its other fields zero.
+    pub fn log<'a>(&'a self, event: &'a str, outcome: &'a str) -> JobLog<'a> {
+        JobLog {
+            event,
+            job_id: &self.id,
+            user_id: &self.user_id,
+            kind: self.kind.as_str(),
+            lane: self.lane.as_str(),
+            mode: self.mode.as_str(),
+            model: self.model.as_deref(),
+            outcome,
+            ..JobLog::default()
         }
     }
 
