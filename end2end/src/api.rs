@@ -33,17 +33,23 @@ const RUNTIME_RESTARTED: &str = "Your worker restarted mid-request";
 /// Any request → (status, JSON body). A request the local runtime refused with its
 /// [`RUNTIME_RESTARTED`] 503 (the Worker never saw it) is sent once more.
 pub async fn send_json(req: reqwest::RequestBuilder) -> (u16, Value) {
+    let (status, ctype, text) = send_text(req).await;
+    json_of(status, &ctype, &text)
+}
+
+/// Any request → (status, content type, body text), sent once more after the runtime's own
+/// [`RUNTIME_RESTARTED`] 503 as [`send_json`] does.
+pub async fn send_text(req: reqwest::RequestBuilder) -> (u16, String, String) {
     let again = req.try_clone();
     let resp = req.send().await.expect("request");
     let (status, ctype, text) = parts(resp).await;
     if status == 503 && text.starts_with(RUNTIME_RESTARTED) {
         if let Some(again) = again {
             eprintln!("the local runtime restarted before the Worker ran a request; sent again");
-            let (status, ctype, text) = parts(again.send().await.expect("request")).await;
-            return json_of(status, &ctype, &text);
+            return parts(again.send().await.expect("request")).await;
         }
     }
-    json_of(status, &ctype, &text)
+    (status, ctype, text)
 }
 
 async fn parts(resp: reqwest::Response) -> (u16, String, String) {

@@ -16,6 +16,7 @@ use crate::status::{Kind, Lane, Mode, Status};
 /// whether the service is up (and who they are); the checks, the Anthropic target and the
 /// heartbeats are for admins.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct HealthReport {
     /// True when every check passed.
     pub ok: bool,
@@ -41,6 +42,7 @@ pub struct HealthReport {
 
 /// One binding check of the health report.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Check {
     /// `d1`, `r2`, `durable_object`, `queue_high`, …
     pub name: String,
@@ -51,6 +53,7 @@ pub struct Check {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct AnthropicTarget {
     pub base_url: String,
     /// `simulator` for a loopback base URL, `anthropic` otherwise.
@@ -91,6 +94,7 @@ pub enum QueueMessage {
 /// What a job (or an upload, summed over its files) has spent so far: tokens of each kind and
 /// their cost. Views embed it flattened, so its fields sit at the top level of their JSON.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Spend {
     pub input_tokens: u64,
     pub output_tokens: u64,
@@ -143,6 +147,7 @@ impl std::iter::Sum for Spend {
 
 /// `POST /feedback` → 202, the seed's shape exactly.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct FeedbackAck {
     pub ok: bool,
     pub status: Status,
@@ -152,6 +157,7 @@ pub struct FeedbackAck {
 
 /// `GET /api/feedback/:id`: one feedback job as the API shows it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct FeedbackView {
     pub id: String,
     pub kind: Kind,
@@ -187,6 +193,7 @@ pub struct FeedbackView {
 
 /// `POST /jobs` → 202, the seed's shape exactly.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct JobAck {
     #[serde(rename = "jobId")]
     pub job_id: String,
@@ -208,6 +215,7 @@ impl JobAck {
 /// A job's completion webhook (`pipeline::webhooks`): where it goes, its state (`pending`,
 /// `delivered`, `failed`) and every attempt, re-sends included.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct WebhookView {
     /// The `webhook-id` of every attempt.
     pub id: String,
@@ -221,6 +229,7 @@ pub struct WebhookView {
 
 /// One attempt to post a webhook.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct WebhookAttemptView {
     pub n: u32,
     pub at: i64,
@@ -234,6 +243,7 @@ pub struct WebhookAttemptView {
 
 /// `GET /jobs/:id`: any job, as the jobs API shows it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct JobView {
     pub id: String,
     pub kind: Kind,
@@ -272,6 +282,7 @@ pub struct JobView {
 
 /// One call made for a job.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct AttemptView {
     pub n: u32,
     pub model: Option<String>,
@@ -284,6 +295,7 @@ pub struct AttemptView {
 
 /// `GET /jobs`: the caller's jobs, newest first.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct JobList {
     pub items: Vec<JobView>,
     pub next_cursor: Option<String>,
@@ -291,6 +303,7 @@ pub struct JobList {
 
 /// `GET /api/feedback`: newest first; `next_cursor` fetches the following page.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct FeedbackList {
     pub items: Vec<FeedbackView>,
     pub next_cursor: Option<String>,
@@ -301,6 +314,7 @@ mod tests;
 
 /// `POST /batches` → 202, the seed's shape exactly.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct UploadAck {
     #[serde(rename = "batchId")]
     pub batch_id: String,
@@ -311,6 +325,7 @@ pub struct UploadAck {
 
 /// One file of an upload, as `GET /batches/:id` shows it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct UploadFile {
     pub index: u32,
     pub job_id: String,
@@ -331,6 +346,7 @@ pub struct UploadFile {
 
 /// `GET /batches/:id`: an upload's totals and its files.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct UploadView {
     pub id: String,
     pub mode: Mode,
@@ -354,6 +370,7 @@ pub struct UploadView {
 
 /// One upload in `GET /batches`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct UploadSummary {
     pub id: String,
     pub mode: Mode,
@@ -368,6 +385,7 @@ pub struct UploadSummary {
 
 /// `GET /batches`: newest first; `next_cursor` fetches the following page.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct UploadList {
     pub items: Vec<UploadSummary>,
     pub next_cursor: Option<String>,
@@ -375,6 +393,7 @@ pub struct UploadList {
 
 /// An API key as admins see it (never the key itself).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct KeyView {
     pub id: String,
     pub user_id: String,
@@ -385,6 +404,7 @@ pub struct KeyView {
 
 /// `POST /api/keys` → 201: the key, shown this once.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct KeyCreated {
     pub id: String,
     pub key: String,
@@ -401,13 +421,34 @@ pub struct KeyCreated {
 
 /// `GET /api/keys`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct KeyList {
     pub items: Vec<KeyView>,
+}
+
+/// A completion webhook's body (`job.ended`, Standard Webhooks: a type, a timestamp, the data),
+/// posted to the job's `callback_url` with `webhook-id`, `webhook-timestamp` and
+/// `webhook-signature` headers.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct WebhookEvent {
+    /// Always `job.ended`.
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// When the body was made (RFC 3339).
+    pub timestamp: String,
+    /// The job's final view (`null` if the job was deleted meanwhile).
+    pub data: Option<JobView>,
+}
+
+impl WebhookEvent {
+    pub const JOB_ENDED: &'static str = "job.ended";
 }
 
 /// The webhook's message about a dead-lettered job (Slack-compatible: `text` is what a channel
 /// shows).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct DeadLetterEvent {
     /// Always `job.failed`.
@@ -422,6 +463,7 @@ pub struct DeadLetterEvent {
 
 /// `GET /api/budget` (admins): what the BUDGET Durable Object holds, and the spend-limit alerts.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct BudgetReport {
     pub enforce: bool,
     pub configured: crate::budget::Limits,
@@ -437,6 +479,7 @@ pub struct BudgetReport {
 
 /// Calls in flight per lane.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct LanesInFlight {
     pub high: crate::budget::LaneView,
     pub bulk: crate::budget::LaneView,
@@ -444,6 +487,7 @@ pub struct LanesInFlight {
 
 /// Alerts the budget raised.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct BudgetAlerts {
     /// 429s without `retry-after`: a spend limit, not a rate limit.
     pub spend_limit_429s: u64,
@@ -451,6 +495,7 @@ pub struct BudgetAlerts {
 
 /// `POST /api/claude`'s answer when the call completed (on either path).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ClaudeAnswer {
     /// Which path answered.
     pub path: crate::rollout::CallPath,
@@ -466,6 +511,7 @@ pub struct ClaudeAnswer {
 
 /// `POST /api/dlq/:id/discard`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Discarded {
     pub id: String,
     pub discarded_at: i64,

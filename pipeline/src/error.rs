@@ -4,6 +4,7 @@ use serde::{Deserialize, Serialize};
 
 /// The JSON body of every error the Worker answers. `error` is for humans, `code` for programs.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ErrorBody {
     pub error: String,
     pub code: String,

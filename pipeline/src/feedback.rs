@@ -161,6 +161,7 @@ pub fn schema() -> serde_json::Value {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Sentiment {
     Positive,
@@ -170,6 +171,7 @@ pub enum Sentiment {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Category {
     Bug,
@@ -184,6 +186,7 @@ pub enum Category {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Urgency {
     Low,
@@ -193,6 +196,7 @@ pub enum Urgency {
 
 /// The structured analysis of one piece of feedback.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Analysis {
     pub sentiment: Sentiment,
     pub category: Category,

@@ -9,6 +9,7 @@ use crate::error::ApiError;
 /// `AUTH_MODE`: `keys` (production default) requires a bearer key; `open` (local demo) lets the
 /// `x-user-id` header name the caller and shows the demo banner.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum AuthMode {
     Open,
@@ -27,6 +28,7 @@ impl AuthMode {
 
 /// What a caller may do: users see their own work, admins also the ops pages.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Role {
     User,

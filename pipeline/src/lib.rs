@@ -38,6 +38,7 @@
 //! - [`dto`]: the JSON shapes the Worker serves and the SPA reads, and the request bodies the
 //!   producers accept ([`dto::JobRequest`], [`dto::FeedbackRequest`], [`dto::KeyRequest`]).
 //! - [`error`]: the contract's error envelope.
+//! - `openapi` (feature `schema`, host only): the OpenAPI 3.1 document of the JSON API.
 //! - [`feedback`]: the feedback flow's input, prompt and analysis (with JSON repair).
 
 pub mod answer;
@@ -58,6 +59,8 @@ pub mod models;
 pub mod money;
 pub mod multipart;
 pub mod open_mode;
+#[cfg(feature = "schema")]
+pub mod openapi;
 pub mod ops;
 pub mod pause;
 pub mod pdf;

@@ -35,6 +35,7 @@ use crate::clock::date_ms;
 pub const DEFAULT_MODEL: &str = "claude-sonnet-5-5";
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Family {
     Fable,
@@ -46,6 +47,7 @@ pub enum Family {
 
 /// What a model does with `temperature`, `top_p` and `top_k`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Sampling {
     /// Any value in range.
@@ -60,6 +62,7 @@ pub enum Sampling {
 
 /// Which `thinking` settings a model accepts, and what it does without one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ThinkingRules {
     /// Adaptive thinking runs when the request says nothing (the 5.x default).
     pub on_by_default: bool,
@@ -75,6 +78,7 @@ pub struct ThinkingRules {
 /// A price list in micro-dollars per million tokens (`2_000_000` is $2 / MTok), in force from
 /// `from` (UTC day) until the next entry's day.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Price {
     /// `(year, month, day)` the price took effect.
     pub from: (i32, u32, u32),
@@ -86,6 +90,7 @@ pub struct Price {
 
 /// Prompts (input + cache writes + cache reads) over `tokens` are billed at `times` every rate.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct LongPrompt {
     pub tokens: u64,
     pub times: u64,
@@ -93,6 +98,7 @@ pub struct LongPrompt {
 
 /// One model of the catalog.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Model {
     pub id: &'static str,
     /// Other ids the API accepts for it (a pre-4.6 alias, the dated snapshot).
@@ -562,6 +568,7 @@ const fn retired(id: &'static str, aliases: &'static [&'static str], on: (i32, u
 /// `GET /api/models`: the ids a job may name today, each with its limits, what it accepts, the
 /// price in force and any retirement warning.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct CatalogView {
     pub default: &'static str,
     pub models: Vec<CatalogEntry>,
@@ -569,6 +576,7 @@ pub struct CatalogView {
 
 /// One model of [`CatalogView`].
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct CatalogEntry {
     #[serde(flatten)]
     pub model: &'static Model,

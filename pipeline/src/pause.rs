@@ -12,6 +12,7 @@ use crate::status::Lane;
 
 /// What a pause holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Scope {
     Lane,
@@ -37,6 +38,7 @@ impl Scope {
 
 /// One pause, as stored and as `GET /api/pauses` lists it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Pause {
     pub scope: Scope,
     pub value: String,
@@ -48,6 +50,7 @@ pub struct Pause {
 
 /// `GET /api/pauses`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct PauseList {
     pub items: Vec<Pause>,
 }
@@ -55,6 +58,7 @@ pub struct PauseList {
 /// `DELETE /api/pauses/{scope}/{value}`: the pause lifted, and the held jobs sent back to
 /// their lanes at once (the cron sends any others, a slice per run).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Resumed {
     pub resumed: Pause,
     pub released: usize,
@@ -65,6 +69,7 @@ pub const MAX_REASON_CHARS: usize = 200;
 
 /// A validated `PUT /api/pauses` body: `{"scope","value","reason"?}`.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct PauseRequest {
     pub scope: Scope,
     pub value: String,

@@ -137,6 +137,7 @@ pub fn display_name(raw: &str) -> String {
 
 /// What is extracted from each PDF.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Template {
     /// Title, a paragraph of summary, up to eight key points, named entities.
@@ -239,6 +240,7 @@ pub fn schema() -> serde_json::Value {
 
 /// The structured extraction of one PDF.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Extraction {
     pub title: String,
     pub summary: String,

@@ -9,8 +9,20 @@ use crate::clock::DAY_MS;
 
 pub const HOUR_MS: i64 = 3_600_000;
 
+/// `GET /api/retention`: the policy in force and the last cron run.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct RetentionView {
+    #[serde(flatten)]
+    pub policy: Retention,
+    pub last_run_at: Option<i64>,
+    /// What it removed, as its heartbeat recorded it.
+    pub last_run: Option<String>,
+}
+
 /// How long each kind of data is kept, and how much one cron run deletes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Retention {
     /// Finished jobs (`RETAIN_JOBS_DAYS`, default 90), with their audit entries.
     pub jobs_days: i64,
@@ -90,6 +102,7 @@ impl Retention {
 
 /// What one retention run removed, by kind.
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Removed {
     pub jobs: u64,
     pub blobs: u64,

@@ -13,6 +13,7 @@ use crate::status::Status;
 
 /// Which path answered a `POST /api/claude` call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum CallPath {
     /// Called at once from the request (no queue).
@@ -44,6 +45,7 @@ pub struct RolloutCall {
 
 /// One path's figures over the window.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct PathStats {
     /// Calls made (ended or not).
     pub calls: u32,
@@ -61,6 +63,7 @@ pub struct PathStats {
 
 /// `GET /api/rollout`: both paths over `[from, to)`, with the rollout percent in force.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct RolloutReport {
     pub from: i64,
     pub to: i64,

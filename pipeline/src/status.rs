@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 
 /// Where a job is in its life. Serialized in snake_case, exactly as stored in D1.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Status {
     Queued,
@@ -272,6 +273,7 @@ pub struct UnknownValue {
 
 /// What a job is: decides its prompt template and how its result is read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Kind {
     Feedback,
@@ -294,6 +296,7 @@ impl Kind {
 /// The queue a job rides: `high` has no delivery delay, `bulk` is delayed and throttled so that a
 /// burst of bulk work never slows interactive work.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Lane {
     High,
@@ -313,6 +316,7 @@ impl Lane {
 
 /// How the consumer calls Claude: the Messages API right away, or a Message Batch at half price.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Mode {
     Sync,

@@ -17,6 +17,8 @@ pub const QUEUE_HIGH: &str = "QUEUE_HIGH";
 pub const QUEUE_BULK: &str = "QUEUE_BULK";
 /// The token-budget Durable Object namespace.
 pub const BUDGET: &str = "BUDGET";
+/// The static assets (the SPA and `openapi.json`), for `GET /api/openapi.json`.
+pub const ASSETS: &str = "ASSETS";
 
 /// Vars and secrets.
 pub const AUTH_MODE: &str = "AUTH_MODE";

@@ -9,7 +9,7 @@ use pipeline::status::Lane;
 use worker::{Env, MessageBuilder, Queue};
 
 use crate::anthropic::Anthropic;
-use crate::config::{Config, BUDGET, DB, QUEUE_BULK, QUEUE_HIGH, RESULTS};
+use crate::config::{Config, ASSETS, BUDGET, DB, QUEUE_BULK, QUEUE_HIGH, RESULTS};
 use crate::meter::{Meter, Op};
 use crate::store::Store;
 
@@ -24,7 +24,17 @@ pub struct AppState {
     pub anthropic: Arc<Anthropic>,
     /// What this invocation asked of D1, R2, the queues and the Durable Object.
     pub meter: Arc<Meter>,
+    /// The static assets, when the config binds them (`[assets] binding`).
+    pub assets: Option<Assets>,
 }
+
+/// The assets binding: the SPA's files and the OpenAPI document `cargo xtask build` writes.
+#[derive(Clone)]
+pub struct Assets(pub worker::Fetcher);
+
+// SAFETY: as for the other bindings — one isolate, one thread; the handle never crosses threads.
+unsafe impl Send for Assets {}
+unsafe impl Sync for Assets {}
 
 impl AppState {
     /// Reads the configuration and resolves every binding; a missing binding or a malformed
@@ -56,6 +66,7 @@ impl AppState {
             anthropic: Arc::new(Anthropic::new(&config)),
             config: Arc::new(config),
             meter,
+            assets: env.assets(ASSETS).ok().map(Assets),
         })
     }
 }

@@ -135,11 +135,11 @@ async fn payload(state: &AppState, job_id: &str) -> worker::Result<String> {
     let now = now_ms();
     let rows = state.store.jobs(&[job_id.to_owned()]).await?;
     let view = rows.first().map(|r| r.job_view(now));
-    serde_json::to_string(&serde_json::json!({
-        "type": "job.ended",
-        "timestamp": pipeline::clock::format_rfc3339(now),
-        "data": view,
-    }))
+    serde_json::to_string(&pipeline::dto::WebhookEvent {
+        kind: pipeline::dto::WebhookEvent::JOB_ENDED.to_owned(),
+        timestamp: pipeline::clock::format_rfc3339(now),
+        data: view,
+    })
     .map_err(|e| worker::Error::RustError(e.to_string()))
 }
 

@@ -98,6 +98,9 @@ fn assemble_dist(pkg: &Path) -> Result<()> {
         names(std::fs::read_to_string(statics.join("index.html"))?).replace("__BOOT__", &boot_name);
     std::fs::write(out.join("index.html"), html)?;
     std::fs::copy(statics.join("_headers"), out.join("_headers"))?;
+    // The Worker answers `GET /api/openapi.json` with this file (through the assets binding).
+    let doc = pipeline::openapi::document(env!("CARGO_PKG_VERSION"));
+    std::fs::write(out.join("openapi.json"), serde_json::to_vec(&doc)?)?;
     Ok(())
 }
 

@@ -87,6 +87,7 @@ impl<'a> From<&'a MessagesRequest> for CountTokensRequest<'a> {
 
 /// `metadata`: an opaque id of the end user (no name, email or phone number, per the docs).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct Metadata {
     #[serde(skip_serializing_if = "Option::is_none", default)]
@@ -97,6 +98,7 @@ pub struct Metadata {
 /// (the older manual budget) or `{"type":"disabled"}`; `display` is `summarized` or `omitted`
 /// (SDK `ThinkingConfigParam`, anthropic-sdk-typescript `src/resources/messages/messages.ts`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
 pub enum Thinking {
     Adaptive {
@@ -123,6 +125,7 @@ impl Thinking {
 
 /// `thinking.display`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum ThinkingDisplay {
     Summarized,
@@ -131,6 +134,7 @@ pub enum ThinkingDisplay {
 
 /// `output_config`: how hard the model works (`effort`) and the shape of its answer (`format`).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct OutputConfig {
     #[serde(skip_serializing_if = "Option::is_none", default)]
@@ -141,6 +145,7 @@ pub struct OutputConfig {
 
 /// Effort levels, least to most (platform.claude.com/docs/en/build-with-claude/effort).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Effort {
     Low,
@@ -172,6 +177,7 @@ impl Effort {
 
 /// `output_config.format`: structured outputs, `{"type":"json_schema","schema":{…}}`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
 pub enum OutputFormat {
     JsonSchema { schema: Value },
@@ -180,6 +186,7 @@ pub enum OutputFormat {
 /// `tool_choice`: `auto` and `none` leave the choice to the model; `any` and `tool` force a
 /// tool call (refused by the 5.5 models).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
 pub enum ToolChoice {
     Auto {
@@ -207,6 +214,7 @@ impl ToolChoice {
 
 /// One turn of the conversation.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct InputMessage {
     pub role: Role,
     pub content: Content,
@@ -222,6 +230,8 @@ impl InputMessage {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[cfg_attr(feature = "schema", schemars(rename = "MessageRole"))]
 #[serde(rename_all = "lowercase")]
 pub enum Role {
     User,
@@ -230,6 +240,7 @@ pub enum Role {
 
 /// Message content: a plain string or a list of blocks.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(untagged)]
 pub enum Content {
     Text(String),
@@ -256,6 +267,7 @@ impl Content {
 /// An input content block. Text and documents are built by the product; any other block a
 /// caller sends in a prompt job's `messages` (images, tool results…) is carried as written.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(untagged)]
 pub enum InputBlock {
     Text {
@@ -277,6 +289,7 @@ pub enum InputBlock {
 
 /// The `"type":"text"` tag of an input text block (a unit type, so `untagged` can match it).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum TextTag {
     #[default]
@@ -285,6 +298,7 @@ pub enum TextTag {
 
 /// The `"type":"document"` tag.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum DocumentTag {
     #[default]
@@ -316,6 +330,7 @@ impl InputBlock {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct CacheControl {
     #[serde(rename = "type")]
     pub kind: String,
@@ -335,6 +350,7 @@ impl CacheControl {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct DocumentSource {
     #[serde(rename = "type")]
     pub kind: String,

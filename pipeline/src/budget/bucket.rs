@@ -122,6 +122,7 @@ impl Bucket {
 
 /// The three limits of one model class, per minute.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Limits {
     pub rpm: u64,
     pub itpm: u64,

@@ -301,6 +301,7 @@ pub struct BudgetView {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ClassView {
     pub class: String,
     pub requests: BucketView,
@@ -310,6 +311,7 @@ pub struct ClassView {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct BucketView {
     pub limit: u64,
     pub remaining: u64,
@@ -319,6 +321,7 @@ pub struct BucketView {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct LaneView {
     pub in_flight: u32,
     pub limit: u32,

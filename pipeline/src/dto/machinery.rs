@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 
 /// `POST /api/batches/poll` and `POST /api/batches/flush`.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct BatchMachinery {
     pub flush: FlushReport,
     pub recovery: RecoveryReport,
@@ -14,6 +15,7 @@ pub struct BatchMachinery {
 
 /// What a run of the flush did.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct FlushReport {
     pub batches_created: u32,
     pub jobs_submitted: u32,
@@ -25,6 +27,7 @@ pub struct FlushReport {
 
 /// What a recovery run (of flushes whose create call's outcome was unknown) did.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct RecoveryReport {
     pub adopted: u32,
     pub released: u32,
@@ -33,6 +36,7 @@ pub struct RecoveryReport {
 
 /// What one poll of the open Message Batches did.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct PollReport {
     pub batches_checked: u32,
     pub batches_ended: u32,

@@ -13,6 +13,7 @@ use crate::status::{Lane, Mode};
 
 /// `POST /feedback`.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct FeedbackRequest {
     pub text: String,
     /// `sync` (the default) or `batch`.
@@ -36,6 +37,7 @@ pub struct FeedbackRequest {
 /// Every field but one of `prompt` / `messages` is optional; the Messages parameters are checked
 /// against the model before anything is stored.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct JobRequest {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub prompt: Option<String>,
@@ -88,6 +90,7 @@ impl JobRequest {
 
 /// `POST /api/keys` (admins): who the new key is for.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct KeyRequest {
     pub user_id: String,
     /// `user` when absent.

@@ -20,6 +20,7 @@ use crate::error::ApiError;
 /// `PUT /api/usage/budget` (admins): a user's daily and monthly caps and soft threshold in
 /// micro-dollars (`null` or absent removes one).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct BudgetSetting {
     pub user_id: String,
     pub daily_cap_micros: Option<UsdMicros>,
@@ -104,6 +105,7 @@ impl BudgetSetting {
 
 /// Which cap a refusal names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Cap {
     Daily,
@@ -123,6 +125,7 @@ impl Cap {
 /// against it (spent plus the worst case of the jobs still running), what is left, and what the
 /// refused request needed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct BudgetRefusal {
     pub cap: Cap,
     pub cap_micros: UsdMicros,
@@ -297,6 +300,7 @@ pub fn soft_reached(spent_today: UsdMicros, soft: Option<UsdMicros>) -> bool {
 /// The user's budget: the caps, today's spending, and what is committed today and this month
 /// (spent plus the reservations of the jobs not yet ended).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct DailyBudget {
     pub daily_cap_micros: Option<UsdMicros>,
     #[serde(default)]

@@ -9,6 +9,7 @@ use crate::status::{Kind, Lane, Mode, Status};
 
 /// The Dead letters list's filter (from the query string, or the bulk replay's body).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct DlqFilter {
     /// `dead_lettered` (default), `failed`, or `all` (both).
@@ -85,6 +86,7 @@ impl DlqFilter {
 
 /// One dead-lettered (or failed) job on the triage page.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct DlqItem {
     pub id: String,
     pub user_id: String,
@@ -111,6 +113,7 @@ pub struct DlqItem {
 
 /// Something an admin did to a job.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct AuditEntry {
     pub at: i64,
     pub actor: String,
@@ -120,6 +123,7 @@ pub struct AuditEntry {
 
 /// `GET /api/dlq`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct DlqList {
     pub items: Vec<DlqItem>,
     pub next_cursor: Option<String>,
@@ -129,6 +133,7 @@ pub struct DlqList {
 
 /// The edits of edit-then-replay.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ReplayEdit {
     pub model: Option<String>,
     pub max_tokens: Option<u32>,
@@ -237,6 +242,7 @@ pub const MAX_BULK_REPLAY: u32 = 100;
 
 /// `POST /api/dlq/:id/replay` and the bulk replay's answer.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ReplayAck {
     pub replayed: Vec<Replayed>,
     /// Matching jobs left for another call (the bulk replay takes at most 100 per call).
@@ -245,6 +251,7 @@ pub struct ReplayAck {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Replayed {
     pub original: String,
     pub job_id: String,

@@ -8,6 +8,7 @@ use crate::status::Lane;
 
 /// Latency percentiles in ms (nearest rank), `None` when nothing ended in the window.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Percentiles {
     pub p50: Option<i64>,
     pub p95: Option<i64>,
@@ -37,6 +38,7 @@ pub fn nearest_rank(sorted: &[i64], p: u32) -> Option<i64> {
 
 /// Pending and in-flight work of one lane.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct LaneMetrics {
     pub lane: Lane,
     pub queued: u64,
@@ -48,6 +50,7 @@ pub struct LaneMetrics {
 
 /// Tokens and cost of the jobs of one model that ended in the window.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ModelMetrics {
     pub model: String,
     pub jobs: u64,
@@ -60,6 +63,7 @@ pub struct ModelMetrics {
 
 /// What the budget charged a model class so far, and its limits per minute.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct BudgetCharge {
     pub class: String,
     pub requests: u64,
@@ -72,6 +76,7 @@ pub struct BudgetCharge {
 
 /// The share of a class's per-minute limits used over the window (1.0 = at the limit).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct BudgetUse {
     pub class: String,
     pub rpm: f64,
@@ -83,6 +88,7 @@ pub struct BudgetUse {
 
 /// One metrics row: what the cron computed at `at` over the `window_ms` before it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Metrics {
     pub at: i64,
     pub window_ms: i64,
@@ -124,6 +130,7 @@ pub const BATCH_EXPIRY_MS: i64 = 24 * 3_600_000;
 
 /// The per-path SLO thresholds, in ms (`Timing::slo` makes them from the timing profile).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Slo {
     /// Sync: a p95 end-to-end latency above this warns.
     pub sync_p95_ms: i64,
@@ -149,6 +156,7 @@ impl Default for Slo {
 
 /// The sync path: jobs whose mode is `sync`.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct SyncPath {
     /// Ended in the window.
     pub completed: u64,
@@ -168,6 +176,7 @@ pub struct SyncPath {
 
 /// The batch path: jobs whose mode is `batch`.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct BatchPath {
     pub completed: u64,
     pub failed: u64,
@@ -190,6 +199,7 @@ pub struct BatchPath {
 /// A threshold a row crosses: which path, which figure, its value and its threshold (ms). The
 /// report's other warnings (a model near retirement) have the path `models` and no figures.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Warning {
     /// `sync`, `batch` or `models`.
     pub path: String,
@@ -534,6 +544,7 @@ pub fn span(ms: i64) -> String {
 
 /// `GET /api/metrics`: the latest row and the series (oldest first).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct MetricsReport {
     pub latest: Option<Metrics>,
     pub warnings: Vec<Warning>,
@@ -549,6 +560,7 @@ pub struct MetricsReport {
 /// Message Batches given up as unknown to the API (their results, and what they billed, are
 /// never read; their jobs run again in a new batch).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Unrecorded {
     pub timed_out_calls: u64,
     /// At most this much: each timed-out call at the worst case of its reservation.

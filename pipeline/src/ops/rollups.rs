@@ -12,6 +12,7 @@ pub const MAX_ROLLUP_DAYS: i64 = 31;
 /// One group of the rollup: a user's jobs of one UTC day (days since the epoch), model ('' when
 /// none answered) and mode.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct RollupRow {
     pub user_id: String,
     pub day: i64,
@@ -95,6 +96,7 @@ impl DayRange {
 
 /// A group whose rollup and scan differ (`None`: the group is missing on that side).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct RollupDiff {
     pub rollup: Option<RollupRow>,
     pub scan: Option<RollupRow>,
@@ -102,6 +104,7 @@ pub struct RollupDiff {
 
 /// The consistency check's answer.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct RollupCheck {
     pub from: String,
     pub to: String,
@@ -111,6 +114,15 @@ pub struct RollupCheck {
     /// The first differences (at most 20).
     pub differences: Vec<RollupDiff>,
     pub different_groups: usize,
+}
+
+/// What `POST /api/usage/rollups/rebuild` wrote: the days (UTC, both included) and the groups.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct Rebuilt {
+    pub from: String,
+    pub to: String,
+    pub groups: usize,
 }
 
 /// Compares the rollup's groups with a scan's (both any order; groups with no jobs ignored).

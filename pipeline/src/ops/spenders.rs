@@ -33,6 +33,7 @@ pub struct SpenderGroup {
 
 /// One model's share of a user's spend.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct SpenderModel {
     pub model: String,
     #[serde(flatten)]
@@ -42,6 +43,7 @@ pub struct SpenderModel {
 
 /// One user: totals over the range and the models, dearest first.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Spender {
     /// 1 for the top spender.
     pub rank: usize,
@@ -56,6 +58,7 @@ pub struct Spender {
 
 /// `GET /api/usage/spenders`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct SpendersReport {
     pub from: String,
     pub to: String,

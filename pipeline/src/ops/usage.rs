@@ -106,6 +106,7 @@ pub struct UsageGroup {
 
 /// Tokens and cost of a set of jobs.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct UsageTotals {
     pub jobs: u64,
     pub input_tokens: u64,
@@ -144,6 +145,7 @@ impl UsageTotals {
 
 /// A row of the usage table: one day and model.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct UsageRow {
     pub day: String,
     pub model: String,
@@ -153,6 +155,7 @@ pub struct UsageRow {
 
 /// One day's totals (the chart's bars; days without jobs included as zero).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct UsageDay {
     pub day: String,
     pub cost_micros: UsdMicros,
@@ -161,6 +164,7 @@ pub struct UsageDay {
 
 /// What batches and caching saved, in micro-dollars.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Savings {
     /// The Message Batches API bills half: batch jobs would have cost this much more in sync.
     pub batch_micros: UsdMicros,
@@ -171,6 +175,7 @@ pub struct Savings {
 
 /// `GET /api/usage`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct UsageReport {
     pub user_id: String,
     pub from: String,

@@ -10,6 +10,7 @@ mod jobs;
 mod keys;
 mod metrics;
 mod models;
+mod openapi;
 mod pauses;
 mod poll;
 mod retention;
@@ -102,6 +103,7 @@ pub fn router(env: &Env) -> Router {
         .route("/jobs/{id}/result", get(jobs::result))
         .route("/jobs/{id}/cancel", post(jobs::cancel))
         .route("/api/webhooks/{id}/resend", post(jobs::resend_webhook))
+        .route("/api/openapi.json", get(openapi::get))
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .layer(axum::middleware::from_fn_with_state(

@@ -4,21 +4,11 @@
 use axum::extract::State;
 use axum::response::{IntoResponse, Response};
 use axum::Json;
-use pipeline::retention::Removed;
-use serde::Serialize;
+use pipeline::retention::{Removed, RetentionView};
 
 use crate::error::AppError;
 use crate::identity::Caller;
 use crate::routes::AppState;
-
-/// The policy in force (`RETAIN_*`, `RETENTION_SLICE`) and the last run.
-#[derive(Debug, Serialize)]
-struct RetentionView {
-    #[serde(flatten)]
-    policy: pipeline::retention::Retention,
-    last_run_at: Option<i64>,
-    last_run: Option<String>,
-}
 
 #[worker::send]
 pub async fn get(

@@ -6,8 +6,8 @@
 use axum::extract::{Query, State};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
-use pipeline::ops::rollups::{compare, DayRange};
-use serde::{Deserialize, Serialize};
+use pipeline::ops::rollups::{compare, DayRange, Rebuilt};
+use serde::Deserialize;
 
 use crate::config::now_ms;
 use crate::error::AppError;
@@ -41,14 +41,6 @@ pub async fn check(
     let rollup = state.store.rollup_rows(r).await?;
     let scan = state.store.rollup_scan(r).await?;
     Ok(Json(compare(r, &rollup, &scan)).into_response())
-}
-
-/// What a rebuild wrote.
-#[derive(Debug, Serialize)]
-struct Rebuilt {
-    from: String,
-    to: String,
-    groups: usize,
 }
 
 #[worker::send]
