@@ -25,6 +25,8 @@
 //! - [`prompt`]: prompt jobs' input and the Idempotency-Key rules.
 //! - [`retention`]: what is kept and for how long; what one cron run deletes.
 //! - [`retry`]: what a consumer does after a call (ack, retry with backoff, fail, dead-letter).
+//! - [`routing`]: deadline-aware routing — batch while the deadline allows, moved to sync before
+//!   it is at risk, refused when not even sync fits.
 //! - [`delivery`]: what a consumer does with a delivered job (run it, expire it, accumulate it)
 //!   and while it waits for the token budget.
 //! - [`rollout`]: which users' calls take the queue path.
@@ -69,6 +71,7 @@ pub mod prompt;
 pub mod retention;
 pub mod retry;
 pub mod rollout;
+pub mod routing;
 pub mod shape;
 pub mod status;
 pub mod timing;
