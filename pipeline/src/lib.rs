@@ -31,6 +31,7 @@
 //!   and while it waits for the token budget.
 //! - [`rollout`]: which users' calls take the queue path.
 //! - [`pause`]: pausing a lane, a model or a user, and which pause holds a job.
+//! - [`tags`]: `key=value` tags on jobs, checked and stored for usage by tag.
 //! - [`timing`]: every delay of the product as configuration, the three timing profiles and backoff.
 //! - [`tokens`]: token estimation from text.
 //! - [`webhooks`]: completion webhooks — Standard Webhooks signatures, retries, callback URLs.
@@ -74,6 +75,7 @@ pub mod rollout;
 pub mod routing;
 pub mod shape;
 pub mod status;
+pub mod tags;
 pub mod timing;
 pub mod tokens;
 pub mod webhooks;
