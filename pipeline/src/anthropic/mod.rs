@@ -8,6 +8,7 @@
 //! - `response`: what a model answers (Message, content blocks, stop reasons, usage).
 //! - `errors`: the error envelope.
 //! - `batches`: the Message Batches API.
+//! - [`admin`]: the Usage & Cost Admin API's cost report (reconciliation).
 //! - [`jsonl`]: a batch's JSONL results read line by line as they arrive, resumable.
 
 /// The API version header every request carries.
@@ -27,6 +28,7 @@ pub const RATE_LIMIT_FAMILIES: [&str; 3] = [
     "anthropic-ratelimit-output-tokens",
 ];
 
+pub mod admin;
 mod batches;
 mod errors;
 pub mod jsonl;
