@@ -35,6 +35,8 @@ fn main() -> ExitCode {
             the_cron_writes_a_metrics_row_with_latencies_lanes_and_models,
             usage_agrees_with_the_jobs_to_the_micro_dollar_and_exports_csv,
             the_spenders_view_ranks_every_user_and_agrees_with_their_usage,
+            usage_by_tag_agrees_with_the_tagged_jobs_listed_to_the_micro_dollar,
+            malformed_tags_are_refused_and_store_nothing,
             a_daily_cap_refuses_new_jobs_and_the_soft_threshold_alerts_once,
             every_ops_list_and_aggregate_is_served_by_an_index,
         ],
@@ -328,6 +330,165 @@ async fn the_cron_writes_a_metrics_row_with_latencies_lanes_and_models(s: Arc<Te
     assert_error(status, &body, 400, "invalid_minutes");
 }
 
+/// Tagged prompt jobs (sync and batch) and a tagged feedback: each tag's cost, tokens and jobs
+/// in `GET /api/usage/tags` equal the sums over `GET /jobs?tag=`, a job with two tags counts
+/// under each, and the CSV carries the same dollars.
+async fn usage_by_tag_agrees_with_the_tagged_jobs_listed_to_the_micro_dollar(s: Arc<TestStack>) {
+    let user = "tag-user";
+    let c = s.user(user);
+    let job = |prompt: &str, priority: &str, tags: Value| {
+        json!({"prompt": prompt, "priority": priority, "max_tokens": 50,
+               "output_config": {"effort": "low"}, "tags": tags})
+    };
+    let mut sync = vec![
+        c.submit_job(&job(
+            "Tagged one",
+            "high",
+            json!(["team=search", "customer=acme"]),
+        ))
+        .await,
+        c.submit_job(&job("Tagged two", "high", json!(["team=search"])))
+            .await,
+        c.submit_job(&job("Tagged three", "high", json!(["team=ads"])))
+            .await,
+        c.submit_job(&job("Untagged", "high", Value::Null)).await,
+    ];
+    sync.push(
+        c.submit_feedback(&json!({"text": "Search is slow today.", "tags": ["team=search"]}))
+            .await,
+    );
+    let batch = c
+        .submit_job(&job(
+            "Tagged batch",
+            "bulk",
+            json!(["customer=acme", "team=ads"]),
+        ))
+        .await;
+    for id in &sync {
+        c.job_reaches(id, "completed", WAIT).await;
+    }
+    eventually("the batch job completes", WAIT, || async {
+        let _ = s.user(ADMIN).post("/api/batches/flush").await;
+        let _ = s.user(ADMIN).post("/api/batches/poll").await;
+        (c.job(&batch).await["status"] == "completed").then_some(())
+    })
+    .await;
+    assert_eq!(
+        c.job(&sync[0]).await["tags"],
+        json!(["customer=acme", "team=search"]),
+        "stored sorted"
+    );
+    let r = c.get_ok("/api/usage/tags?user=tag-user").await;
+    assert_eq!(r["user_id"], user, "{r}");
+    let tags = r["tags"].as_array().unwrap();
+    assert_eq!(tags.len(), 3, "{r}");
+    for (tag, expected_jobs) in [("team=search", 3), ("team=ads", 2), ("customer=acme", 2)] {
+        let (status, list) = c
+            .get(&format!("/jobs?tag={}&limit=100", tag.replace('=', "%3D")))
+            .await;
+        assert_eq!(status, 200, "{list}");
+        let listed = list["items"].as_array().unwrap();
+        assert_eq!(listed.len(), expected_jobs, "{tag}: {list}");
+        assert!(listed
+            .iter()
+            .all(|j| j["tags"].as_array().unwrap().iter().any(|t| t == tag)));
+        let row = tags
+            .iter()
+            .find(|t| t["tag"] == tag)
+            .unwrap_or_else(|| panic!("{tag}: {r}"));
+        assert_eq!(
+            row["jobs"].as_u64().unwrap(),
+            expected_jobs as u64,
+            "{tag}: {r}"
+        );
+        for key in [
+            "cost_micros",
+            "input_tokens",
+            "output_tokens",
+            "cache_read_tokens",
+        ] {
+            let sum: u64 = listed.iter().map(|j| j[key].as_u64().unwrap()).sum();
+            assert_eq!(row[key].as_u64().unwrap(), sum, "{tag} {key}: {r}");
+        }
+        assert!(row["cost_micros"].as_u64().unwrap() > 0, "{tag}: {r}");
+        let by_model: u64 = row["models"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| m["cost_micros"].as_u64().unwrap())
+            .sum();
+        assert_eq!(by_model, row["cost_micros"].as_u64().unwrap(), "{tag}: {r}");
+    }
+    // Dearest first.
+    let costs: Vec<u64> = tags
+        .iter()
+        .map(|t| t["cost_micros"].as_u64().unwrap())
+        .collect();
+    assert!(costs.windows(2).all(|w| w[0] >= w[1]), "{r}");
+    // Every user's tags (an admin without ?user=) include this user's.
+    let all = s.user(ADMIN).get_ok("/api/usage/tags").await;
+    assert_eq!(all["user_id"], Value::Null, "{all}");
+    let search = |rep: &Value| {
+        rep["tags"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["tag"] == "team=search")
+            .unwrap()["cost_micros"]
+            .as_u64()
+            .unwrap()
+    };
+    assert!(search(&all) >= search(&r), "{all}");
+    // The CSV: a line per tag and model, summing to the same dollars.
+    let (ctype, csv) = c.get_text("/api/usage/tags.csv?user=tag-user").await;
+    assert!(ctype.starts_with("text/csv"), "{ctype}");
+    let mut lines = csv.lines();
+    assert!(lines.next().unwrap().starts_with("rank,tag,model,jobs,"));
+    let dollars: f64 = lines
+        .filter(|l| l.split(',').nth(1) == Some("team=search"))
+        .map(|l| l.split(',').nth(8).unwrap().parse::<f64>().unwrap())
+        .sum();
+    let micros = search(&r) as f64 / 1e6;
+    assert!(
+        (dollars - micros).abs() < 1e-9,
+        "{dollars} vs {micros}: {csv}"
+    );
+}
+
+/// A malformed tag is a 400 naming `tags`, on both producers, and nothing is stored; a
+/// malformed `?tag=` filter is a 400 too.
+async fn malformed_tags_are_refused_and_store_nothing(s: Arc<TestStack>) {
+    let user = "bad-tagger";
+    let c = s.user(user);
+    for tags in [
+        json!("team=search"),
+        json!(["team"]),
+        json!(["Team=x"]),
+        json!(["team=a", "team=b"]),
+        json!(["a=1", "b=1", "c=1", "d=1", "e=1", "f=1", "g=1", "h=1", "i=1"]),
+        json!([7]),
+    ] {
+        let (status, body) = c
+            .post_json("/jobs", &json!({"prompt": "Hi", "tags": tags}))
+            .await;
+        assert_error(status, &body, 400, "invalid_field");
+        assert_eq!(body["field"], "tags", "{body}");
+        let (status, body) = c
+            .post_json("/feedback", &json!({"text": "Hi", "tags": tags}))
+            .await;
+        assert_error(status, &body, 400, "invalid_field");
+        assert_eq!(body["field"], "tags", "{body}");
+    }
+    assert!(
+        s.d1("SELECT id FROM jobs WHERE user_id = 'bad-tagger'")
+            .is_empty(),
+        "no row"
+    );
+    let (status, body) = c.get("/jobs?tag=nokey").await;
+    assert_error(status, &body, 400, "invalid_filter");
+    assert_eq!(body["field"], "tag", "{body}");
+}
+
 async fn usage_agrees_with_the_jobs_to_the_micro_dollar_and_exports_csv(s: Arc<TestStack>) {
     let user = "usage-user";
     let mut sync = Vec::new();
@@ -615,6 +776,17 @@ async fn every_ops_list_and_aggregate_is_served_by_an_index(s: Arc<TestStack>) {
         ),
         ("spent", literal(sql::SPENT, &[text("ann"), int(0)])),
         ("spenders", literal(sql::SPENDERS, &[int(0), int(30)])),
+        (
+            "tag usage, every user",
+            sql::TAG_USAGE
+                .replace("?3", "NULL")
+                .replace("?1", "0")
+                .replace("?2", "30"),
+        ),
+        (
+            "tag usage, one user",
+            literal(sql::TAG_USAGE, &[int(0), int(30), text("ann")]),
+        ),
         ("rollout", literal(sql::ROLLOUT, &[int(0), int(1 << 50)])),
         ("ended", literal(sql::ENDED, &[int(1 << 50), int(100)])),
         ("pending", sql::pending()),
@@ -631,7 +803,8 @@ async fn every_ops_list_and_aggregate_is_served_by_an_index(s: Arc<TestStack>) {
                 .replace("?1", "'ann'")
                 .replace("?5", "4503599627370496")
                 .replace("?6", "''")
-                .replace("?7", "51"),
+                .replace("?7", "51")
+                .replace("?8", "NULL"),
         ),
         (
             "jobs list, one status and kind",
@@ -642,7 +815,8 @@ async fn every_ops_list_and_aggregate_is_served_by_an_index(s: Arc<TestStack>) {
                 .replace("?1", "'ann'")
                 .replace("?5", "4503599627370496")
                 .replace("?6", "''")
-                .replace("?7", "51"),
+                .replace("?7", "51")
+                .replace("?8", "NULL"),
         ),
         (
             "uploads list",

@@ -278,6 +278,9 @@ pub struct JobView {
     /// Every call made for the job, oldest first.
     #[serde(default)]
     pub attempt_log: Vec<AttemptView>,
+    /// Its `key=value` tags, sorted (`pipeline::tags`).
+    #[serde(default)]
+    pub tags: Vec<String>,
 }
 
 /// One call made for a job.

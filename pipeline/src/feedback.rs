@@ -29,6 +29,8 @@ pub struct FeedbackInput {
     pub expires_in_s: Option<u64>,
     /// Where to post its final view when it ends (checked by the Worker).
     pub callback_url: Option<String>,
+    /// Its tags, checked and sorted (`crate::tags`).
+    pub tags: Vec<String>,
 }
 
 /// Parses and validates a `POST /feedback` body at `now_ms`. Unknown fields, wrong types,
@@ -45,6 +47,7 @@ pub fn parse_input(body: &[u8], now_ms: i64) -> Result<FeedbackInput, ApiError> 
             "model",
             "expires_in_s",
             "callback_url",
+            "tags",
         ],
     )?;
     let field = |name: &str, msg: String| ApiError::bad_request("invalid_field", msg, Some(name));
@@ -97,7 +100,9 @@ pub fn parse_input(body: &[u8], now_ms: i64) -> Result<FeedbackInput, ApiError> 
                 field("expires_in_s", "expires_in_s must be a whole number".into())
             })?),
         };
+    let tags = crate::tags::from_json(obj.get("tags"))?;
     Ok(FeedbackInput {
+        tags,
         source,
         mode,
         text: text.clone(),

@@ -20,6 +20,7 @@ use crate::ops::dlq::{DlqFilter, DlqList, ReplayAck, ReplayEdit};
 use crate::ops::metrics::MetricsReport;
 use crate::ops::rollups::{Rebuilt, RollupCheck};
 use crate::ops::spenders::SpendersReport;
+use crate::ops::tag_usage::TagsReport;
 use crate::ops::usage::UsageReport;
 use crate::pause::{Pause, PauseList, PauseRequest, Resumed};
 use crate::retention::{Removed, RetentionView};
@@ -521,6 +522,51 @@ pub const ROUTES: &[Route] = &[
     },
     Route {
         method: "get",
+        path: "/api/usage/tags",
+        operation_id: "getTagUsage",
+        tag: "usage",
+        summary: "Cost, tokens and jobs by key=value tag and model over a range, dearest first",
+        access: Access::Caller,
+        params: &[
+            FROM,
+            TO,
+            query(
+                "user",
+                string,
+                "One user's jobs (admins; admins see every user's without it, users their own).",
+            ),
+            query(
+                "limit",
+                || json!({"type": "integer", "minimum": 1, "maximum": 1000, "default": 100}),
+                "Tags in the report; the rest are counted in `others`.",
+            ),
+        ],
+        body: Body::None,
+        answers: &[Answer {
+            status: 200,
+            description: "The report. A job with two tags counts under each.",
+            content: Content::Json(of::<TagsReport>),
+        }],
+        errors: &[],
+    },
+    Route {
+        method: "get",
+        path: "/api/usage/tags.csv",
+        operation_id: "getTagUsageCsv",
+        tag: "usage",
+        summary: "The same as CSV, a row per tag and model",
+        access: Access::Caller,
+        params: &[FROM, TO, query("user", string, "One user's jobs (admins).")],
+        body: Body::None,
+        answers: &[Answer {
+            status: 200,
+            description: "The CSV (an attachment).",
+            content: Content::Csv,
+        }],
+        errors: &[],
+    },
+    Route {
+        method: "get",
         path: "/api/usage/rollups",
         operation_id: "checkRollups",
         tag: "usage",
@@ -895,6 +941,11 @@ pub const ROUTES: &[Route] = &[
                 "kind",
                 || json!({"type": "string", "enum": crate::status::Kind::ALL.map(|k| k.as_str())}),
                 "One kind.",
+            ),
+            query(
+                "tag",
+                string,
+                "One `key=value` tag: the jobs that carry it.",
             ),
             CURSOR,
             LIMIT,

@@ -54,6 +54,9 @@ pub struct PromptInput {
     /// Where to post the job's final view when it ends (checked by the Worker, which knows
     /// whether loopback receivers are allowed: `webhooks::check_url`).
     pub callback_url: Option<String>,
+    /// Its tags, checked and sorted (`crate::tags`).
+    #[serde(default)]
+    pub tags: Vec<String>,
     /// The Messages request the job sends, checked against its model (kept in R2 as the
     /// claim-check).
     pub request: MessagesRequest,
@@ -101,6 +104,7 @@ pub const FIELDS: &[&str] = &[
     "output_config",
     "tools",
     "tool_choice",
+    "tags",
 ];
 
 /// Parses and validates a `POST /jobs` body at `now_ms`. Mode defaults follow the contract: sync
@@ -259,6 +263,7 @@ pub fn parse_input(body: &[u8], now_ms: i64) -> Result<PromptInput, ApiError> {
         model: model.id.to_owned(),
         expires_in_s,
         callback_url: text("callback_url")?.cloned(),
+        tags: crate::tags::from_json(obj.get("tags"))?,
         request,
     })
 }

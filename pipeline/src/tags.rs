@@ -73,6 +73,23 @@ pub fn parse(tags: Option<&[String]>) -> Result<Vec<String>, ApiError> {
     Ok(out)
 }
 
+/// A JSON body's `tags` field: absent or null is none; otherwise an array of strings, checked
+/// by [`parse`].
+pub fn from_json(value: Option<&serde_json::Value>) -> Result<Vec<String>, ApiError> {
+    match value {
+        None | Some(serde_json::Value::Null) => Ok(Vec::new()),
+        Some(serde_json::Value::Array(items)) => {
+            let strings = items
+                .iter()
+                .map(|v| v.as_str().map(str::to_owned))
+                .collect::<Option<Vec<String>>>()
+                .ok_or_else(|| bad("tags must be an array of strings".into()))?;
+            parse(Some(&strings))
+        }
+        Some(_) => Err(bad("tags must be an array of strings".into())),
+    }
+}
+
 /// The `?tag=` filter of a listing: one valid tag.
 pub fn parse_filter(tag: &str) -> Result<String, ApiError> {
     check(tag).map_err(|m| ApiError::bad_request("invalid_filter", m, Some("tag")))?;

@@ -31,6 +31,9 @@ pub struct FeedbackRequest {
     /// Where its final view is posted when it ends (as on [`JobRequest`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub callback_url: Option<String>,
+    /// `key=value` labels its cost is also counted under (as on [`JobRequest`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tags: Option<Vec<String>>,
 }
 
 /// `POST /jobs` and `POST /api/claude`: a prompt (or a whole conversation) and how to run it.
@@ -76,6 +79,10 @@ pub struct JobRequest {
     pub tools: Option<Vec<serde_json::Value>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tool_choice: Option<ToolChoice>,
+    /// Up to 8 `key=value` labels (team, feature, customer): `GET /api/usage/tags` sums cost
+    /// per tag, and `GET /jobs?tag=` lists a tag's jobs (`pipeline::tags`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tags: Option<Vec<String>>,
 }
 
 impl JobRequest {
@@ -137,6 +144,7 @@ mod tests {
             tool_choice: Some(ToolChoice::Auto {
                 disable_parallel_tool_use: None,
             }),
+            tags: Some(vec!["team=search".into(), "customer=acme".into()]),
         }
     }
 
@@ -166,6 +174,7 @@ mod tests {
         assert_eq!((input.priority, input.mode), (Lane::Bulk, Mode::Batch));
         assert_eq!(input.expires_in_s, Some(600));
         assert_eq!(input.request.max_tokens, 2048);
+        assert_eq!(input.tags, ["customer=acme", "team=search"]);
     }
 
     #[test]
@@ -184,9 +193,11 @@ mod tests {
             model: Some(crate::models::DEFAULT_MODEL.into()),
             expires_in_s: Some(60),
             callback_url: Some("https://hooks.example.com/f".into()),
+            tags: Some(vec!["feature=export".into()]),
         };
         let input = crate::feedback::parse_input(&serde_json::to_vec(&req).unwrap(), NOW).unwrap();
         assert_eq!((input.mode, input.source.as_str()), (Mode::Batch, "web"));
+        assert_eq!(input.tags, ["feature=export"]);
     }
 
     #[test]

@@ -6,7 +6,9 @@
 //! - [`joblog`]: the one JSON shape of every log line about a job.
 //! - [`metrics`]: the cron's metrics row, its warnings and the DLQ alert's crossing rule.
 //! - [`usage`]: per-user usage reports and their CSV.
+//! - [`reconcile`]: our cost per day and model against Anthropic's cost report.
 //! - [`spenders`]: who spends what, across users (admins).
+//! - [`tag_usage`]: cost by `key=value` tag (the tag rollup).
 //! - [`budgets`]: per-user daily caps and soft thresholds.
 //! - [`dlq`]: DLQ triage — filters, replay rules and edits.
 //! - [`prometheus`]: the Prometheus text format, and the counters the cron keeps for it.
@@ -18,6 +20,8 @@ pub mod failures;
 pub mod joblog;
 pub mod metrics;
 pub mod prometheus;
+pub mod reconcile;
 pub mod rollups;
 pub mod spenders;
+pub mod tag_usage;
 pub mod usage;

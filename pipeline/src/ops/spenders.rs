@@ -147,24 +147,29 @@ impl SpendersReport {
         );
         for u in &self.users {
             for m in &u.models {
-                let t = &m.totals;
-                out.push_str(&format!(
-                    "{},{},{},{},{},{},{},{},{},{}\n",
-                    u.rank,
-                    csv_field(&u.user_id),
-                    csv_field(&m.model),
-                    t.jobs,
-                    t.input_tokens,
-                    t.output_tokens,
-                    t.cache_write_tokens,
-                    t.cache_read_tokens,
-                    t.cost_micros.dollars(),
-                    m.failures
-                ));
+                out.push_str(&csv_line(u.rank, &u.user_id, m));
             }
         }
         out
     }
+}
+
+/// One CSV line of a ranked report: rank, who (a user or a tag), the model's figures.
+pub(crate) fn csv_line(rank: usize, who: &str, m: &SpenderModel) -> String {
+    let t = &m.totals;
+    format!(
+        "{},{},{},{},{},{},{},{},{},{}\n",
+        rank,
+        csv_field(who),
+        csv_field(&m.model),
+        t.jobs,
+        t.input_tokens,
+        t.output_tokens,
+        t.cache_write_tokens,
+        t.cache_read_tokens,
+        t.cost_micros.dollars(),
+        m.failures
+    )
 }
 
 /// `limit` from the query string: 1 to [`MAX_SPENDERS`], [`DEFAULT_SPENDERS`] when absent.

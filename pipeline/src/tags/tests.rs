@@ -69,6 +69,25 @@ fn at_most_eight_tags_and_one_per_key() {
 }
 
 #[test]
+fn a_body_field_must_be_an_array_of_strings() {
+    use serde_json::json;
+    assert_eq!(from_json(None).unwrap(), Vec::<String>::new());
+    assert_eq!(from_json(Some(&json!(null))).unwrap(), Vec::<String>::new());
+    assert_eq!(
+        from_json(Some(&json!(["b=1", "a=2"]))).unwrap(),
+        tags(&["a=2", "b=1"])
+    );
+    for bad in [
+        json!("team=a"),
+        json!([1]),
+        json!({"team": "a"}),
+        json!(["team"]),
+    ] {
+        assert_eq!(from_json(Some(&bad)).unwrap_err().status, 400, "{bad}");
+    }
+}
+
+#[test]
 fn the_listing_filter_takes_one_valid_tag() {
     assert_eq!(parse_filter("team=search").unwrap(), "team=search");
     let e = parse_filter("team").unwrap_err();

@@ -70,6 +70,7 @@ pub async fn submit(
         path: None,
         reserved: need,
         callback: callback.as_ref(),
+        tags: &input.tags,
         now,
     })?;
     let committed = commit_job(&state, user, record.as_ref(), &id, vec![job], (now, need)).await?;

@@ -124,6 +124,7 @@ pub async fn store_prompt_job(
         path: job.path,
         reserved: job.reserved,
         callback: job.callback.as_ref(),
+        tags: &input.tags,
         now,
     })?;
     let committed = commit_job(state, user, claim, &id, vec![row], (now, job.reserved)).await;
@@ -223,6 +224,7 @@ pub struct ListQuery {
     status: Option<String>,
     priority: Option<String>,
     kind: Option<String>,
+    tag: Option<String>,
     cursor: Option<String>,
     limit: Option<String>,
 }
@@ -265,6 +267,11 @@ pub async fn list(
                 k.parse::<Kind>()
                     .map_err(|_| bad("kind", "feedback, prompt or pdf"))
             })
+            .transpose()?,
+        tag: q
+            .tag
+            .as_deref()
+            .map(pipeline::tags::parse_filter)
             .transpose()?,
     };
     let page = page(q.cursor.as_deref(), q.limit.as_deref())?;

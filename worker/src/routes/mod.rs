@@ -74,6 +74,8 @@ pub fn router(env: &Env) -> Router {
         .route("/api/usage/budget", axum::routing::put(usage::set_budget))
         .route("/api/usage/spenders", get(usage::spenders))
         .route("/api/usage/spenders.csv", get(usage::spenders_csv))
+        .route("/api/usage/tags", get(usage::tags))
+        .route("/api/usage/tags.csv", get(usage::tags_csv))
         .route("/api/usage/rollups", get(rollups::check))
         .route("/api/retention", get(retention::get))
         .route("/api/retention/run", post(retention::run))

@@ -1,7 +1,8 @@
 //! Per-user usage: `GET /api/usage` (tokens and cost by day and model, totals, savings, the
 //! daily budget), `GET /api/usage.csv` (the same rows as CSV), `PUT /api/usage/budget` (admins:
 //! a user's daily cap and soft threshold), `GET /api/usage/spenders[.csv]` (admins: every user's
-//! cost, tokens and jobs by model, top spenders first).
+//! cost, tokens and jobs by model, top spenders first), `GET /api/usage/tags[.csv]` (cost by
+//! `key=value` tag: a user's own jobs, or every user's for admins).
 
 use axum::body::Bytes;
 use axum::extract::{Query, State};
@@ -10,6 +11,7 @@ use axum::response::{IntoResponse, Response};
 use axum::Json;
 use pipeline::ops::budgets::BudgetSetting;
 use pipeline::ops::spenders::{parse_limit, SpendersReport};
+use pipeline::ops::tag_usage::TagsReport;
 use pipeline::ops::usage::{UsageQuery, UsageReport};
 use serde::Deserialize;
 
@@ -77,6 +79,62 @@ fn csv_download(name: &str, text: String) -> Response {
         text,
     )
         .into_response()
+}
+
+#[derive(Deserialize)]
+pub struct TagParams {
+    from: Option<String>,
+    to: Option<String>,
+    user: Option<String>,
+    limit: Option<String>,
+}
+
+/// Users see their own jobs' tags; admins every user's, or one user's with `?user=`.
+async fn tags_report(
+    state: &AppState,
+    caller: &Caller,
+    p: &TagParams,
+) -> Result<TagsReport, AppError> {
+    let now = now_ms();
+    let admin = caller.0.is_admin();
+    let q = UsageQuery::parse(
+        p.from.as_deref(),
+        p.to.as_deref(),
+        p.user.as_deref(),
+        caller.0.user_id.as_str(),
+        admin,
+        now,
+    )?;
+    let everyone = admin && p.user.as_deref().is_none_or(str::is_empty);
+    let user = (!everyone).then_some(q.user_id);
+    let limit = parse_limit(p.limit.as_deref())?;
+    let groups = state
+        .store
+        .tag_usage(user.as_deref(), q.from_ms, q.to_ms)
+        .await?;
+    Ok(TagsReport::build(&groups, user, q.from_ms, q.to_ms, limit))
+}
+
+/// Cost by tag: each `key=value` tag's tokens, cost and jobs by model over the days.
+#[worker::send]
+pub async fn tags(
+    State(state): State<AppState>,
+    caller: Caller,
+    Query(p): Query<TagParams>,
+) -> Result<Response, AppError> {
+    Ok(Json(tags_report(&state, &caller, &p).await?).into_response())
+}
+
+/// The same report as CSV: one line per tag and model.
+#[worker::send]
+pub async fn tags_csv(
+    State(state): State<AppState>,
+    caller: Caller,
+    Query(p): Query<TagParams>,
+) -> Result<Response, AppError> {
+    let r = tags_report(&state, &caller, &p).await?;
+    let name = format!("tags-{}-{}.csv", r.from, r.to);
+    Ok(csv_download(&name, r.to_csv()))
 }
 
 #[derive(Deserialize)]

@@ -34,6 +34,8 @@ pub struct NewJob<'a> {
     pub reserved: UsdMicros,
     /// Where its final view is posted when it ends, and the API key whose secret signs it.
     pub callback: Option<&'a crate::webhooks::Callback>,
+    /// Its tags, checked (`pipeline::tags::parse`).
+    pub tags: &'a [String],
     pub now: i64,
 }
 
@@ -43,6 +45,8 @@ pub struct JobFilter {
     pub status: Option<Status>,
     pub priority: Option<Lane>,
     pub kind: Option<Kind>,
+    /// One `key=value` tag (`pipeline::tags::parse_filter`).
+    pub tag: Option<String>,
 }
 
 /// A producer's remembered `(user, Idempotency-Key)`.
@@ -60,8 +64,8 @@ impl Store {
         let sql = format!(
             "INSERT INTO jobs (id, user_id, kind, status, lane, mode, model, source, input_text, \
              prompt_key, expires_at, created_at, updated_at, path, reserved_micros, callback_url, \
-             callback_key) \
-             VALUES (?1, ?2, ?3, {}, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?11, ?12, ?13, ?14, ?15)",
+             callback_key, tags) \
+             VALUES (?1, ?2, ?3, {}, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?11, ?12, ?13, ?14, ?15, ?16)",
             Status::Queued.sql()
         );
         self.statement(
@@ -82,6 +86,7 @@ impl Store {
                 money(j.reserved),
                 opt(j.callback.map(|c| c.url.as_str())),
                 opt(j.callback.and_then(|c| c.key_id.as_deref())),
+                opt(pipeline::tags::to_column(j.tags).as_deref()),
             ],
         )
     }
@@ -249,6 +254,7 @@ impl Store {
                 num(at),
                 id.into(),
                 num(limit as i64 + 1),
+                opt(filter.tag.as_deref()),
             ],
         )
         .await

@@ -331,6 +331,18 @@ impl Store {
         self.all(sql::SPENDERS, &[day(from), day(to)]).await
     }
 
+    /// Cost by tag and model over [from, to), of one user or (`None`) every user.
+    pub async fn tag_usage(
+        &self,
+        user: Option<&str>,
+        from: i64,
+        to: i64,
+    ) -> worker::Result<Vec<SpenderGroup>> {
+        let day = |ms: i64| num(ms.div_euclid(pipeline::clock::DAY_MS));
+        self.all(sql::TAG_USAGE, &[day(from), day(to), opt(user)])
+            .await
+    }
+
     /// The jobs a bulk replay takes (one row more than `limit`), oldest first.
     pub async fn dlq_to_replay(&self, f: &DlqFilter, limit: u32) -> worker::Result<Vec<JobRow>> {
         let (query, values) = sql::dlq_replay(f, COLUMNS, limit);
@@ -389,9 +401,9 @@ impl Store {
                     &format!(
                         "INSERT INTO jobs (id, user_id, kind, status, lane, mode, model, source, \
                          file_name, file_size, input_text, prompt_key, template, replay_of, \
-                         created_at, updated_at, reserved_micros) \
+                         created_at, updated_at, reserved_micros, tags) \
                          SELECT ?2, user_id, kind, {}, lane, mode, ?3, source, file_name, \
-                         file_size, input_text, ?4, template, id, ?5, ?5, ?6 FROM jobs \
+                         file_size, input_text, ?4, template, id, ?5, ?5, ?6, tags FROM jobs \
                          WHERE id = ?1 AND replayed_to = ?2",
                         Status::Queued.sql()
                     ),

@@ -71,6 +71,9 @@ pub struct JobRow {
     /// The worst case it reserves against its user's caps while it may still spend.
     #[serde(default)]
     pub reserved_micros: UsdMicros,
+    /// Its tags as a JSON array (migration 0018; `pipeline::tags`).
+    #[serde(default)]
+    pub tags: Option<String>,
 }
 
 pub const COLUMNS: &str =
@@ -78,7 +81,7 @@ pub const COLUMNS: &str =
     analysis, anthropic_batch_id, attempts, input_tokens, output_tokens, cache_write_tokens, \
     cache_read_tokens, cost_micros, error, created_at, started_at, completed_at, expires_at, held_at, callback_url, prompt_key, overloads, user_id, \
     cost_unknown, batch_tries, batch_index, file_name, file_size, template, error_class, replay_of, \
-    replayed_to, result_key, path, run_after, reserved_micros";
+    replayed_to, result_key, path, run_after, reserved_micros, tags";
 
 impl JobRow {
     /// Whether `GET /jobs/:id/result` has something to serve: a completed job's result, or the
@@ -120,6 +123,7 @@ impl JobRow {
             path: self.path,
             webhook: None,
             attempt_log: Vec::new(),
+            tags: pipeline::tags::from_column(self.tags.as_deref()),
         }
     }
 

@@ -29,6 +29,17 @@ pub const SPENDERS: &str = "SELECT user_id, NULLIF(model, '') AS model, SUM(jobs
      SUM(failures) AS failures FROM usage_days INDEXED BY idx_usage_days_day \
      WHERE day >= ?1 AND day < ?2 AND jobs > 0 GROUP BY user_id, model";
 
+/// Cost by tag over days [?1, ?2), of user ?3 (NULL for every user), from the tag rollup
+/// (migration 0018): the tag in `user_id`, the spenders report's columns.
+pub const TAG_USAGE: &str =
+    "SELECT tag AS user_id, NULLIF(model, '') AS model, SUM(jobs) AS jobs, \
+     SUM(input_tokens) AS input_tokens, SUM(output_tokens) AS output_tokens, \
+     SUM(cache_write_tokens) AS cache_write_tokens, SUM(cache_read_tokens) AS cache_read_tokens, \
+     SUM(cost_micros) AS cost_micros, SUM(cost_unknown) AS cost_unknown, \
+     SUM(failures) AS failures FROM usage_tag_days INDEXED BY idx_usage_tag_days_day \
+     WHERE day >= ?1 AND day < ?2 AND (?3 IS NULL OR user_id = ?3) AND jobs > 0 \
+     GROUP BY tag, model";
+
 /// A user's spending on day ?2 (days since the epoch; the daily cap), from the rollup.
 pub const SPENT: &str = "SELECT COALESCE(SUM(cost_micros + unknown_cost_micros), 0) AS spent \
      FROM usage_days WHERE user_id = ?1 AND day = ?2";
@@ -98,12 +109,13 @@ pub fn unclassified() -> String {
     )
 }
 
-/// A user's jobs, newest first, after a cursor: ?1 user; ?2 status, ?3 lane, ?4 kind (each
-/// NULL for any); ?5, ?6 the cursor's created_at and id; ?7 the limit.
+/// A user's jobs, newest first, after a cursor: ?1 user; ?2 status, ?3 lane, ?4 kind, ?8 a tag
+/// (each NULL for any); ?5, ?6 the cursor's created_at and id; ?7 the limit.
 pub fn jobs_list(columns: &str) -> String {
     format!(
         "SELECT {columns} FROM jobs WHERE user_id = ?1 \
          AND (?2 IS NULL OR status = ?2) AND (?3 IS NULL OR lane = ?3) AND (?4 IS NULL OR kind = ?4) \
+         AND (?8 IS NULL OR EXISTS (SELECT 1 FROM json_each(jobs.tags) WHERE value = ?8)) \
          AND (created_at < ?5 OR (created_at = ?5 AND id < ?6)) \
          ORDER BY created_at DESC, id DESC LIMIT ?7"
     )
