@@ -336,7 +336,7 @@ async fn each_role_sees_usage_and_an_admin_sees_charts_and_replays_a_dead_letter
     let user = s.create_key("gina", false);
     let admin = s.create_key("hank", true);
     // Gina's work: a job that completes, and one the simulator overloads six times (dead letter).
-    let (_, ack) = s.key(Some(&user)).post_json("/jobs", &json!({"prompt": "Gina's weekly report", "priority": "high", "max_tokens": 40, "output_config": {"effort": "low"}}))
+    let (_, ack) = s.key(Some(&user)).post_json("/jobs", &json!({"prompt": "Gina's weekly report", "priority": "high", "max_tokens": 40, "output_config": {"effort": "low"}, "tags": ["team=reports"]}))
     .await;
     let done = ack["jobId"].as_str().unwrap().to_string();
     let (_, ack) = s.key(Some(&user)).post_json("/jobs", &json!({"prompt": "Gina's flaky job [[sim:529x6]]", "priority": "high", "max_tokens": 40, "output_config": {"effort": "low"}}))
@@ -453,6 +453,25 @@ async fn each_role_sees_usage_and_an_admin_sees_charts_and_replays_a_dead_letter
         .await
         .unwrap_or_else(|e| panic!("Gina is among the spenders at {spent}: {e}"));
     screenshot(&page, &s, "spenders-admin").await;
+    // Cost by tag, every user's (an admin): the tag of Gina's report at what the API says.
+    let (_, tags) = s.key(Some(&admin)).get("/api/usage/tags").await;
+    let tagged = tags["tags"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["tag"] == "team=reports")
+        .unwrap_or_else(|| panic!("team=reports in {tags}"));
+    let tag_cost = format!(
+        "${}",
+        pipeline::money::UsdMicros(tagged["cost_micros"].as_u64().unwrap()).dollars()
+    );
+    expect(page.locator("[data-testid=tag-row][data-tag='team=reports']"))
+        .with_timeout(end2end::browser::CHECK_TIMEOUT)
+        .to_contain_text(tag_cost.as_str())
+        .await
+        .unwrap_or_else(|e| panic!("the tag row shows {tag_cost}: {e}"));
+    check_text(&page, "tags-whose", "Every user").await;
+    screenshot(&page, &s, "tags-admin").await;
     row.get_by_test_id("spender-user")
         .click(None)
         .await

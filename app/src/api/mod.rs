@@ -15,6 +15,7 @@ use pipeline::ops::budgets::BudgetSetting;
 use pipeline::ops::dlq::{DlqFilter, DlqList, ReplayAck, ReplayEdit};
 use pipeline::ops::metrics::MetricsReport;
 use pipeline::ops::spenders::SpendersReport;
+use pipeline::ops::tag_usage::TagsReport;
 use pipeline::ops::usage::UsageReport;
 use pipeline::pause::{Pause, PauseList, Resumed};
 use pipeline::rollout::RolloutReport;
@@ -263,6 +264,12 @@ pub async fn usage(from: &str, to: &str, user: &str) -> Result<UsageReport, ApiE
 /// `GET /api/usage.csv`: the same report as CSV text (the page saves it as a file).
 pub async fn usage_csv(from: &str, to: &str, user: &str) -> Result<String, ApiError> {
     call_text(Request::get("/api/usage.csv").query(usage_query(from, to, user))).await
+}
+
+/// `GET /api/usage/tags`: cost by `key=value` tag (`user` for admins; an admin without one
+/// gets every user's tags).
+pub async fn tag_usage(from: &str, to: &str, user: &str) -> Result<TagsReport, ApiError> {
+    call(Request::get("/api/usage/tags").query(usage_query(from, to, user))).await
 }
 
 /// `GET /api/usage/spenders` (admins): every user's spend over the days, top spenders first.

@@ -1,10 +1,12 @@
-//! The Usage page (`/ui/usage`): tokens and cost by day and model, budgets, CSV export.
+//! The Usage page (`/ui/usage`): tokens and cost by day and model, cost by tag, budgets, CSV
+//! export.
 
 mod budget_form;
 mod budget_text;
 mod range_form;
 mod report_view;
 mod spenders;
+mod tags;
 mod usage_table;
 
 use leptos::prelude::*;
@@ -18,6 +20,7 @@ use budget_form::BudgetForm;
 use range_form::{Range, RangeForm};
 use report_view::ReportView;
 use spenders::Spenders;
+use tags::TagUsage;
 
 /// Your tokens and cost by day and by model, the savings from batches and caching, today's
 /// budget, and CSV export; admins can look at any user and set their daily budget.
@@ -58,6 +61,7 @@ pub fn Usage() -> impl IntoView {
                 <p class="error" data-testid="usage-error">{e}</p>
             })}
             {fetched(report, "Loading…", "usage-error", move |r| view! { <ReportView r=r /> })}
+            <TagUsage applied=applied />
             <Show when=admin>
                 <BudgetForm report=report user=user save=save />
                 <Spenders applied=applied user=user />
