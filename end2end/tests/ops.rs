@@ -845,7 +845,12 @@ async fn every_ops_list_and_aggregate_is_served_by_an_index(s: Arc<TestStack>) {
     }
     // The rollup's consistency check scans a range of days on purpose (an admin's command,
     // at most 31 days): it is tested by the retention suite, not here.
-    let _ = (sql::USAGE_SCAN, sql::USAGE_ROWS);
+    let _ = (
+        sql::USAGE_SCAN,
+        sql::USAGE_ROWS,
+        sql::TAG_SCAN,
+        sql::TAG_ROWS,
+    );
     let partial = [
         "idx_jobs_unclassified",
         "idx_jobs_dead_open",

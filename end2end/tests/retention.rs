@@ -284,10 +284,10 @@ async fn the_rollup_equals_a_scan_after_every_kind_of_write_and_a_rebuild_repair
     let user = "ret-roll";
     let client = s.user(user);
     let done = client
-        .submit_job(&json!({"prompt": "Counted", "priority": "high", "max_tokens": 200, "output_config": {"effort": "low"}}))
+        .submit_job(&json!({"prompt": "Counted", "priority": "high", "max_tokens": 200, "output_config": {"effort": "low"}, "tags": ["team=roll", "env=test"]}))
         .await;
     let failed = client
-        .submit_job(&json!({"prompt": "Refused [[sim:400]]", "priority": "high", "max_tokens": 200, "output_config": {"effort": "low"}}))
+        .submit_job(&json!({"prompt": "Refused [[sim:400]]", "priority": "high", "max_tokens": 200, "output_config": {"effort": "low"}, "tags": ["team=roll"]}))
         .await;
     let canceled = client
         .submit_job(
@@ -317,6 +317,26 @@ async fn the_rollup_equals_a_scan_after_every_kind_of_write_and_a_rebuild_repair
     assert_eq!(usage_rows[0]["jobs"], 4, "{usage_rows:?}");
     // The replay of a refused request is refused again: two failures.
     assert_eq!(usage_rows[0]["failures"], 2, "{usage_rows:?}");
+    // The tag rollup too: team=roll has the done job, the refused one and its replay (which
+    // kept the tag), env=test the done job only.
+    let tag_rows = s.d1(&format!(
+        "SELECT tag, SUM(jobs) AS jobs, SUM(failures) AS failures FROM usage_tag_days \
+         WHERE user_id = '{user}' GROUP BY tag ORDER BY tag"
+    ));
+    assert_eq!(tag_rows.len(), 2, "{tag_rows:?}");
+    assert_eq!(
+        (tag_rows[0]["tag"].as_str(), tag_rows[0]["jobs"].as_i64()),
+        (Some("env=test"), Some(1))
+    );
+    assert_eq!(
+        (
+            tag_rows[1]["tag"].as_str(),
+            tag_rows[1]["jobs"].as_i64(),
+            tag_rows[1]["failures"].as_i64()
+        ),
+        (Some("team=roll"), Some(3), Some(2)),
+        "{tag_rows:?}"
+    );
 
     // A damaged rollup is found, named, and rebuilt from the jobs.
     s.d1_now(&format!(
@@ -334,6 +354,25 @@ async fn the_rollup_equals_a_scan_after_every_kind_of_write_and_a_rebuild_repair
     );
     let rebuilt = s.user(ADMIN).post_ok("/api/usage/rollups/rebuild").await;
     assert!(rebuilt["groups"].as_u64().unwrap() >= 1, "{rebuilt}");
+    let check = s.user(ADMIN).get_ok("/api/usage/rollups").await;
+    assert_eq!(check["consistent"], true, "{check}");
+
+    // The same for the tag rollup.
+    s.d1_now(&format!(
+        "UPDATE usage_tag_days SET cost_micros = cost_micros + 5 WHERE user_id = '{user}' AND tag = 'env=test'"
+    ))
+    .await;
+    let check = s.user(ADMIN).get_ok("/api/usage/rollups").await;
+    assert_eq!(check["consistent"], false, "{check}");
+    assert_eq!(check["different_groups"], 1, "{check}");
+    let diff = &check["differences"][0];
+    assert_eq!(diff["rollup"]["tag"], "env=test", "{check}");
+    assert_eq!(
+        diff["rollup"]["cost_micros"].as_i64().unwrap()
+            - diff["scan"]["cost_micros"].as_i64().unwrap(),
+        5
+    );
+    s.user(ADMIN).post_ok("/api/usage/rollups/rebuild").await;
     let check = s.user(ADMIN).get_ok("/api/usage/rollups").await;
     assert_eq!(check["consistent"], true, "{check}");
 }

@@ -1,5 +1,6 @@
-//! The usage rollup (`usage_days`, kept by migration 0012's triggers) against a full scan of
-//! the jobs it sums: which days an admin may check or rebuild, and what differs.
+//! The usage rollups (`usage_days`, kept by migration 0012's triggers, and `usage_tag_days`, by
+//! 0018's) against a full scan of the jobs they sum: which days an admin may check or rebuild,
+//! and what differs.
 
 use serde::{Deserialize, Serialize};
 
@@ -10,10 +11,14 @@ use crate::error::ApiError;
 pub const MAX_ROLLUP_DAYS: i64 = 31;
 
 /// One group of the rollup: a user's jobs of one UTC day (days since the epoch), model ('' when
-/// none answered) and mode.
+/// none answered) and mode — and, for the tag rollup (`usage_tag_days`, migration 0018), one of
+/// their tags.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct RollupRow {
+    /// The tag of a tag-rollup group; absent for the per-user rollup's.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub tag: String,
     pub user_id: String,
     pub day: i64,
     pub model: String,
@@ -30,8 +35,8 @@ pub struct RollupRow {
 }
 
 impl RollupRow {
-    fn key(&self) -> (&str, i64, &str, &str) {
-        (&self.user_id, self.day, &self.model, &self.mode)
+    fn key(&self) -> (&str, &str, i64, &str, &str) {
+        (&self.tag, &self.user_id, self.day, &self.model, &self.mode)
     }
 }
 
@@ -175,7 +180,8 @@ pub fn compare(range: DayRange, rollup: &[RollupRow], scan: &[RollupRow]) -> Rol
         from: day_of(range.from_day * DAY_MS),
         to: day_of((range.to_day - 1) * DAY_MS),
         groups: b.len(),
-        jobs: b.iter().map(|r| r.jobs).sum(),
+        // Each job once: the tag groups count a job under each of its tags.
+        jobs: b.iter().filter(|r| r.tag.is_empty()).map(|r| r.jobs).sum(),
         consistent: diffs.is_empty(),
         different_groups: diffs.len(),
         differences: diffs.into_iter().take(20).collect(),
@@ -198,6 +204,35 @@ mod tests {
             cost_micros: cost,
             ..RollupRow::default()
         }
+    }
+
+    #[test]
+    fn tag_groups_are_compared_by_their_tag_and_count_no_job_twice() {
+        let r = DayRange::parse(None, None, NOW, 0).unwrap();
+        let tagged = |tag: &str, cost: i64| RollupRow {
+            tag: tag.into(),
+            ..row("ann", 20_000, "m", 1, cost)
+        };
+        let rollup = [
+            row("ann", 20_000, "m", 1, 9),
+            tagged("a=1", 9),
+            tagged("b=2", 9),
+        ];
+        let check = compare(r, &rollup, &rollup);
+        assert!(check.consistent);
+        assert_eq!((check.groups, check.jobs), (3, 1));
+        // One tag's group off: that group, and only it, is named.
+        let scan = [
+            row("ann", 20_000, "m", 1, 9),
+            tagged("a=1", 9),
+            tagged("b=2", 4),
+        ];
+        let check = compare(r, &rollup, &scan);
+        assert_eq!(check.different_groups, 1);
+        assert_eq!(check.differences[0].rollup.as_ref().unwrap().tag, "b=2");
+        // The per-user row serializes without a tag.
+        let json = serde_json::to_value(row("ann", 1, "m", 1, 1)).unwrap();
+        assert!(json.get("tag").is_none(), "{json}");
     }
 
     #[test]
