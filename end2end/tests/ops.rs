@@ -850,6 +850,7 @@ async fn every_ops_list_and_aggregate_is_served_by_an_index(s: Arc<TestStack>) {
         sql::USAGE_ROWS,
         sql::TAG_SCAN,
         sql::TAG_ROWS,
+        sql::ROLLUP_SUMS,
     );
     let partial = [
         "idx_jobs_unclassified",

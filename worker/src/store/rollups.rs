@@ -9,17 +9,24 @@ use super::{num, Store};
 impl Store {
     /// The rollups' groups of the range: the per-user rollup's, then the tag rollup's.
     pub async fn rollup_rows(&self, r: DayRange) -> worker::Result<Vec<RollupRow>> {
-        let days = [num(r.from_day), num(r.to_day)];
-        let mut rows: Vec<RollupRow> = self.all(sql::USAGE_ROWS, &days).await?;
-        rows.extend(self.all::<RollupRow>(sql::TAG_ROWS, &days).await?);
-        Ok(rows)
+        self.both(r, sql::USAGE_ROWS, sql::TAG_ROWS).await
     }
 
     /// The same groups computed from the jobs (scans of the range's jobs).
     pub async fn rollup_scan(&self, r: DayRange) -> worker::Result<Vec<RollupRow>> {
+        self.both(r, sql::USAGE_SCAN, sql::TAG_SCAN).await
+    }
+
+    /// The rows of a per-user query, then of its tag twin, over the range's days.
+    async fn both(
+        &self,
+        r: DayRange,
+        per_user: &str,
+        per_tag: &str,
+    ) -> worker::Result<Vec<RollupRow>> {
         let days = [num(r.from_day), num(r.to_day)];
-        let mut rows: Vec<RollupRow> = self.all(sql::USAGE_SCAN, &days).await?;
-        rows.extend(self.all::<RollupRow>(sql::TAG_SCAN, &days).await?);
+        let mut rows: Vec<RollupRow> = self.all(per_user, &days).await?;
+        rows.extend(self.all::<RollupRow>(per_tag, &days).await?);
         Ok(rows)
     }
 
@@ -34,9 +41,8 @@ impl Store {
                 )?,
                 self.statement(
                     &format!(
-                        "INSERT INTO usage_days (user_id, day, model, mode, jobs, input_tokens, \
-                         output_tokens, cache_write_tokens, cache_read_tokens, cost_micros, \
-                         unknown_cost_micros, cost_unknown, failures) {}",
+                        "INSERT INTO usage_days (user_id, day, model, mode, {}) {}",
+                        sql::ROLLUP_SUMS,
                         sql::USAGE_SCAN
                     ),
                     &[num(r.from_day), num(r.to_day)],
@@ -47,9 +53,8 @@ impl Store {
                 )?,
                 self.statement(
                     &format!(
-                        "INSERT INTO usage_tag_days (tag, user_id, day, model, mode, jobs, \
-                         input_tokens, output_tokens, cache_write_tokens, cache_read_tokens, \
-                         cost_micros, unknown_cost_micros, cost_unknown, failures) {}",
+                        "INSERT INTO usage_tag_days (tag, user_id, day, model, mode, {}) {}",
+                        sql::ROLLUP_SUMS,
                         sql::TAG_SCAN
                     ),
                     &[num(r.from_day), num(r.to_day)],

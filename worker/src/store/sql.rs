@@ -44,41 +44,63 @@ pub const TAG_USAGE: &str =
 pub const SPENT: &str = "SELECT COALESCE(SUM(cost_micros + unknown_cost_micros), 0) AS spent \
      FROM usage_days WHERE user_id = ?1 AND day = ?2";
 
+/// The summed columns of both rollups (`usage_days`, `usage_tag_days`), in their order.
+macro_rules! rollup_sums {
+    () => {
+        "jobs, input_tokens, output_tokens, cache_write_tokens, cache_read_tokens, cost_micros, \
+         unknown_cost_micros, cost_unknown, failures"
+    };
+}
+
+/// The same columns computed from a group of jobs, as the rollups' triggers sum them.
+macro_rules! sums_of_jobs {
+    () => {
+        "COUNT(*) AS jobs, SUM(input_tokens) AS input_tokens, \
+         SUM(output_tokens) AS output_tokens, SUM(cache_write_tokens) AS cache_write_tokens, \
+         SUM(cache_read_tokens) AS cache_read_tokens, \
+         SUM(cost_micros * (cost_unknown = 0)) AS cost_micros, \
+         SUM(cost_micros * (cost_unknown != 0)) AS unknown_cost_micros, \
+         SUM(cost_unknown != 0) AS cost_unknown, \
+         SUM(status IN ('failed', 'dead_lettered')) AS failures"
+    };
+}
+
+/// The rollups' summed columns, for the rebuild's inserts.
+pub const ROLLUP_SUMS: &str = rollup_sums!();
+
 /// The rollup recomputed from the jobs of days [?1, ?2) (the consistency check and the
 /// rebuild): the same columns as `usage_days`.
-pub const USAGE_SCAN: &str = "SELECT user_id, CAST(created_at / 86400000 AS INTEGER) AS day, \
-     COALESCE(model, '') AS model, mode, COUNT(*) AS jobs, SUM(input_tokens) AS input_tokens, \
-     SUM(output_tokens) AS output_tokens, SUM(cache_write_tokens) AS cache_write_tokens, \
-     SUM(cache_read_tokens) AS cache_read_tokens, \
-     SUM(cost_micros * (cost_unknown = 0)) AS cost_micros, \
-     SUM(cost_micros * (cost_unknown != 0)) AS unknown_cost_micros, \
-     SUM(cost_unknown != 0) AS cost_unknown, \
-     SUM(status IN ('failed', 'dead_lettered')) AS failures \
-     FROM jobs WHERE created_at >= ?1 * 86400000 AND created_at < ?2 * 86400000 GROUP BY 1, 2, 3, 4";
+pub const USAGE_SCAN: &str = concat!(
+    "SELECT user_id, CAST(created_at / 86400000 AS INTEGER) AS day, \
+     COALESCE(model, '') AS model, mode, ",
+    sums_of_jobs!(),
+    " FROM jobs WHERE created_at >= ?1 * 86400000 AND created_at < ?2 * 86400000 \
+     GROUP BY 1, 2, 3, 4"
+);
 
 /// The rollup's rows of days [?1, ?2), as `USAGE_SCAN` answers them.
-pub const USAGE_ROWS: &str = "SELECT user_id, day, model, mode, jobs, input_tokens, \
-     output_tokens, cache_write_tokens, cache_read_tokens, cost_micros, unknown_cost_micros, \
-     cost_unknown, failures FROM usage_days WHERE day >= ?1 AND day < ?2 AND jobs > 0";
+pub const USAGE_ROWS: &str = concat!(
+    "SELECT user_id, day, model, mode, ",
+    rollup_sums!(),
+    " FROM usage_days WHERE day >= ?1 AND day < ?2 AND jobs > 0"
+);
 
 /// The tag rollup recomputed from the jobs of days [?1, ?2): a group per tag of each job.
-pub const TAG_SCAN: &str = "SELECT t.value AS tag, user_id, \
-     CAST(created_at / 86400000 AS INTEGER) AS day, \
-     COALESCE(model, '') AS model, mode, COUNT(*) AS jobs, SUM(input_tokens) AS input_tokens, \
-     SUM(output_tokens) AS output_tokens, SUM(cache_write_tokens) AS cache_write_tokens, \
-     SUM(cache_read_tokens) AS cache_read_tokens, \
-     SUM(cost_micros * (cost_unknown = 0)) AS cost_micros, \
-     SUM(cost_micros * (cost_unknown != 0)) AS unknown_cost_micros, \
-     SUM(cost_unknown != 0) AS cost_unknown, \
-     SUM(status IN ('failed', 'dead_lettered')) AS failures \
-     FROM jobs, json_each(jobs.tags) AS t \
+pub const TAG_SCAN: &str = concat!(
+    "SELECT t.value AS tag, user_id, CAST(created_at / 86400000 AS INTEGER) AS day, \
+     COALESCE(model, '') AS model, mode, ",
+    sums_of_jobs!(),
+    " FROM jobs, json_each(jobs.tags) AS t \
      WHERE jobs.tags IS NOT NULL AND created_at >= ?1 * 86400000 AND created_at < ?2 * 86400000 \
-     GROUP BY 1, 2, 3, 4, 5";
+     GROUP BY 1, 2, 3, 4, 5"
+);
 
 /// The tag rollup's rows of days [?1, ?2), as `TAG_SCAN` answers them.
-pub const TAG_ROWS: &str = "SELECT tag, user_id, day, model, mode, jobs, input_tokens, \
-     output_tokens, cache_write_tokens, cache_read_tokens, cost_micros, unknown_cost_micros, \
-     cost_unknown, failures FROM usage_tag_days WHERE day >= ?1 AND day < ?2 AND jobs > 0";
+pub const TAG_ROWS: &str = concat!(
+    "SELECT tag, user_id, day, model, mode, ",
+    rollup_sums!(),
+    " FROM usage_tag_days WHERE day >= ?1 AND day < ?2 AND jobs > 0"
+);
 
 /// A user's jobs waiting in `queued` (the per-user limit), from the rollup.
 pub const USER_QUEUED: &str = "SELECT n FROM user_queued WHERE user_id = ?1";
