@@ -48,10 +48,7 @@ fn bad(message: String) -> ApiError {
 }
 
 /// A producer's `tags`, checked: sorted, each valid, at most [`MAX_TAGS`], one per key.
-pub fn parse(tags: Option<&[String]>) -> Result<Vec<String>, ApiError> {
-    let Some(tags) = tags else {
-        return Ok(Vec::new());
-    };
+pub fn parse(tags: &[String]) -> Result<Vec<String>, ApiError> {
     if tags.len() > MAX_TAGS {
         return Err(bad(format!("at most {MAX_TAGS} tags per job")));
     }
@@ -84,7 +81,7 @@ pub fn from_json(value: Option<&serde_json::Value>) -> Result<Vec<String>, ApiEr
                 .map(|v| v.as_str().map(str::to_owned))
                 .collect::<Option<Vec<String>>>()
                 .ok_or_else(|| bad("tags must be an array of strings".into()))?;
-            parse(Some(&strings))
+            parse(&strings)
         }
         Some(_) => Err(bad("tags must be an array of strings".into())),
     }

@@ -8,21 +8,21 @@ fn tags(t: &[&str]) -> Vec<String> {
 #[test]
 fn tags_are_sorted_and_kept_as_given() {
     assert_eq!(
-        parse(Some(&tags(&[
+        parse(&tags(&[
             "team=search",
             "customer=acme-co",
             "feature=summaries.v2"
-        ])))
+        ]))
         .unwrap(),
         tags(&["customer=acme-co", "feature=summaries.v2", "team=search"])
     );
-    assert_eq!(parse(None).unwrap(), Vec::<String>::new());
-    assert_eq!(parse(Some(&[])).unwrap(), Vec::<String>::new());
-    assert!(parse(Some(&tags(&[
+    assert_eq!(from_json(None).unwrap(), Vec::<String>::new());
+    assert_eq!(parse(&[]).unwrap(), Vec::<String>::new());
+    assert!(parse(&tags(&[
         "env=prod",
         "owner=ann@example.com",
         "path=a/b:c+d"
-    ])))
+    ]))
     .is_ok());
 }
 
@@ -40,32 +40,24 @@ fn malformed_tags_are_a_400_naming_the_field() {
         &format!("{}=x", "k".repeat(MAX_KEY_CHARS + 1)),
         &format!("k={}", "v".repeat(MAX_VALUE_CHARS + 1)),
     ] {
-        let e = parse(Some(&tags(&[bad]))).unwrap_err();
+        let e = parse(&tags(&[bad])).unwrap_err();
         assert_eq!(e.status, 400, "{bad}");
         assert_eq!(e.body.field.as_deref(), Some("tags"), "{bad}");
     }
-    assert!(parse(Some(&tags(&[&format!("{}=x", "k".repeat(MAX_KEY_CHARS))]))).is_ok());
-    assert!(parse(Some(&tags(&[&format!(
-        "k={}",
-        "v".repeat(MAX_VALUE_CHARS)
-    )])))
-    .is_ok());
+    assert!(parse(&tags(&[&format!("{}=x", "k".repeat(MAX_KEY_CHARS))])).is_ok());
+    assert!(parse(&tags(&[&format!("k={}", "v".repeat(MAX_VALUE_CHARS))])).is_ok());
 }
 
 #[test]
 fn at_most_eight_tags_and_one_per_key() {
     let eight: Vec<String> = (0..MAX_TAGS).map(|i| format!("k{i}=v")).collect();
-    assert!(parse(Some(&eight)).is_ok());
+    assert!(parse(&eight).is_ok());
     let nine: Vec<String> = (0..=MAX_TAGS).map(|i| format!("k{i}=v")).collect();
-    assert!(parse(Some(&nine))
-        .unwrap_err()
-        .body
-        .error
-        .contains("at most 8"));
-    let e = parse(Some(&tags(&["team=a", "team=b"]))).unwrap_err();
+    assert!(parse(&nine).unwrap_err().body.error.contains("at most 8"));
+    let e = parse(&tags(&["team=a", "team=b"])).unwrap_err();
     assert!(e.body.error.contains("one tag per key"), "{}", e.body.error);
     // The same tag twice is the same key twice.
-    assert!(parse(Some(&tags(&["team=a", "team=a"]))).is_err());
+    assert!(parse(&tags(&["team=a", "team=a"])).is_err());
 }
 
 #[test]
@@ -111,7 +103,7 @@ proptest! {
     fn accepted_tags_are_sorted_unique_by_key_and_round_trip(
         raw in proptest::collection::vec("[a-c]{1,2}=[A-Za-z0-9:@]{1,4}", 0..10)
     ) {
-        if let Ok(t) = parse(Some(&raw)) {
+        if let Ok(t) = parse(&raw) {
             prop_assert!(t.len() <= MAX_TAGS);
             prop_assert!(t.windows(2).all(|w| w[0].split('=').next() < w[1].split('=').next()));
             prop_assert_eq!(from_column(to_column(&t).as_deref()), t);
