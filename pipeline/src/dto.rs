@@ -281,6 +281,17 @@ pub struct JobView {
     /// Its `key=value` tags, sorted (`pipeline::tags`).
     #[serde(default)]
     pub tags: Vec<String>,
+    /// When its answer is needed (epoch ms), if it set `deadline_s` or `deadline_at`.
+    #[serde(default)]
+    pub deadline_at: Option<i64>,
+    /// Why the deadline router chose its path (`pipeline::routing::Reason`):
+    /// `deadline_allows_batch`, `deadline_too_close_for_batch` or `batch_ran_late` (moved from
+    /// its batch to a synchronous call); `mode` is the path that answered.
+    #[serde(default)]
+    pub route_reason: Option<String>,
+    /// Whether it ended by its deadline (once ended, with a deadline).
+    #[serde(default)]
+    pub deadline_met: Option<bool>,
 }
 
 /// One call made for a job.

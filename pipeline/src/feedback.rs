@@ -31,6 +31,9 @@ pub struct FeedbackInput {
     pub callback_url: Option<String>,
     /// Its tags, checked and sorted (`crate::tags`).
     pub tags: Vec<String>,
+    /// When its answer is needed (epoch ms): the Worker routes it (`crate::routing`), and
+    /// `mode` is the router's answer (sync until then).
+    pub deadline_at: Option<i64>,
 }
 
 /// Parses and validates a `POST /feedback` body at `now_ms`. Unknown fields, wrong types,
@@ -48,6 +51,8 @@ pub fn parse_input(body: &[u8], now_ms: i64) -> Result<FeedbackInput, ApiError> 
             "expires_in_s",
             "callback_url",
             "tags",
+            "deadline_s",
+            "deadline_at",
         ],
     )?;
     let field = |name: &str, msg: String| ApiError::bad_request("invalid_field", msg, Some(name));
@@ -67,6 +72,7 @@ pub fn parse_input(body: &[u8], now_ms: i64) -> Result<FeedbackInput, ApiError> 
             format!("text must be at most {MAX_TEXT_CHARS} characters (got {chars})"),
         ));
     }
+    let deadline_at = crate::routing::parse_deadline(obj, now_ms)?;
     let mode = match obj.get("mode") {
         None | Some(Value::Null) => Mode::Sync,
         Some(Value::String(m)) if m == "sync" => Mode::Sync,
@@ -103,6 +109,7 @@ pub fn parse_input(body: &[u8], now_ms: i64) -> Result<FeedbackInput, ApiError> 
     let tags = crate::tags::from_json(obj.get("tags"))?;
     Ok(FeedbackInput {
         tags,
+        deadline_at,
         source,
         mode,
         text: text.clone(),

@@ -24,6 +24,7 @@ use crate::ops::tag_usage::TagsReport;
 use crate::ops::usage::UsageReport;
 use crate::pause::{Pause, PauseList, PauseRequest, Resumed};
 use crate::retention::{Removed, RetentionView};
+use crate::routing::RoutingReport;
 
 type SchemaFn = fn(&mut SchemaGenerator) -> Schema;
 
@@ -594,6 +595,22 @@ pub const ROUTES: &[Route] = &[
             status: 200,
             description: "The policy and the last run.",
             content: Content::Json(of::<RetentionView>),
+        }],
+        errors: &[],
+    },
+    Route {
+        method: "get",
+        path: "/api/routing",
+        operation_id: "getRouting",
+        tag: "ops",
+        summary: "Deadline routing: jobs routed, deadlines met or missed, money saved",
+        access: Access::Admin,
+        params: &[query("days", string, "Days back, 1 to 90; default 7.")],
+        body: Body::None,
+        answers: &[Answer {
+            status: 200,
+            description: "The figures over the window, and the router's settings.",
+            content: Content::Json(of::<RoutingReport>),
         }],
         errors: &[],
     },

@@ -57,6 +57,10 @@ pub struct PromptInput {
     /// Its tags, checked and sorted (`crate::tags`).
     #[serde(default)]
     pub tags: Vec<String>,
+    /// When its answer is needed (epoch ms), from `deadline_s` or `deadline_at`: the Worker
+    /// routes it (`crate::routing`) and `mode` is its answer.
+    #[serde(default)]
+    pub deadline_at: Option<i64>,
     /// The Messages request the job sends, checked against its model (kept in R2 as the
     /// claim-check).
     pub request: MessagesRequest,
@@ -105,6 +109,8 @@ pub const FIELDS: &[&str] = &[
     "tools",
     "tool_choice",
     "tags",
+    "deadline_s",
+    "deadline_at",
 ];
 
 /// Parses and validates a `POST /jobs` body at `now_ms`. Mode defaults follow the contract: sync
@@ -167,7 +173,10 @@ pub fn parse_input(body: &[u8], now_ms: i64) -> Result<PromptInput, ApiError> {
         Some("bulk") => Lane::Bulk,
         Some(_) => return Err(field("priority", "priority must be \"high\" or \"bulk\"")),
     };
+    let deadline_at = crate::routing::parse_deadline(obj, now_ms)?;
     let mode = match text("mode")?.map(String::as_str) {
+        // Until the router answers: the dearer path, so the budget reserves the worst case.
+        None if deadline_at.is_some() => Mode::Sync,
         None => match priority {
             Lane::High => Mode::Sync,
             Lane::Bulk => Mode::Batch,
@@ -264,6 +273,7 @@ pub fn parse_input(body: &[u8], now_ms: i64) -> Result<PromptInput, ApiError> {
         expires_in_s,
         callback_url: text("callback_url")?.cloned(),
         tags: crate::tags::from_json(obj.get("tags"))?,
+        deadline_at,
         request,
     })
 }

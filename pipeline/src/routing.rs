@@ -43,6 +43,12 @@ pub struct Policy {
 /// The Message Batches API's 24-hour expiry: no batch is expected to take longer.
 pub const BATCH_EXPIRY_MS: u64 = 24 * 3600 * 1000;
 
+/// Batches of a model measured before their p95 is trusted over the default.
+pub const MIN_SAMPLES: u32 = 5;
+
+/// How many of a model's most recent batches the p95 is taken over.
+pub const WINDOW: u32 = 50;
+
 /// How long our own batches of one model have taken, from submission to end.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct BatchDurations {
@@ -53,6 +59,20 @@ pub struct BatchDurations {
 }
 
 impl Policy {
+    /// The policy of a timing profile: its `ROUTE_*` vars, and the longest accumulation (the
+    /// flush age and one cron period).
+    pub fn of(t: &crate::timing::Timing) -> Policy {
+        let ms = |s: u32| u64::from(s) * 1000;
+        Policy {
+            rescue_ms: ms(t.route_rescue_s),
+            sync_ms: ms(t.route_sync_s),
+            margin_ms: ms(t.route_margin_s),
+            default_batch_ms: ms(t.route_default_batch_s),
+            min_samples: MIN_SAMPLES,
+            accumulate_ms: ms(t.batch_flush_age_s) + ms(t.cron_period_s),
+        }
+    }
+
     /// How long a batch of this model is expected to take: the p95 of ours once there are
     /// enough of them, the default before; never past the API's expiry.
     pub fn expected_batch_ms(&self, measured: BatchDurations) -> u64 {
@@ -62,6 +82,22 @@ impl Policy {
             self.default_batch_ms
         };
         expected.min(BATCH_EXPIRY_MS)
+    }
+}
+
+impl BatchDurations {
+    /// The nearest-rank 95th percentile of these durations (ms, any order).
+    pub fn of(durations: &[u64]) -> BatchDurations {
+        if durations.is_empty() {
+            return BatchDurations::default();
+        }
+        let mut sorted = durations.to_vec();
+        sorted.sort_unstable();
+        let rank = (sorted.len() * 95).div_ceil(100).max(1);
+        BatchDurations {
+            samples: sorted.len() as u32,
+            p95_ms: sorted[rank - 1],
+        }
     }
 }
 
@@ -84,6 +120,85 @@ impl Reason {
             Reason::BatchRanLate => "batch_ran_late",
         }
     }
+}
+
+/// The longest deadline a job may set: the API expires a batch 24 hours after its creation,
+/// and a job's deadline may run a little past a day (a week: nothing waits longer).
+pub const MAX_DEADLINE_S: u64 = 7 * 24 * 3600;
+
+/// A producer's `deadline_s` (seconds from `now_ms`) or `deadline_at` (RFC 3339), read from its
+/// body: the deadline in epoch ms, or `None` when it sets neither. Both at once, or either with
+/// `mode` (a deadline chooses the mode), is a 400 naming the field. Whether it can be met is
+/// [`route`]'s answer ([`refusal`]).
+pub fn parse_deadline(
+    obj: &serde_json::Map<String, serde_json::Value>,
+    now_ms: i64,
+) -> Result<Option<i64>, crate::error::ApiError> {
+    use serde_json::Value;
+    let bad = |name: &str, msg: String| {
+        crate::error::ApiError::bad_request("invalid_field", msg, Some(name))
+    };
+    let given = |name: &str| obj.get(name).is_some_and(|v| !v.is_null());
+    let (name, deadline) = match (given("deadline_s"), given("deadline_at")) {
+        (false, false) => return Ok(None),
+        (true, true) => {
+            return Err(bad(
+                "deadline_at",
+                "send either deadline_s or deadline_at, not both".into(),
+            ))
+        }
+        (true, false) => {
+            let s = obj["deadline_s"]
+                .as_u64()
+                .filter(|s| (1..=MAX_DEADLINE_S).contains(s))
+                .ok_or_else(|| {
+                    bad(
+                        "deadline_s",
+                        format!("deadline_s must be a whole number of seconds from 1 to {MAX_DEADLINE_S}"),
+                    )
+                })?;
+            ("deadline_s", now_ms + s as i64 * 1000)
+        }
+        (false, true) => {
+            let at = match &obj["deadline_at"] {
+                Value::String(s) => crate::clock::parse_rfc3339(s),
+                _ => None,
+            }
+            .ok_or_else(|| {
+                bad(
+                    "deadline_at",
+                    "deadline_at must be an RFC 3339 time, such as 2026-12-01T18:00:00Z".into(),
+                )
+            })?;
+            if at - now_ms > MAX_DEADLINE_S as i64 * 1000 {
+                return Err(bad(
+                    "deadline_at",
+                    format!("deadline_at must be at most {MAX_DEADLINE_S} s from now"),
+                ));
+            }
+            ("deadline_at", at)
+        }
+    };
+    if given("mode") {
+        return Err(bad(
+            "mode",
+            format!("send either mode or {name}: a deadline chooses the mode"),
+        ));
+    }
+    Ok(Some(deadline))
+}
+
+/// The 400 of a deadline not even a synchronous call can meet ([`Route::Refuse`]'s figures).
+pub fn refusal(left_ms: u64, needed_ms: u64) -> crate::error::ApiError {
+    crate::error::ApiError::bad_request(
+        "deadline_unreachable",
+        format!(
+            "the deadline is {} s away; even a synchronous call needs {} s, so it cannot be met",
+            left_ms / 1000,
+            needed_ms.div_ceil(1000)
+        ),
+        Some("deadline_s"),
+    )
 }
 
 /// Where a job with a deadline goes at submission.
@@ -199,6 +314,53 @@ pub fn after_batch(
 /// Whether an ended job met its deadline.
 pub fn met(deadline: u64, completed_at: u64) -> bool {
     completed_at <= deadline
+}
+
+/// Whether a job with a `deadline` met it, as its view says: `Some(true)` once it completed by
+/// then, `Some(false)` once it ended otherwise (late, failed, canceled) or the deadline passed
+/// while it still runs, `None` while it may still make it.
+pub fn deadline_met(
+    deadline: i64,
+    completed_at: Option<i64>,
+    ended: bool,
+    now: i64,
+) -> Option<bool> {
+    match completed_at {
+        Some(at) => Some(at <= deadline),
+        None if ended || now > deadline => Some(false),
+        None => None,
+    }
+}
+
+/// `GET /api/routing` (the Dashboard's routing panel): the deadline jobs created over the last
+/// `days`, how they were routed, the deadlines met, and what routing saved.
+#[derive(Debug, Clone, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct RoutingReport {
+    pub days: u32,
+    /// Jobs that set a deadline (those retention still keeps).
+    pub jobs: u64,
+    /// Answered by a Message Batch.
+    pub by_batch: u64,
+    /// Sent straight to a synchronous call (the deadline was too close for a batch).
+    pub by_sync: u64,
+    /// Moved from their batch (or its accumulation) to a synchronous call before the deadline.
+    pub moved: u64,
+    pub met: u64,
+    /// Ended late, or not completed, or still running past the deadline.
+    pub missed: u64,
+    /// What all of them cost.
+    pub cost_micros: crate::money::UsdMicros,
+    /// What the batch-answered ones would have cost more as synchronous calls: the Message
+    /// Batches API bills half the standard price ("50% discount", pricing page:
+    /// <https://docs.anthropic.com/en/docs/about-claude/pricing#batch-processing>), so this is
+    /// what they cost at the batch price.
+    pub saved_micros: crate::money::UsdMicros,
+    /// The router's settings in force (seconds).
+    pub sync_s: u64,
+    pub rescue_s: u64,
+    pub margin_s: u64,
+    pub default_batch_s: u64,
 }
 
 #[cfg(test)]

@@ -153,10 +153,13 @@ pub enum Transition {
     Cancel,
     /// A job whose Message Batch was canceled before its request ran.
     CancelInBatch,
+    /// The deadline router moves a batch job to a synchronous call (`crate::routing`): still
+    /// accumulating at its rescue time, or answered `canceled`/`expired` by its batch.
+    Reroute,
 }
 
 impl Transition {
-    pub const ALL: [Transition; 14] = [
+    pub const ALL: [Transition; 15] = [
         Transition::EnqueueFail,
         Transition::Claim,
         Transition::Submit,
@@ -171,6 +174,7 @@ impl Transition {
         Transition::ExpireStale,
         Transition::Cancel,
         Transition::CancelInBatch,
+        Transition::Reroute,
     ];
 
     /// The statuses this change may start from.
@@ -187,7 +191,7 @@ impl Transition {
             | Transition::DeadLetter => &Status::LIVE,
             Transition::Reconcile | Transition::Expire => &[Queued, Running],
             Transition::Resubmit | Transition::CancelInBatch => &[Submitted],
-            Transition::Cancel => &[Queued, Submitted],
+            Transition::Cancel | Transition::Reroute => &[Queued, Submitted],
         }
     }
 
@@ -197,7 +201,10 @@ impl Transition {
             Transition::EnqueueFail => Status::EnqueueFailed,
             Transition::Claim => Status::Running,
             Transition::Submit => Status::Submitted,
-            Transition::Requeue | Transition::Reconcile | Transition::Resubmit => Status::Queued,
+            Transition::Requeue
+            | Transition::Reconcile
+            | Transition::Resubmit
+            | Transition::Reroute => Status::Queued,
             Transition::Complete => Status::Completed,
             Transition::Fail => Status::Failed,
             Transition::DeadLetter | Transition::DeadLetterQueued => Status::DeadLettered,

@@ -21,6 +21,11 @@ pub mod var {
     pub const SLO_BATCH_GRACE_S: &str = "SLO_BATCH_GRACE_S";
     pub const SLO_BATCH_IN_BATCH_S: &str = "SLO_BATCH_IN_BATCH_S";
     pub const WEBHOOK_RETRY_BASE_S: &str = "WEBHOOK_RETRY_BASE_S";
+    pub const CRON_PERIOD_S: &str = "CRON_PERIOD_S";
+    pub const ROUTE_SYNC_S: &str = "ROUTE_SYNC_S";
+    pub const ROUTE_RESCUE_S: &str = "ROUTE_RESCUE_S";
+    pub const ROUTE_MARGIN_S: &str = "ROUTE_MARGIN_S";
+    pub const ROUTE_DEFAULT_BATCH_S: &str = "ROUTE_DEFAULT_BATCH_S";
 }
 
 /// Every tunable delay and size of the pipeline.
@@ -53,6 +58,18 @@ pub struct Timing {
     /// A failed webhook attempt n is retried after `base · 4^(n−1)`, at most 12 hours
     /// (`webhooks::retry_delay_s`).
     pub webhook_retry_base_s: u32,
+    /// How often the cron runs (its trigger in `wrangler.toml`): a batch job accumulates for
+    /// at most the flush age plus one period.
+    pub cron_period_s: u32,
+    /// Deadline routing (`crate::routing::Policy`): what a job sent straight to sync needs
+    /// before its deadline; a closer deadline is refused at submission.
+    pub route_sync_s: u32,
+    /// What a batch job moved to sync needs: its batch's cancel to end, then a sync call.
+    pub route_rescue_s: u32,
+    /// Room on top of a batch's expected duration.
+    pub route_margin_s: u32,
+    /// How long a batch is expected to take before enough of ours were measured.
+    pub route_default_batch_s: u32,
 }
 
 impl Timing {
@@ -72,6 +89,16 @@ impl Timing {
             // guide), so a job inside one for 12 hours is late and still has time to be acted on.
             slo_batch_in_batch_s: 12 * 3600,
             webhook_retry_base_s: 30,
+            cron_period_s: 60,
+            // Two calls of the 300 s timeout and a backoff between them, with room to spare.
+            route_sync_s: 900,
+            // The batch-processing guide gives no bound on `canceling`: half an hour for the
+            // cancel to end the batch, then the synchronous call.
+            route_rescue_s: 1800,
+            route_margin_s: 1800,
+            // "Most batches finish in less than 1 hour" (the batch-processing guide,
+            // https://docs.anthropic.com/en/docs/build-with-claude/batch-processing).
+            route_default_batch_s: 3600,
         }
     }
 
@@ -89,6 +116,11 @@ impl Timing {
             slo_batch_grace_s: 60,
             slo_batch_in_batch_s: 600,
             webhook_retry_base_s: 5,
+            cron_period_s: 60,
+            route_sync_s: 120,
+            route_rescue_s: 60,
+            route_margin_s: 30,
+            route_default_batch_s: 60,
         }
     }
 
@@ -107,6 +139,12 @@ impl Timing {
             slo_batch_grace_s: 10,
             slo_batch_in_batch_s: 30,
             webhook_retry_base_s: 1,
+            // The suites trigger the cron themselves, about every second while they wait.
+            cron_period_s: 1,
+            route_sync_s: 10,
+            route_rescue_s: 10,
+            route_margin_s: 2,
+            route_default_batch_s: 6,
         }
     }
 
@@ -130,6 +168,14 @@ impl Timing {
             (
                 var::WEBHOOK_RETRY_BASE_S,
                 self.webhook_retry_base_s.to_string(),
+            ),
+            (var::CRON_PERIOD_S, self.cron_period_s.to_string()),
+            (var::ROUTE_SYNC_S, self.route_sync_s.to_string()),
+            (var::ROUTE_RESCUE_S, self.route_rescue_s.to_string()),
+            (var::ROUTE_MARGIN_S, self.route_margin_s.to_string()),
+            (
+                var::ROUTE_DEFAULT_BATCH_S,
+                self.route_default_batch_s.to_string(),
             ),
         ]
     }
@@ -160,6 +206,14 @@ impl Timing {
             slo_batch_grace_s: read(var::SLO_BATCH_GRACE_S, defaults.slo_batch_grace_s)?,
             slo_batch_in_batch_s: read(var::SLO_BATCH_IN_BATCH_S, defaults.slo_batch_in_batch_s)?,
             webhook_retry_base_s: read(var::WEBHOOK_RETRY_BASE_S, defaults.webhook_retry_base_s)?,
+            cron_period_s: read(var::CRON_PERIOD_S, defaults.cron_period_s)?,
+            route_sync_s: read(var::ROUTE_SYNC_S, defaults.route_sync_s)?,
+            route_rescue_s: read(var::ROUTE_RESCUE_S, defaults.route_rescue_s)?,
+            route_margin_s: read(var::ROUTE_MARGIN_S, defaults.route_margin_s)?,
+            route_default_batch_s: read(
+                var::ROUTE_DEFAULT_BATCH_S,
+                defaults.route_default_batch_s,
+            )?,
         };
         if t.backoff_cap_s < t.backoff_base_s {
             return Err(format!(

@@ -1,6 +1,7 @@
 //! The scheduled handler. It runs every minute in production (and is triggered by the dev tooling
 //! and the tests locally): flush due bulk accumulations and poll open batches, resolve flushes
-//! of unknown outcome, reconcile stuck rows, write the metrics row (with the heartbeat) and
+//! of unknown outcome, rescue deadline jobs whose batch runs late (`crate::routing`), reconcile
+//! stuck rows, write the metrics row (with the heartbeat) and
 //! raise the DLQ alert, and apply retention (a bounded slice). An idle run is two D1 round
 //! trips — one batch of every read and first write, one transaction of the rest — and one call
 //! to the budget object beside the first.
@@ -57,6 +58,7 @@ async fn minute(state: &AppState, beat: &str) -> worker::Result<()> {
             state
                 .store
                 .stranded_statement(flush::stranded_before(state, now))?,
+            state.store.due_batches_statement(now)?,
         ],
         crate::ops::cron_reads(state, now)?,
         state.store.reconcile(before, now, STUCK_PER_RUN)?,
@@ -74,6 +76,10 @@ async fn minute(state: &AppState, beat: &str) -> worker::Result<()> {
     let open = open_batches_of(&batches[1..2])?;
     let stranded: Vec<Stranded> = match batches.get(2) {
         Some(r) => r.results()?,
+        None => Vec::new(),
+    };
+    let due = match batches.get(3) {
+        Some(r) => crate::store::routing::due_batches_of(r)?,
         None => Vec::new(),
     };
     let reads = CronReads::of(part(1)?)?;
@@ -118,11 +124,12 @@ async fn minute(state: &AppState, beat: &str) -> worker::Result<()> {
             Err(e) => worker::console_error!("releasing held jobs failed: {e}"),
         }
     };
-    let ((), (), (), (), unsent, removed) = futures_util::join!(
+    let ((), (), (), (), (), unsent, removed) = futures_util::join!(
         flush_then_poll,
         recovery,
         release,
         webhooks,
+        crate::routing::rescue(state, due, now),
         resend(state, &stuck),
         crate::retention::settle(state, now, &found[4..])
     );

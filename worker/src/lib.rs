@@ -36,6 +36,7 @@ mod pauses;
 mod requests;
 mod retention;
 mod routes;
+mod routing;
 mod services;
 mod store;
 mod webhooks;

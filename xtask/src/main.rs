@@ -95,10 +95,10 @@ fn bench(args: &[String]) -> Result<()> {
     let which = args.first().map(String::as_str).unwrap_or("all");
     if !matches!(
         which,
-        "all" | "budget" | "fairness" | "queries" | "load" | "e2e" | "render" | "cost"
+        "all" | "budget" | "fairness" | "queries" | "load" | "e2e" | "render" | "cost" | "routing"
     ) {
         return Err(format!(
-            "unknown benchmark {which:?}; known: all (the default), budget, fairness, queries, load, e2e, render, cost"
+            "unknown benchmark {which:?}; known: all (the default), budget, fairness, queries, load, e2e, render, cost, routing"
         )
         .into());
     }

@@ -30,6 +30,9 @@ pub struct MessageBatch {
     /// RFC 3339.
     #[serde(default)]
     pub created_at: Option<String>,
+    /// RFC 3339, once processing has ended (`null` before).
+    #[serde(default)]
+    pub ended_at: Option<String>,
 }
 
 /// `GET /v1/messages/batches`: a page of the account's batches, newest first.

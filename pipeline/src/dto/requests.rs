@@ -34,6 +34,14 @@ pub struct FeedbackRequest {
     /// `key=value` labels its cost is also counted under (as on [`JobRequest`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tags: Option<Vec<String>>,
+    /// When the answer is needed, in seconds from now, instead of a `mode`: the job goes
+    /// through a Message Batch (half price) while the deadline allows one, else a synchronous
+    /// call; a deadline not even a synchronous call can meet is a 400 `deadline_unreachable`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deadline_s: Option<u64>,
+    /// The same deadline as an RFC 3339 time (send one of the two).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deadline_at: Option<String>,
 }
 
 /// `POST /jobs` and `POST /api/claude`: a prompt (or a whole conversation) and how to run it.
@@ -83,6 +91,14 @@ pub struct JobRequest {
     /// per tag, and `GET /jobs?tag=` lists a tag's jobs (`pipeline::tags`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tags: Option<Vec<String>>,
+    /// When the answer is needed, in seconds from now, instead of a `mode`: the job goes
+    /// through a Message Batch (half price) while the deadline allows one, else a synchronous
+    /// call; a deadline not even a synchronous call can meet is a 400 `deadline_unreachable`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deadline_s: Option<u64>,
+    /// The same deadline as an RFC 3339 time (send one of the two).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deadline_at: Option<String>,
 }
 
 impl JobRequest {
@@ -145,6 +161,9 @@ mod tests {
                 disable_parallel_tool_use: None,
             }),
             tags: Some(vec!["team=search".into(), "customer=acme".into()]),
+            // Either is an alternative to `mode` (the parser refuses them together).
+            deadline_s: None,
+            deadline_at: None,
         }
     }
 
@@ -152,6 +171,8 @@ mod tests {
     fn a_job_request_names_exactly_the_fields_the_parser_reads() {
         let body = serde_json::to_value(JobRequest {
             messages: Some(vec![InputMessage::user(Content::Text("Hi".into()))]),
+            deadline_s: Some(3600),
+            deadline_at: Some("2026-12-01T18:00:00Z".into()),
             ..every_field()
         })
         .unwrap();
@@ -178,6 +199,48 @@ mod tests {
     }
 
     #[test]
+    fn a_deadline_replaces_the_mode_and_refuses_to_sit_beside_it() {
+        let with = |extra: serde_json::Value| {
+            let mut body = serde_json::json!({"prompt": "Hi"});
+            body.as_object_mut()
+                .unwrap()
+                .extend(extra.as_object().unwrap().clone());
+            crate::prompt::parse_input(&serde_json::to_vec(&body).unwrap(), NOW)
+        };
+        let input = with(serde_json::json!({"deadline_s": 600})).unwrap();
+        assert_eq!(input.deadline_at, Some(NOW + 600_000));
+        // The dearer path until the router answers: the budget reserves the worst case.
+        assert_eq!(input.mode, Mode::Sync);
+        let at =
+            with(serde_json::json!({"deadline_at": crate::clock::format_rfc3339(NOW + 90_000)}))
+                .unwrap();
+        assert_eq!(at.deadline_at, Some(NOW + 90_000));
+        for (body, field) in [
+            (
+                serde_json::json!({"deadline_s": 600, "mode": "batch"}),
+                "mode",
+            ),
+            (
+                serde_json::json!({"deadline_s": 600, "deadline_at": "2026-12-01T18:00:00Z"}),
+                "deadline_at",
+            ),
+            (serde_json::json!({"deadline_s": 0}), "deadline_s"),
+            (serde_json::json!({"deadline_s": "soon"}), "deadline_s"),
+            (
+                serde_json::json!({"deadline_at": "tomorrow"}),
+                "deadline_at",
+            ),
+        ] {
+            let e = with(body.clone()).unwrap_err();
+            assert_eq!(
+                (e.status, e.body.field.as_deref()),
+                (400, Some(field)),
+                "{body}"
+            );
+        }
+    }
+
+    #[test]
     fn the_smallest_job_request_is_its_prompt() {
         let body = serde_json::to_string(&JobRequest::prompt("Hi")).unwrap();
         assert_eq!(body, r#"{"prompt":"Hi"}"#);
@@ -194,6 +257,8 @@ mod tests {
             expires_in_s: Some(60),
             callback_url: Some("https://hooks.example.com/f".into()),
             tags: Some(vec!["feature=export".into()]),
+            deadline_s: None,
+            deadline_at: None,
         };
         let input = crate::feedback::parse_input(&serde_json::to_vec(&req).unwrap(), NOW).unwrap();
         assert_eq!((input.mode, input.source.as_str()), (Mode::Batch, "web"));

@@ -285,3 +285,48 @@ proptest! {
         prop_assert!(rank(route(&p, now, now + left + more, m)) <= rank(route(&p, now, now + left, m)));
     }
 }
+
+#[test]
+fn the_p95_is_the_nearest_rank_of_the_durations() {
+    assert_eq!(BatchDurations::of(&[]), BatchDurations::default());
+    assert_eq!(BatchDurations::of(&[7]), measured(1, 7));
+    let twenty: Vec<u64> = (1..=20).rev().collect();
+    // 95 % of 20 is 19: the 19th smallest.
+    assert_eq!(BatchDurations::of(&twenty), measured(20, 19));
+    let hundred_and_one: Vec<u64> = (0..101).collect();
+    assert_eq!(BatchDurations::of(&hundred_and_one).p95_ms, 95);
+}
+
+#[test]
+fn the_test_profile_routes_within_seconds() {
+    let p = Policy::of(&crate::timing::Timing::test());
+    // Flush age 3 s plus a 1 s cron period.
+    assert_eq!(p.accumulate_ms, 4_000);
+    assert_eq!(p.sync_ms, 10_000);
+    let production = Policy::of(&crate::timing::Timing::production());
+    assert_eq!(production.default_batch_ms, HOUR);
+    assert_eq!(production.accumulate_ms, HOUR + MIN);
+}
+
+#[test]
+fn a_deadline_is_met_by_completing_before_it() {
+    assert_eq!(deadline_met(100, Some(100), true, 200), Some(true));
+    assert_eq!(deadline_met(100, Some(101), true, 200), Some(false));
+    // Failed or canceled: missed.
+    assert_eq!(deadline_met(100, None, true, 50), Some(false));
+    // Still running: open until the deadline passes.
+    assert_eq!(deadline_met(100, None, false, 50), None);
+    assert_eq!(deadline_met(100, None, false, 101), Some(false));
+}
+
+proptest! {
+    #[test]
+    fn the_p95_is_one_of_the_samples_and_at_least_most_of_them(
+        d in proptest::collection::vec(0u64..100_000, 1..200)
+    ) {
+        let m = BatchDurations::of(&d);
+        prop_assert!(d.contains(&m.p95_ms));
+        let at_most = d.iter().filter(|&&x| x <= m.p95_ms).count();
+        prop_assert!(at_most * 100 >= d.len() * 95);
+    }
+}

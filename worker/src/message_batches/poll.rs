@@ -16,9 +16,10 @@ use pipeline::dto::PollReport;
 use pipeline::ops::failures::Failure;
 use pipeline::pricing::Tier;
 use pipeline::retry::{describe, CallOutcome};
-use pipeline::status::{Status, Transition};
+use pipeline::status::{Lane, Status, Transition};
 
 use crate::config::now_ms;
+use crate::routing::Rerouted;
 use crate::services::AppState;
 use crate::store::lifecycle::Scope;
 use crate::store::Statement;
@@ -53,6 +54,17 @@ pub async fn poll_these(state: &AppState, open: Vec<String>) -> worker::Result<P
             continue;
         };
         report.batches_ended += 1;
+        // Its duration, for the deadline router's estimate (once; before its jobs settle).
+        let times = (batch.created_at.as_deref(), batch.ended_at.as_deref());
+        if let (Some(created), Some(ended)) = (
+            times.0.and_then(pipeline::clock::parse_rfc3339),
+            times.1.and_then(pipeline::clock::parse_rfc3339),
+        ) {
+            state
+                .store
+                .record_batch_times(&batch_id, created, ended)
+                .await?;
+        }
         settle_batch(state, &batch_id, url, &mut report).await?;
     }
     report.wasm_memory_bytes = wasm_memory();
@@ -191,6 +203,7 @@ async fn settle_batch(
             return Ok(());
         }
     };
+    let mut router = crate::routing::Lines::new(state, state.store.rescued(batch_id).await?);
     let mut reader = LineReader::new(offset, lines_before, MAX_LINE);
     let budget = state.config.batch_results_per_run;
     let mut read = 0u64;
@@ -217,7 +230,7 @@ async fn settle_batch(
         for line in lines {
             chunk.push(line);
             if chunk.len() >= CHUNK_LINES {
-                read += settle_lines(state, batch_id, &chunk, report).await?;
+                read += settle_lines(state, batch_id, &chunk, &mut router, report).await?;
                 chunk.clear();
             }
         }
@@ -225,7 +238,7 @@ async fn settle_batch(
         if read >= budget && !ended {
             // The rest waits for the next run (it resumes after the last chunk settled).
             if !chunk.is_empty() {
-                read += settle_lines(state, batch_id, &chunk, report).await?;
+                read += settle_lines(state, batch_id, &chunk, &mut router, report).await?;
             }
             report.result_lines += read;
             report.batches_resumable += 1;
@@ -233,7 +246,7 @@ async fn settle_batch(
         }
     }
     if !chunk.is_empty() {
-        read += settle_lines(state, batch_id, &chunk, report).await?;
+        read += settle_lines(state, batch_id, &chunk, &mut router, report).await?;
     }
     report.result_lines += read;
     end_remaining(state, batch_id, report, |_| {
@@ -249,6 +262,7 @@ async fn settle_lines(
     state: &AppState,
     batch_id: &str,
     lines: &[Line],
+    routing: &mut crate::routing::Lines<'_>,
     report: &mut PollReport,
 ) -> worker::Result<u64> {
     let store = &state.store;
@@ -282,6 +296,7 @@ async fn settle_lines(
     }
     let mut statements = Vec::with_capacity(parsed.len() + 1);
     let mut dead = Vec::new();
+    let mut to_sync = Vec::new();
     let before = (
         report.jobs_completed,
         report.jobs_failed,
@@ -310,6 +325,20 @@ async fn settle_lines(
             }
             continue;
         }
+        // A deadline's (or a deadline's batch's) canceled and expired lines are the router's.
+        match routing.outcome(row, &line.result, now).await? {
+            Some(Rerouted::ToSync) => {
+                statements.push(store.reroute_from_batch(&row.id, batch_id, now)?);
+                to_sync.push(row.id.clone());
+                continue;
+            }
+            Some(Rerouted::Reaccumulate(rescue_at)) => {
+                statements.push(store.reaccumulate(&row.id, batch_id, rescue_at, now)?);
+                report.jobs_resubmitted += 1;
+                continue;
+            }
+            None => {}
+        }
         let tries = row.batch_tries.max(0) as u32;
         if let Some(outcome) = line_outcome(&line.result, tries) {
             let done = Done { batch_id, now };
@@ -336,6 +365,15 @@ async fn settle_lines(
     );
     for id in dead {
         crate::consumer::announce_dead_letter(state, &id).await;
+    }
+    if !to_sync.is_empty() {
+        // Unsent ones stay queued: the reconciler sends them after its window.
+        let unsent = state.lanes.send_many(Lane::High, &to_sync).await;
+        worker::console_log!(
+            "routing: {} jobs of {batch_id} moved to sync ({} not sent)",
+            to_sync.len(),
+            unsent.len()
+        );
     }
     Ok(lines.len() as u64)
 }

@@ -41,6 +41,14 @@ pub async fn call(
 ) -> Result<Response, AppError> {
     require_json(&headers)?;
     let mut input = prompt::parse_input(&body, now_ms())?;
+    if input.deadline_at.is_some() {
+        return Err(pipeline::error::ApiError::bad_request(
+            "invalid_field",
+            "POST /api/claude answers in its response: a deadline is for POST /jobs",
+            Some("deadline_s"),
+        )
+        .into());
+    }
     // The interactive path: always the high lane, always a synchronous call.
     input.priority = Lane::High;
     input.mode = Mode::Sync;
@@ -56,6 +64,7 @@ pub async fn call(
         reserved: need,
         // The call answers in its response: no webhook.
         callback: None,
+        routed: None,
     };
     if !rollout::in_rollout(user, state.config.rollout_percent) {
         return direct(&state, &job).await;

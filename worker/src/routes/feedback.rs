@@ -54,6 +54,11 @@ pub async fn submit(
     };
     let callback = crate::webhooks::callback(&state, &caller, input.callback_url.as_deref())?;
     let now = now_ms();
+    let mut input = input;
+    let routed = crate::routing::at_submission(&state, input.model, input.deadline_at, now).await?;
+    if let Some((mode, _)) = routed {
+        input.mode = mode;
+    }
     let id = new_id()?;
     let lane = input.mode.default_lane();
     let job = state.store.insert_job(&NewJob {
@@ -71,6 +76,7 @@ pub async fn submit(
         reserved: need,
         callback: callback.as_ref(),
         tags: &input.tags,
+        routed: routed.map(|r| r.1),
         now,
     })?;
     let committed = commit_job(&state, user, record.as_ref(), &id, vec![job], (now, need)).await?;

@@ -56,6 +56,12 @@ pub async fn submit(
         Idem::Fresh(record) => record,
     };
     let callback = crate::webhooks::callback(&state, &caller, input.callback_url.as_deref())?;
+    let mut input = input;
+    let routed =
+        crate::routing::at_submission(&state, &input.model, input.deadline_at, now_ms()).await?;
+    if let Some((mode, _)) = routed {
+        input.mode = mode;
+    }
     let job = NewPrompt {
         user,
         input: &input,
@@ -63,6 +69,7 @@ pub async fn submit(
         path: None,
         reserved: need,
         callback,
+        routed: routed.map(|r| r.1),
     };
     let id = create_prompt_job(&state, &job).await?;
     Ok(accepted(&id))
@@ -78,6 +85,8 @@ pub struct NewPrompt<'a> {
     pub reserved: UsdMicros,
     /// Where its final view is posted when it ends.
     pub callback: Option<crate::webhooks::Callback>,
+    /// The deadline router's answer (its mode is already the input's).
+    pub routed: Option<crate::store::jobs::Routed>,
 }
 
 /// Creates a prompt job: the request to R2 (`prompts/<id>`), then the row (and the claim of its
@@ -125,6 +134,7 @@ pub async fn store_prompt_job(
         reserved: job.reserved,
         callback: job.callback.as_ref(),
         tags: &input.tags,
+        routed: job.routed,
         now,
     })?;
     let committed = commit_job(state, user, claim, &id, vec![row], (now, job.reserved)).await;

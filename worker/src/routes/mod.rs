@@ -16,6 +16,7 @@ mod poll;
 mod retention;
 mod rollout;
 mod rollups;
+mod routing;
 mod upload_form;
 mod uploads;
 mod usage;
@@ -78,6 +79,7 @@ pub fn router(env: &Env) -> Router {
         .route("/api/usage/tags.csv", get(usage::tags_csv))
         .route("/api/usage/rollups", get(rollups::check))
         .route("/api/retention", get(retention::get))
+        .route("/api/routing", get(routing::get))
         .route("/api/retention/run", post(retention::run))
         .route("/api/usage/rollups/rebuild", post(rollups::rebuild))
         .route("/api/metrics", get(metrics::get))

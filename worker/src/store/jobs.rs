@@ -36,7 +36,18 @@ pub struct NewJob<'a> {
     pub callback: Option<&'a crate::webhooks::Callback>,
     /// Its tags, checked (`pipeline::tags::parse`).
     pub tags: &'a [String],
+    /// The deadline router's answer, for a job that set a deadline.
+    pub routed: Option<Routed>,
     pub now: i64,
+}
+
+/// Where the deadline router sent a job (`pipeline::routing::route`), as stored with it.
+#[derive(Debug, Clone, Copy)]
+pub struct Routed {
+    pub deadline_at: i64,
+    /// When its batch must be cancelled (a batch route only).
+    pub rescue_at: Option<i64>,
+    pub reason: pipeline::routing::Reason,
 }
 
 /// Filters of `GET /jobs`.
@@ -64,8 +75,9 @@ impl Store {
         let sql = format!(
             "INSERT INTO jobs (id, user_id, kind, status, lane, mode, model, source, input_text, \
              prompt_key, expires_at, created_at, updated_at, path, reserved_micros, callback_url, \
-             callback_key, tags) \
-             VALUES (?1, ?2, ?3, {}, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?11, ?12, ?13, ?14, ?15, ?16)",
+             callback_key, tags, deadline_at, rescue_at, route_reason) \
+             VALUES (?1, ?2, ?3, {}, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?11, ?12, ?13, ?14, ?15, ?16, \
+             ?17, ?18, ?19)",
             Status::Queued.sql()
         );
         self.statement(
@@ -87,6 +99,11 @@ impl Store {
                 opt(j.callback.map(|c| c.url.as_str())),
                 opt(j.callback.and_then(|c| c.key_id.as_deref())),
                 opt(pipeline::tags::to_column(j.tags).as_deref()),
+                j.routed.map_or(JsValue::NULL, |r| num(r.deadline_at)),
+                j.routed
+                    .and_then(|r| r.rescue_at)
+                    .map_or(JsValue::NULL, num),
+                opt(j.routed.map(|r| r.reason.as_str())),
             ],
         )
     }

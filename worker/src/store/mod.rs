@@ -29,6 +29,7 @@ pub mod ops;
 pub mod pauses;
 pub mod retention;
 pub mod rollups;
+pub mod routing;
 pub mod row;
 pub mod sql;
 #[cfg(test)]

@@ -74,6 +74,12 @@ pub struct JobRow {
     /// Its tags as a JSON array (migration 0018; `pipeline::tags`).
     #[serde(default)]
     pub tags: Option<String>,
+    /// Deadline routing (migration 0019; `pipeline::routing`): when its answer is needed, and
+    /// why it took its path.
+    #[serde(default)]
+    pub deadline_at: Option<i64>,
+    #[serde(default)]
+    pub route_reason: Option<String>,
 }
 
 pub const COLUMNS: &str =
@@ -81,7 +87,7 @@ pub const COLUMNS: &str =
     analysis, anthropic_batch_id, attempts, input_tokens, output_tokens, cache_write_tokens, \
     cache_read_tokens, cost_micros, error, created_at, started_at, completed_at, expires_at, held_at, callback_url, prompt_key, overloads, user_id, \
     cost_unknown, batch_tries, batch_index, file_name, file_size, template, error_class, replay_of, \
-    replayed_to, result_key, path, run_after, reserved_micros, tags";
+    replayed_to, result_key, path, run_after, reserved_micros, tags, deadline_at, route_reason";
 
 impl JobRow {
     /// Whether `GET /jobs/:id/result` has something to serve: a completed job's result, or the
@@ -124,6 +130,12 @@ impl JobRow {
             webhook: None,
             attempt_log: Vec::new(),
             tags: pipeline::tags::from_column(self.tags.as_deref()),
+            deadline_at: self.deadline_at,
+            route_reason: self.route_reason.clone(),
+            deadline_met: self.deadline_at.and_then(|deadline| {
+                let completed = self.completed_at.filter(|_| status == Status::Completed);
+                pipeline::routing::deadline_met(deadline, completed, status.is_terminal(), now)
+            }),
         }
     }
 

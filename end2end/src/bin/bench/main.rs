@@ -36,9 +36,10 @@ mod fairness;
 mod load;
 mod queries;
 mod render;
+mod routing;
 
 /// Every benchmark, in the order `all` runs them (and the results file shows them).
-const ALL: [(&str, &str); 7] = [
+const ALL: [(&str, &str); 8] = [
     ("render", "Sizes and the dashboard's first render"),
     ("e2e", "Sync job end to end"),
     ("load", "Producers under load"),
@@ -51,6 +52,10 @@ const ALL: [(&str, &str); 7] = [
     (
         "cost",
         "What a job asks of the platform, and a million a day",
+    ),
+    (
+        "routing",
+        "Deadline routing against everything sync and everything batch",
     ),
 ];
 
@@ -65,8 +70,9 @@ fn main() {
         Some("e2e") => e2e::run(&args),
         Some("render") => render::run(&args),
         Some("cost") => cost::run(&args),
+        Some("routing") => routing::run(&args),
         _ => {
-            eprintln!("usage: bench [all] | bench budget [--jobs N] | bench fairness [--jobs N] | bench queries [--rows N] | bench load [--clients N] [--seconds S] | bench e2e [--jobs N] | bench render | bench cost [--jobs N]");
+            eprintln!("usage: bench [all] | bench budget [--jobs N] | bench fairness [--jobs N] | bench queries [--rows N] | bench load [--clients N] [--seconds S] | bench e2e [--jobs N] | bench render | bench cost [--jobs N] | bench routing [--jobs N]");
             std::process::exit(2);
         }
     }
