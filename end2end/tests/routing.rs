@@ -37,6 +37,7 @@ fn main() -> ExitCode {
             a_close_deadline_goes_straight_to_sync,
             a_deadline_not_even_sync_can_meet_is_refused_and_stores_nothing,
             the_dashboard_counts_the_routes_the_deadlines_met_and_the_money_saved,
+            the_spa_shows_the_routing_panel_and_a_jobs_route,
         ],
     )
 }
@@ -263,4 +264,33 @@ async fn the_dashboard_counts_the_routes_the_deadlines_met_and_the_money_saved(s
     );
     let (status, _) = admin.get("/api/routing?days=0").await;
     assert_eq!(status, 400);
+}
+
+async fn the_spa_shows_the_routing_panel_and_a_jobs_route(s: Arc<TestStack>) {
+    use end2end::browser::{check_text, screenshot, Browser};
+    // The SPA in open mode is the anonymous user.
+    let u = s.user("anonymous");
+    let id = u
+        .submit_job(&json!({"prompt": prompt("release notes"), "deadline_s": 15}))
+        .await;
+    ended(&u, &id).await;
+    let r = s.user("routing-admin").get_ok("/api/routing?days=7").await;
+    let browser = Browser::launch(&s, "routing").await;
+    let page = browser.open(&s.url("/ui/dashboard")).await;
+    check_text(&page, "routing-jobs", &r["jobs"].to_string()).await;
+    check_text(&page, "routing-moved", "1").await;
+    let micros = r["saved_micros"].as_u64().unwrap();
+    let saved = format!("${}.{:06}", micros / 1_000_000, micros % 1_000_000);
+    check_text(&page, "routing-saved", &saved).await;
+    screenshot(&page, &s, "dashboard-routing").await;
+    let job = browser.open(&s.url(&format!("/ui/jobs/{id}"))).await;
+    check_text(
+        &job,
+        "detail-deadline",
+        "sent to sync: too close for a batch",
+    )
+    .await;
+    check_text(&job, "detail-deadline", "met").await;
+    screenshot(&job, &s, "job-deadline").await;
+    browser.close().await;
 }

@@ -18,6 +18,7 @@ use crate::error::ErrorBody;
 use crate::ops::budgets::BudgetSetting;
 use crate::ops::dlq::{DlqFilter, DlqList, ReplayAck, ReplayEdit};
 use crate::ops::metrics::MetricsReport;
+use crate::ops::reconcile::ReconciliationRun;
 use crate::ops::rollups::{Rebuilt, RollupCheck};
 use crate::ops::spenders::SpendersReport;
 use crate::ops::tag_usage::TagsReport;
@@ -611,6 +612,42 @@ pub const ROUTES: &[Route] = &[
             status: 200,
             description: "The figures over the window, and the router's settings.",
             content: Content::Json(of::<RoutingReport>),
+        }],
+        errors: &[],
+    },
+    Route {
+        method: "get",
+        path: "/api/reconciliation",
+        operation_id: "getReconciliation",
+        tag: "ops",
+        summary: "The last comparison of our costs with Anthropic's cost report",
+        access: Access::Admin,
+        params: &[],
+        body: Body::None,
+        answers: &[Answer {
+            status: 200,
+            description: "Per UTC day and model: ours, billed, the difference, flagged lines. \
+                          404 before the first run; 409 `not_configured` without \
+                          `ANTHROPIC_ADMIN_KEY`.",
+            content: Content::Json(of::<ReconciliationRun>),
+        }],
+        errors: &[],
+    },
+    Route {
+        method: "post",
+        path: "/api/reconciliation/run",
+        operation_id: "runReconciliation",
+        tag: "ops",
+        summary: "Compare our costs with Anthropic's cost report now (at most 31 days)",
+        access: Access::Admin,
+        params: &[FROM, TO],
+        body: Body::None,
+        answers: &[Answer {
+            status: 200,
+            description: "The comparison, also kept for `GET /api/reconciliation`; each \
+                          flagged line raises an alert. 409 `not_configured` without \
+                          `ANTHROPIC_ADMIN_KEY`, 502 when the report cannot be read.",
+            content: Content::Json(of::<ReconciliationRun>),
         }],
         errors: &[],
     },

@@ -53,6 +53,9 @@ pub struct Knobs {
     /// at random; a hung create has made its batch), and each request inside a batch may end
     /// `errored` (with the drawn status's error type) or `expired` (a hang).
     pub batch_faults: bool,
+    /// Bill one model at this many thousandths of its list price (`(model, permille)`): the
+    /// provider's price moved and our table did not — what reconciliation must catch.
+    pub misprice: Option<(String, u64)>,
 }
 
 impl Default for Knobs {
@@ -75,6 +78,7 @@ impl Default for Knobs {
             retry_after_s: 1,
             create_batch_delay_ms: 0,
             batch_faults: false,
+            misprice: None,
         }
     }
 }

@@ -46,6 +46,10 @@ pub struct Stats {
     pub billed_by_job: BTreeMap<String, u64>,
     /// What each job was billed in all, in micro-dollars.
     pub cost_by_job: BTreeMap<String, u64>,
+    /// What was billed per UTC day (days since the epoch), model and tier (`batch`), in
+    /// micro-dollars: the Admin API's cost report (`crate::admin`).
+    #[serde(skip)]
+    pub daily: BTreeMap<(i64, String, bool), u64>,
     /// Calls answered and billed after the client had most likely given up (hangs): the cost
     /// of a retry after a timeout.
     pub abandoned_billed: u64,
@@ -91,6 +95,15 @@ impl Stats {
             self.shape_refusals
                 .push(format!("{endpoint}: {}", e.message));
         }
+    }
+
+    /// Counts a bill in its day's cost report.
+    pub fn by_day(&mut self, now_ms: i64, model: &str, batch: bool, cost_micros: u64) {
+        let day = now_ms.div_euclid(86_400_000);
+        *self
+            .daily
+            .entry((day, model.to_owned(), batch))
+            .or_default() += cost_micros;
     }
 
     pub fn bill(&mut self, u: &Usage, cost_micros: u64, batch: bool, job: Option<&str>) {

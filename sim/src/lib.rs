@@ -16,6 +16,7 @@
 //! - [`pricing`]: the simulator's own price table; [`control`]: `/_sim/*` stats, config, reset.
 //! - [`errors`]: the API's error bodies and ids.
 
+pub mod admin;
 pub mod batches;
 pub mod config;
 pub mod control;
@@ -117,6 +118,7 @@ pub fn router(sim: Sim) -> Router {
         )
         .route("/v1/messages/batches/{id}/cancel", post(batches::cancel))
         .route("/v1/messages/batches/{id}/results", get(batches::results))
+        .route("/v1/organizations/cost_report", get(admin::cost_report))
         .route("/_sim/stats", get(control::stats))
         .route("/_sim/reset", post(control::reset))
         .route(

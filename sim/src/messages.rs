@@ -76,7 +76,17 @@ pub fn commit(
         inner.cache.insert(prefix.key, until);
     }
     let cost = pricing::cost_micros(&req.model, usage, batch, now);
+    let cost = match &inner.knobs.misprice {
+        // The knob may name an alias of the snapshot that answered.
+        Some((model, permille))
+            if req.model == *model || req.model.starts_with(&format!("{model}-")) =>
+        {
+            cost * permille / 1000
+        }
+        _ => cost,
+    };
     inner.stats.bill(usage, cost, batch, job);
+    inner.stats.by_day(now, &req.model, batch, cost);
 }
 
 /// The Message object for an answer, in the shape of the current API (SDK `Message`): thinking

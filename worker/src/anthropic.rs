@@ -97,6 +97,24 @@ impl Anthropic {
         self.call::<(), _>(Method::Get, &path, None, None).await
     }
 
+    /// The same client with another key (the Admin API's).
+    pub fn with_key(&self, key: &str) -> Anthropic {
+        Anthropic {
+            base_url: self.base_url.clone(),
+            api_key: key.to_owned(),
+            timeout: self.timeout,
+        }
+    }
+
+    /// `GET /v1/organizations/cost_report?…` (an Admin API key: [`Anthropic::with_key`]).
+    pub async fn cost_report(
+        &self,
+        query: &str,
+    ) -> Result<pipeline::anthropic::admin::CostReport, CallOutcome> {
+        let path = format!("{}?{query}", pipeline::anthropic::admin::COST_REPORT_PATH);
+        self.call::<(), _>(Method::Get, &path, None, None).await
+    }
+
     /// `POST /v1/messages/batches/{id}/cancel`.
     pub async fn cancel_batch(&self, id: &str) -> Result<MessageBatch, CallOutcome> {
         let path = format!("/v1/messages/batches/{id}/cancel");

@@ -24,6 +24,8 @@ pub const ASSETS: &str = "ASSETS";
 pub const AUTH_MODE: &str = "AUTH_MODE";
 pub const ANTHROPIC_BASE_URL: &str = "ANTHROPIC_BASE_URL";
 pub const ANTHROPIC_API_KEY: &str = "ANTHROPIC_API_KEY";
+/// An Admin API key (`sk-ant-admin…`, a secret): reconciliation reads the cost report with it.
+pub const ANTHROPIC_ADMIN_KEY: &str = "ANTHROPIC_ADMIN_KEY";
 pub const MODEL_FALLBACKS: &str = "MODEL_FALLBACKS";
 pub const NOTIFY_WEBHOOK_URL: &str = "NOTIFY_WEBHOOK_URL";
 pub const DLQ_ALERT_THRESHOLD: &str = "DLQ_ALERT_THRESHOLD";
@@ -74,6 +76,8 @@ pub const D1_STATS: &str = "D1_STATS";
 pub struct Config {
     pub auth_mode: AuthMode,
     pub anthropic_base_url: String,
+    /// `ANTHROPIC_ADMIN_KEY`: with it, the cron reconciles our costs with the cost report.
+    pub anthropic_admin_key: Option<String>,
     /// The secret `ANTHROPIC_API_KEY` (empty when not configured).
     pub anthropic_api_key: String,
     pub timing: Timing,
@@ -149,6 +153,8 @@ impl Config {
                 .secret(ANTHROPIC_API_KEY)
                 .map(|s| s.to_string())
                 .unwrap_or_default(),
+            anthropic_admin_key: var_or_secret(env, ANTHROPIC_ADMIN_KEY)
+                .filter(|k| !k.trim().is_empty()),
             timing,
             model_chain,
             model_warnings,

@@ -33,6 +33,7 @@ mod message_batches;
 mod meter;
 mod ops;
 mod pauses;
+mod reconcile;
 mod requests;
 mod retention;
 mod routes;

@@ -120,6 +120,41 @@ struct SoftThreshold<'a> {
     text: String,
 }
 
+/// A reconciliation line past the threshold: one alert per day and model (`raise` keeps it
+/// once), posted to the webhook.
+pub async fn reconciliation_alert(
+    state: &AppState,
+    line: &pipeline::ops::reconcile::ReconLine,
+) -> worker::Result<bool> {
+    #[derive(Serialize)]
+    struct Flagged<'a> {
+        event: &'static str,
+        day: &'a str,
+        model: &'a str,
+        ours_micros: u64,
+        billed_micros: u64,
+        diff_micros: i64,
+        text: String,
+    }
+    let payload = Flagged {
+        event: "reconciliation.flagged",
+        day: &line.day,
+        model: &line.model,
+        ours_micros: line.ours_micros,
+        billed_micros: line.billed_micros,
+        diff_micros: line.diff_micros,
+        text: format!(
+            "claude-pipeline: Anthropic billed ${} for {} on {}, our own figures say ${}.",
+            UsdMicros(line.billed_micros).dollars(),
+            line.model,
+            line.day,
+            UsdMicros(line.ours_micros).dollars()
+        ),
+    };
+    let key = format!("recon:{}:{}", line.day, line.model);
+    raise(state, &key, "reconciliation", &payload).await
+}
+
 /// Records an alert under `key` (once: a second raise of the same key does nothing) and calls
 /// the webhook with `payload` (best effort).
 async fn raise<T: Serialize>(

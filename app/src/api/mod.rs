@@ -321,6 +321,16 @@ pub async fn rollout(hours: u32) -> Result<RolloutReport, ApiError> {
     call(Request::get(&format!("/api/rollout?hours={hours}"))).await
 }
 
+/// `GET /api/routing` (admins): the deadline router's figures over the last `days`.
+pub async fn routing(days: u32) -> Result<pipeline::routing::RoutingReport, ApiError> {
+    call(Request::get(&format!("/api/routing?days={days}"))).await
+}
+
+/// `GET /api/reconciliation` (admins): the last comparison with Anthropic's cost report.
+pub async fn reconciliation() -> Result<pipeline::ops::reconcile::ReconciliationRun, ApiError> {
+    call(Request::get("/api/reconciliation")).await
+}
+
 /// `GET /api/dlq` (admins): one page of dead letters (or failed jobs) matching `filter`, from
 /// `cursor` on.
 pub async fn list_dlq(filter: &DlqFilter, cursor: Option<&str>) -> Result<DlqList, ApiError> {

@@ -76,6 +76,54 @@ pub struct Reconciliation {
     pub flagged: usize,
 }
 
+/// One reconciliation as kept and shown (`GET /api/reconciliation`): when, over which days, and
+/// the comparison.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct ReconciliationRun {
+    /// Epoch ms.
+    pub checked_at: i64,
+    /// First day compared, `YYYY-MM-DD`.
+    pub from: String,
+    /// Last day compared, included.
+    pub to: String,
+    /// A line is flagged past both of these.
+    pub threshold_micros: u64,
+    pub threshold_permille: u64,
+    #[serde(flatten)]
+    pub result: Reconciliation,
+}
+
+/// The query of the cost report's page for days [`from_day`, `to_day`): daily buckets grouped
+/// by description (so the lines carry their model), at most a page of 31, `page` continuing.
+pub fn report_query(from_day: i64, to_day: i64, page: Option<&str>) -> String {
+    let t = |d: i64| crate::clock::format_rfc3339(d * DAY_MS);
+    let mut q = form(&[
+        ("starting_at", &t(from_day)),
+        ("ending_at", &t(to_day)),
+        ("bucket_width", "1d"),
+        ("group_by[]", "description"),
+        (
+            "limit",
+            &crate::anthropic::admin::MAX_COST_BUCKETS.to_string(),
+        ),
+    ]);
+    if let Some(p) = page {
+        q.push('&');
+        q.push_str(&form(&[("page", p)]));
+    }
+    q
+}
+
+/// `k=v&…`, each part encoded as a query needs.
+fn form(pairs: &[(&str, &str)]) -> String {
+    let mut out = form_urlencoded::Serializer::new(String::new());
+    for (k, v) in pairs {
+        out.append_pair(k, v);
+    }
+    out.finish()
+}
+
 /// Why a report cannot be compared.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ReportError {

@@ -13,6 +13,7 @@ mod models;
 mod openapi;
 mod pauses;
 mod poll;
+mod reconciliation;
 mod retention;
 mod rollout;
 mod rollups;
@@ -80,6 +81,8 @@ pub fn router(env: &Env) -> Router {
         .route("/api/usage/rollups", get(rollups::check))
         .route("/api/retention", get(retention::get))
         .route("/api/routing", get(routing::get))
+        .route("/api/reconciliation", get(reconciliation::get))
+        .route("/api/reconciliation/run", post(reconciliation::run))
         .route("/api/retention/run", post(retention::run))
         .route("/api/usage/rollups/rebuild", post(rollups::rebuild))
         .route("/api/metrics", get(metrics::get))

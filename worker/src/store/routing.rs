@@ -222,6 +222,23 @@ impl Store {
     }
 }
 
+impl Store {
+    /// Our cost per UTC day and model over days [`from_day`, `to_day`), from the usage rollup
+    /// (which retention leaves: what was billed stays counted), for reconciliation.
+    pub async fn our_costs(
+        &self,
+        from_day: i64,
+        to_day: i64,
+    ) -> worker::Result<Vec<pipeline::ops::reconcile::OurCost>> {
+        self.all(
+            "SELECT day, model, SUM(cost_micros) AS cost_micros FROM usage_days \
+             WHERE day >= ?1 AND day < ?2 AND model != '' GROUP BY day, model",
+            &[num(from_day), num(to_day)],
+        )
+        .await
+    }
+}
+
 /// The result of [`Store::due_batches_statement`].
 pub fn due_batches_of(r: &D1Result) -> worker::Result<Vec<String>> {
     #[derive(Deserialize)]

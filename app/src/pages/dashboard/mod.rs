@@ -7,7 +7,9 @@ mod latest;
 mod metrics_view;
 mod paths;
 mod pauses;
+mod reconciliation_table;
 mod rollout_table;
+mod routing_table;
 mod series;
 mod unrecorded;
 
@@ -21,16 +23,20 @@ use crate::components::ticker::every;
 use health_table::HealthTable;
 use metrics_view::MetricsView;
 use pauses::Pauses;
+use reconciliation_table::ReconciliationTable;
 use rollout_table::RolloutTable;
+use routing_table::RoutingTable;
 
 /// How much history the charts show, and how often they refresh.
 const MINUTES: u32 = 60;
 /// The rollout panel's window: the seed compares the paths for 48 hours before each step.
 const ROLLOUT_HOURS: u32 = 48;
+/// The routing panel's window.
+const ROUTING_DAYS: u32 = 7;
 const REFRESH: Duration = Duration::from_secs(10);
 
 /// Operations: live metrics (alerts, latency, throughput, lanes, tokens, failures, budget use)
-/// and the rollout's two paths, refreshed every 10 s, above the Worker's health report.
+/// the rollout's two paths and deadline routing, refreshed every 10 s, above the Worker's health report.
 #[component]
 pub fn Dashboard() -> impl IntoView {
     let health = LocalResource::new(api::health);
@@ -43,6 +49,14 @@ pub fn Dashboard() -> impl IntoView {
         tick.track();
         api::rollout(ROLLOUT_HOURS)
     });
+    let routing = LocalResource::new(move || {
+        tick.track();
+        api::routing(ROUTING_DAYS)
+    });
+    let reconciliation = LocalResource::new(move || {
+        tick.track();
+        api::reconciliation()
+    });
     view! {
         <section class="page" data-testid="page-dashboard">
             <h1>"Dashboard"</h1>
@@ -51,6 +65,10 @@ pub fn Dashboard() -> impl IntoView {
             {fetched(metrics, "Loading metrics…", "metrics-error", move |m| view! { <MetricsView m=m /> })}
             <h2>"Rollout: direct and queue path"</h2>
             {fetched(rollout, "Loading the rollout…", "rollout-error", move |r| view! { <RolloutTable r=r hours=ROLLOUT_HOURS /> })}
+            <h2>"Deadline routing"</h2>
+            {fetched(routing, "Loading the routing figures…", "routing-error", move |r| view! { <RoutingTable r=r /> })}
+            <h2>"Reconciliation with Anthropic's bill"</h2>
+            {fetched(reconciliation, "Loading the reconciliation…", "recon-error", move |r| view! { <ReconciliationTable r=r /> })}
             <h2>"Health"</h2>
             <div class="toolbar">
                 <button data-testid="refresh-health" on:click=move |_| health.refetch()>

@@ -20,6 +20,23 @@ pub fn JobFacts(j: JobView) -> impl IntoView {
             {format!("since {} UTC: its lane, model or user is paused; it runs when an admin resumes it", when(at))}
         </dd>
     });
+    let deadline = j.deadline_at.map(|at| {
+        let met = match j.deadline_met {
+            Some(true) => " — met",
+            Some(false) => " — missed",
+            None => "",
+        };
+        let why = match j.route_reason.as_deref() {
+            Some("deadline_allows_batch") => "routed to a batch: the deadline allows one",
+            Some("deadline_too_close_for_batch") => "sent to sync: too close for a batch",
+            Some("batch_ran_late") => "moved from its batch to sync: the batch ran late",
+            _ => "",
+        };
+        view! {
+            <dt>"Deadline"</dt>
+            <dd data-testid="detail-deadline">{format!("{} UTC{met}; {why}", when(at))}</dd>
+        }
+    });
     view! {
         <dl class="facts">
             <dt>"Status"</dt>
@@ -27,6 +44,7 @@ pub fn JobFacts(j: JobView) -> impl IntoView {
             {held}
             <dt>"Kind"</dt><dd>{j.kind.as_str()}</dd>
             <dt>"Priority / mode"</dt><dd>{format!("{} / {}", j.priority.as_str(), j.mode.as_str())}</dd>
+            {deadline}
             <dt>"Model"</dt><dd data-testid="detail-model">{j.model}</dd>
             <dt>"Attempts"</dt><dd data-testid="detail-attempts">{j.attempts}</dd>
             <dt>"Elapsed"</dt><dd data-testid="detail-elapsed">{seconds(j.elapsed_ms)}</dd>

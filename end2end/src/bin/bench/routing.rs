@@ -209,7 +209,7 @@ async fn pass_of(s: &Arc<TestStack>, pass: Pass, per_class: usize) -> Vec<Ended>
         for i in 0..per_class {
             let mut body = json!({
                 "prompt": format!("Job {c}-{i}: summarize the week's support tickets in three lines."),
-                "max_tokens": 256,
+                "output_config": {"effort": "low"},
             });
             match pass {
                 Pass::Routed => body["deadline_s"] = json!(deadline_s),
@@ -226,6 +226,11 @@ async fn pass_of(s: &Arc<TestStack>, pass: Pass, per_class: usize) -> Vec<Ended>
         .map(|(j, deadline_s)| {
             let id = j["id"].as_str().unwrap();
             let completed = j["status"] == "completed";
+            assert!(
+                completed,
+                "{}: job {id} did not complete: {j}",
+                pass.label()
+            );
             let took = j["completed_at"].as_i64().unwrap_or(i64::MAX)
                 - j["created_at"].as_i64().unwrap_or(0);
             Ended {

@@ -185,3 +185,15 @@ fn a_day_is_compared_an_hour_after_it_ends() {
     assert_eq!(settled_day(midnight + SETTLE_MS), d - 1);
     assert_eq!(settled_day(midnight + SETTLE_MS - 1), d - 2);
 }
+
+#[test]
+fn the_report_query_asks_for_daily_buckets_by_description_a_page_at_a_time() {
+    let day = 20_424; // 2025-12-02
+    let q = report_query(day, day + 2, None);
+    assert_eq!(
+        q,
+        "starting_at=2025-12-02T00%3A00%3A00Z&ending_at=2025-12-04T00%3A00%3A00Z\
+         &bucket_width=1d&group_by%5B%5D=description&limit=31"
+    );
+    assert!(report_query(day, day + 2, Some("page_9")).ends_with("&page=page_9"));
+}
