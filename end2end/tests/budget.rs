@@ -258,6 +258,35 @@ async fn a_long_shared_system_prompt_is_written_once_then_read_from_the_cache(s:
         let id = j["id"].as_str().unwrap();
         assert_eq!(j["cost_micros"].as_u64().unwrap(), s.sim_cost(id));
     }
+    // The Usage page's cache view: one line (template `prompt`, the model, sync).
+    // (Open mode makes every caller an admin: name the user.)
+    let r = user.get_ok("/api/usage/cache?user=cache").await;
+    assert_eq!(r["user_id"], "cache", "{r}");
+    let lines = r["lines"].as_array().unwrap();
+    assert_eq!(lines.len(), 1, "{r}");
+    let l = &lines[0];
+    assert_eq!(
+        (l["template"].as_str(), l["mode"].as_str()),
+        (Some("prompt"), Some("sync"))
+    );
+    assert_eq!(l["jobs"], 2);
+    assert_eq!(l["cache_read_tokens"], written);
+    assert_eq!(l["cache_write_tokens"], written);
+    let prompt: u64 = jobs
+        .iter()
+        .map(|j| {
+            ["input_tokens", "cache_write_tokens", "cache_read_tokens"]
+                .iter()
+                .map(|k| j[k].as_u64().unwrap())
+                .sum::<u64>()
+        })
+        .sum();
+    assert_eq!(l["prompt_tokens"], prompt, "{l}");
+    let rate = l["hit_rate"].as_f64().unwrap();
+    assert!((rate - written as f64 / prompt as f64).abs() < 1e-9, "{l}");
+    // A read saves 0.9 of the input price, a 5-minute write costs 0.25 more: a net saving.
+    assert!(l["saved_micros"].as_i64().unwrap() > 0, "{l}");
+    assert_eq!(r["saved_micros"], l["saved_micros"]);
 }
 
 async fn waiting_and_batched_jobs_can_be_canceled_and_the_last_one_cancels_its_batch(

@@ -37,6 +37,7 @@ fn main() -> ExitCode {
             the_spenders_view_ranks_every_user_and_agrees_with_their_usage,
             usage_by_tag_agrees_with_the_tagged_jobs_listed_to_the_micro_dollar,
             malformed_tags_are_refused_and_store_nothing,
+            a_tag_cap_refuses_the_job_that_would_cross_it_and_stores_nothing,
             a_daily_cap_refuses_new_jobs_and_the_soft_threshold_alerts_once,
             every_ops_list_and_aggregate_is_served_by_an_index,
         ],
@@ -457,6 +458,77 @@ async fn usage_by_tag_agrees_with_the_tagged_jobs_listed_to_the_micro_dollar(s: 
 
 /// A malformed tag is a 400 naming `tags`, on both producers, and nothing is stored; a
 /// malformed `?tag=` filter is a 400 too.
+async fn a_tag_cap_refuses_the_job_that_would_cross_it_and_stores_nothing(s: Arc<TestStack>) {
+    let admin = s.user(ADMIN);
+    let c = s.user("tag-capped");
+    let cap = |micros: Value| json!({"tag": "team=capped", "daily_cap_micros": micros});
+    let (status, body) = admin
+        .put_json("/api/usage/tags/budget", &cap(json!(1)))
+        .await;
+    assert_eq!(status, 200, "{body}");
+    let job = |tags: Value| json!({"prompt": "Summarize the plan.", "tags": tags});
+    let refused = |status: u16, body: &Value| {
+        assert_error(status, body, 429, "tag_budget_exceeded");
+        assert_eq!(body["field"], "tags", "{body}");
+        assert!(
+            body["error"].as_str().unwrap().contains("team=capped"),
+            "{body}"
+        );
+    };
+    let (status, body) = c
+        .post_json("/jobs", &job(json!(["team=capped", "x=1"])))
+        .await;
+    refused(status, &body);
+    let (status, body) = c
+        .post_json(
+            "/feedback",
+            &json!({"text": "Slow export.", "tags": ["team=capped"]}),
+        )
+        .await;
+    refused(status, &body);
+    assert!(
+        s.d1("SELECT id FROM jobs WHERE user_id = 'tag-capped'")
+            .is_empty(),
+        "no row"
+    );
+    // Other tags, and no tag, are not held by it.
+    c.submit_job(&job(json!(["team=free"]))).await;
+    c.submit_job(&job(json!(null))).await;
+    // A cap with room takes the job, and its reservation counts against the tag.
+    admin
+        .put_json("/api/usage/tags/budget", &cap(json!(1_000_000_000)))
+        .await;
+    c.submit_job(&job(json!(["team=capped"]))).await;
+    let budgets = c.get_ok("/api/usage/tags/budgets").await;
+    let row = budgets
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|b| b["tag"] == "team=capped")
+        .cloned()
+        .unwrap_or_else(|| panic!("{budgets}"));
+    let committed = row["committed_micros"].as_u64().unwrap();
+    assert!(committed > 0, "{row}");
+    // Capped at what is committed: the next one does not fit.
+    admin
+        .put_json("/api/usage/tags/budget", &cap(json!(committed)))
+        .await;
+    let (status, body) = c.post_json("/jobs", &job(json!(["team=capped"]))).await;
+    refused(status, &body);
+    // Removed: it fits again.
+    admin
+        .put_json("/api/usage/tags/budget", &cap(json!(null)))
+        .await;
+    c.submit_job(&job(json!(["team=capped"]))).await;
+    let (status, body) = admin
+        .put_json(
+            "/api/usage/tags/budget",
+            &json!({"tag": "capped", "daily_cap_micros": 1}),
+        )
+        .await;
+    assert_error(status, &body, 400, "invalid_field");
+}
+
 async fn malformed_tags_are_refused_and_store_nothing(s: Arc<TestStack>) {
     let user = "bad-tagger";
     let c = s.user(user);

@@ -16,6 +16,7 @@ use serde_json::{json, Map, Value};
 use crate::dto::*;
 use crate::error::ErrorBody;
 use crate::ops::budgets::BudgetSetting;
+use crate::ops::cache_use::CacheReport;
 use crate::ops::dlq::{DlqFilter, DlqList, ReplayAck, ReplayEdit};
 use crate::ops::metrics::MetricsReport;
 use crate::ops::reconcile::ReconciliationRun;
@@ -174,6 +175,10 @@ fn claude_example() -> Value {
 fn key_example() -> Value {
     json!({"user_id": "alice", "role": "user"})
 }
+fn tag_budget_example() -> Value {
+    json!({"tag": "team=search", "daily_cap_micros": 25_000_000})
+}
+
 fn budget_example() -> Value {
     json!({"user_id": "alice", "daily_cap_micros": 5_000_000, "monthly_cap_micros": 100_000_000,
            "soft_micros": 4_000_000})
@@ -519,6 +524,67 @@ pub const ROUTES: &[Route] = &[
             status: 200,
             description: "The CSV (an attachment).",
             content: Content::Csv,
+        }],
+        errors: &[],
+    },
+    Route {
+        method: "put",
+        path: "/api/usage/tags/budget",
+        operation_id: "setTagBudget",
+        tag: "usage",
+        summary: "Set (or with null remove) a tag's daily cap",
+        access: Access::Admin,
+        params: &[],
+        body: Body::Json {
+            schema: of::<crate::ops::budgets::TagBudgetSetting>,
+            example: tag_budget_example,
+            required: true,
+        },
+        answers: &[Answer {
+            status: 200,
+            description: "The setting in force. Jobs whose reservation would take the tag past \
+                          its cap are refused with a 429 `tag_budget_exceeded` naming `tags`.",
+            content: Content::Json(of::<crate::ops::budgets::TagBudgetSetting>),
+        }],
+        errors: &[413, 415],
+    },
+    Route {
+        method: "get",
+        path: "/api/usage/tags/budgets",
+        operation_id: "listTagBudgets",
+        tag: "usage",
+        summary: "Every tag's daily cap and what its jobs committed today",
+        access: Access::Caller,
+        params: &[],
+        body: Body::None,
+        answers: &[Answer {
+            status: 200,
+            description: "The caps, by tag.",
+            content: Content::Json(of::<Vec<crate::ops::budgets::TagBudgetView>>),
+        }],
+        errors: &[],
+    },
+    Route {
+        method: "get",
+        path: "/api/usage/cache",
+        operation_id: "getCacheUse",
+        tag: "usage",
+        summary: "Prompt-cache use per template and model: hit rate, tokens read, money saved",
+        access: Access::Caller,
+        params: &[
+            FROM,
+            TO,
+            query(
+                "user",
+                string,
+                "One user's jobs (admins; admins see every user's without it, users their own).",
+            ),
+        ],
+        body: Body::None,
+        answers: &[Answer {
+            status: 200,
+            description: "The lines, most saved first, with totals.",
+            content: Content::Json(of::<CacheReport>),
         }],
         errors: &[],
     },

@@ -282,6 +282,29 @@ pub async fn timed_out(
 
 /// The 429 for a write that the database refused because it would cross a cap
 /// (`store::is_budget_abort`): a concurrent request committed first.
+/// The 429 of a job the database refused for one of its `tags`' daily caps: the first tag whose
+/// cap `need` no longer fits under.
+pub async fn tag_refused(state: &AppState, tags: &[String], need: UsdMicros) -> AppError {
+    match state.store.tag_budgets(Some(tags), now_ms()).await {
+        Ok(views) => {
+            let tight = views
+                .iter()
+                .find(|v| v.left_micros.0 < need.0)
+                .or(views.first());
+            match tight {
+                Some(v) => AppError(v.refusal(need)),
+                None => AppError(pipeline::error::ApiError::new(
+                    429,
+                    "tag_budget_exceeded",
+                    "a tag of this job has reached its daily cap",
+                    Some("tags"),
+                )),
+            }
+        }
+        Err(e) => e.into(),
+    }
+}
+
 pub async fn refused(state: &AppState, user: &str, need: UsdMicros) -> AppError {
     match state.store.budget(user, now_ms()).await {
         Ok(b) => AppError(explain_refusal(&b, need).into_error()),

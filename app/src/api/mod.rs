@@ -272,6 +272,20 @@ pub async fn tag_usage(from: &str, to: &str, user: &str) -> Result<TagsReport, A
     call(Request::get("/api/usage/tags").query(usage_query(from, to, user))).await
 }
 
+/// `GET /api/usage/tags/budgets`: every tag's daily cap and today's commitment.
+pub async fn tag_budgets() -> Result<Vec<pipeline::ops::budgets::TagBudgetView>, ApiError> {
+    call(Request::get("/api/usage/tags/budgets")).await
+}
+
+/// `GET /api/usage/cache`: prompt-cache use per template and model over the days.
+pub async fn cache_use(
+    from: &str,
+    to: &str,
+    user: &str,
+) -> Result<pipeline::ops::cache_use::CacheReport, ApiError> {
+    call(Request::get("/api/usage/cache").query(usage_query(from, to, user))).await
+}
+
 /// `GET /api/usage/spenders` (admins): every user's spend over the days, top spenders first.
 pub async fn spenders(from: &str, to: &str) -> Result<SpendersReport, ApiError> {
     call(Request::get("/api/usage/spenders").query(usage_query(from, to, ""))).await

@@ -266,6 +266,7 @@ fn every_request_example_fits_its_schema_and_its_parser() {
             "submitJob" | "callClaude" => crate::prompt::parse_input(&bytes, now).map(drop),
             "createKey" => crate::identity::parse_key_input(&bytes).map(drop),
             "setBudget" => BudgetSetting::parse(&bytes).map(drop),
+            "setTagBudget" => crate::ops::budgets::TagBudgetSetting::parse(&bytes).map(drop),
             "pause" => crate::pause::parse_request(&bytes).map(drop),
             "replayDeadLetter" => ReplayEdit::parse(&bytes, now).map(drop),
             "replayDeadLetters" => serde_json::from_slice::<DlqFilter>(&bytes)
@@ -276,7 +277,7 @@ fn every_request_example_fits_its_schema_and_its_parser() {
         parsed.unwrap_or_else(|e| panic!("{}: {e:?}", r.path));
         checked += 1;
     }
-    assert_eq!(checked, 8);
+    assert_eq!(checked, 9);
 }
 
 #[test]

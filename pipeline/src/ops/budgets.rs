@@ -327,3 +327,117 @@ impl DailyBudget {
 
 #[cfg(test)]
 mod tests;
+
+/// `PUT /api/usage/tags/budget`: a tag's daily cap in micro-dollars (`null` removes it). The
+/// jobs carrying the tag may commit at most this much per UTC day of their creation: what they
+/// cost plus what the live ones reserve (the database refuses the job that would cross it).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct TagBudgetSetting {
+    pub tag: String,
+    pub daily_cap_micros: Option<UsdMicros>,
+}
+
+impl TagBudgetSetting {
+    pub fn parse(body: &[u8]) -> Result<TagBudgetSetting, ApiError> {
+        let obj = crate::error::json_object(body)?;
+        crate::error::reject_unknown_fields(&obj, &["tag", "daily_cap_micros"])?;
+        let tag = obj.get("tag").and_then(|v| v.as_str()).ok_or_else(|| {
+            ApiError::bad_request(
+                "invalid_field",
+                "tag must be a key=value string",
+                Some("tag"),
+            )
+        })?;
+        let tag = crate::tags::parse_filter(tag)
+            .map_err(|e| ApiError::bad_request("invalid_field", e.body.error, Some("tag")))?;
+        let daily_cap_micros = match obj.get("daily_cap_micros") {
+            None | Some(serde_json::Value::Null) => None,
+            Some(v) => Some(
+                v.as_u64()
+                    .filter(|n| *n <= 1_000_000_000_000)
+                    .map(UsdMicros)
+                    .ok_or_else(|| {
+                        ApiError::bad_request(
+                            "invalid_amount",
+                            "daily_cap_micros must be a whole number of micro-dollars (0 to 10^12) or null",
+                            Some("daily_cap_micros"),
+                        )
+                    })?,
+            ),
+        };
+        Ok(TagBudgetSetting {
+            tag,
+            daily_cap_micros,
+        })
+    }
+}
+
+/// A tag's cap and what its jobs have committed today (`GET /api/usage/tags/budgets`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct TagBudgetView {
+    pub tag: String,
+    pub daily_cap_micros: UsdMicros,
+    /// Cost of today's jobs with the tag plus the reservations of the live ones.
+    pub committed_micros: UsdMicros,
+    pub left_micros: UsdMicros,
+}
+
+impl TagBudgetView {
+    pub fn new(tag: String, cap: UsdMicros, committed: UsdMicros) -> TagBudgetView {
+        TagBudgetView {
+            tag,
+            daily_cap_micros: cap,
+            committed_micros: committed,
+            left_micros: UsdMicros(cap.0.saturating_sub(committed.0)),
+        }
+    }
+
+    /// The 429 of a job whose worst case (`need`) does not fit under this tag's cap.
+    pub fn refusal(&self, need: UsdMicros) -> ApiError {
+        ApiError::new(
+            429,
+            "tag_budget_exceeded",
+            format!(
+                "the tag {} has {} left of its {} daily cap, and this job may cost up to {}",
+                self.tag,
+                self.left_micros.usd(),
+                self.daily_cap_micros.usd(),
+                need.usd()
+            ),
+            Some("tags"),
+        )
+    }
+}
+
+#[cfg(test)]
+mod tag_budget_tests {
+    use super::*;
+
+    #[test]
+    fn a_tag_budget_names_a_valid_tag_and_a_whole_amount() {
+        let s = TagBudgetSetting::parse(br#"{"tag":"team=search","daily_cap_micros":5000000}"#)
+            .unwrap();
+        assert_eq!(s.daily_cap_micros, Some(UsdMicros(5_000_000)));
+        assert_eq!(
+            TagBudgetSetting::parse(br#"{"tag":"team=search","daily_cap_micros":null}"#)
+                .unwrap()
+                .daily_cap_micros,
+            None
+        );
+        for bad in [
+            &br#"{"tag":"team","daily_cap_micros":1}"#[..],
+            br#"{"tag":"team=search","daily_cap_micros":-1}"#,
+            br#"{"tag":"team=search","daily_cap_micros":1.5}"#,
+            br#"{"tag":"team=search","cap":1}"#,
+        ] {
+            let e = TagBudgetSetting::parse(bad).unwrap_err();
+            assert_eq!(e.status, 400, "{}", String::from_utf8_lossy(bad));
+        }
+        let v = TagBudgetView::new("team=search".into(), UsdMicros(100), UsdMicros(130));
+        assert_eq!(v.left_micros, UsdMicros(0));
+        let e = v.refusal(UsdMicros(20));
+        assert_eq!((e.status, e.body.field.as_deref()), (429, Some("tags")));
+    }
+}

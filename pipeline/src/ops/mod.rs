@@ -15,6 +15,7 @@
 //! - [`rollups`]: the usage rollup against a scan of its jobs.
 
 pub mod budgets;
+pub mod cache_use;
 pub mod dlq;
 pub mod failures;
 pub mod joblog;

@@ -100,7 +100,8 @@ async fn flush_once(state: &AppState, report: &mut FlushReport) -> worker::Resul
             Ok(params) => {
                 let r = BatchRequest {
                     custom_id: row.id.clone(),
-                    params,
+                    // Requests of one batch share their prefixes for longer than 5 minutes.
+                    params: params.with_one_hour_cache(),
                 };
                 let size = serde_json::to_string(&r).map(|s| s.len()).unwrap_or(0);
                 if batching::fits(requests.len(), bytes, size, batching::MAX_FLUSH_BYTES) {

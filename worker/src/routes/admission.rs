@@ -9,7 +9,7 @@ use pipeline::prompt::{Idempotency, StoredKey};
 
 use crate::error::AppError;
 use crate::services::AppState;
-use crate::store::{is_budget_abort, Statement};
+use crate::store::{is_budget_abort, is_tag_cap_abort, Statement};
 
 /// What `Idempotency-Key` makes of a producer's request.
 pub enum Idem {
@@ -114,19 +114,21 @@ fn key_reused() -> AppError {
 /// concurrent request with the same key committed first — nothing of this request was stored,
 /// and the answer is the winner's job (`Some`, to acknowledge as this request's), or a 422 when
 /// the winner sent another body. When the database refused the job's reservation of `need`
-/// (a concurrent request took what was left under a cap), nothing was stored either: a 429.
+/// (a concurrent request took what was left under a cap — the user's, or one of its `tags`'),
+/// nothing was stored either: a 429.
 pub async fn commit_job(
     state: &AppState,
     user: &str,
     claim: Option<&(String, String)>,
     id: &str,
     statements: Vec<Statement>,
-    (now, need): (i64, UsdMicros),
+    (now, need, tags): (i64, UsdMicros, &[String]),
 ) -> Result<Option<String>, AppError> {
     let Some((key, hash)) = claim else {
         return match state.store.batch(statements).await {
             Ok(_) => Ok(None),
             Err(e) if is_budget_abort(&e) => Err(crate::ops::refused(state, user, need).await),
+            Err(e) if is_tag_cap_abort(&e) => Err(crate::ops::tag_refused(state, tags, need).await),
             Err(e) => Err(e.into()),
         };
     };
@@ -139,6 +141,7 @@ pub async fn commit_job(
         Idempotency::Replay { job_id } if job_id != id => Ok(Some(job_id)),
         Idempotency::Conflict => Err(key_reused()),
         _ if is_budget_abort(&e) => Err(crate::ops::refused(state, user, need).await),
+        _ if is_tag_cap_abort(&e) => Err(crate::ops::tag_refused(state, tags, need).await),
         _ => Err(e.into()),
     }
 }

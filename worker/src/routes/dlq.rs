@@ -282,6 +282,10 @@ async fn replay_one(
             if crate::store::is_budget_abort(&e) {
                 return Err(crate::ops::refused(state, &original.user_id, reserved).await);
             }
+            if crate::store::is_tag_cap_abort(&e) {
+                let tags = pipeline::tags::from_column(original.tags.as_deref());
+                return Err(crate::ops::tag_refused(state, &tags, reserved).await);
+            }
             return Err(e.into());
         }
     };

@@ -79,7 +79,15 @@ pub async fn submit(
         routed: routed.map(|r| r.1),
         now,
     })?;
-    let committed = commit_job(&state, user, record.as_ref(), &id, vec![job], (now, need)).await?;
+    let committed = commit_job(
+        &state,
+        user,
+        record.as_ref(),
+        &id,
+        vec![job],
+        (now, need, &input.tags),
+    )
+    .await?;
     if let Some(winner) = committed {
         return Ok(ack(winner, input.mode));
     }

@@ -137,7 +137,15 @@ pub async fn store_prompt_job(
         routed: job.routed,
         now,
     })?;
-    let committed = commit_job(state, user, claim, &id, vec![row], (now, job.reserved)).await;
+    let committed = commit_job(
+        state,
+        user,
+        claim,
+        &id,
+        vec![row],
+        (now, job.reserved, &input.tags),
+    )
+    .await;
     if !matches!(committed, Ok(None)) {
         // No row of ours, so the request object must not stay either.
         state.blobs.delete(&key).await;

@@ -78,6 +78,12 @@ pub fn router(env: &Env) -> Router {
         .route("/api/usage/spenders.csv", get(usage::spenders_csv))
         .route("/api/usage/tags", get(usage::tags))
         .route("/api/usage/tags.csv", get(usage::tags_csv))
+        .route("/api/usage/cache", get(usage::cache))
+        .route(
+            "/api/usage/tags/budget",
+            axum::routing::put(usage::set_tag_budget),
+        )
+        .route("/api/usage/tags/budgets", get(usage::tag_budgets))
         .route("/api/usage/rollups", get(rollups::check))
         .route("/api/retention", get(retention::get))
         .route("/api/routing", get(routing::get))

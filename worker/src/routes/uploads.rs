@@ -208,7 +208,16 @@ pub async fn submit(
     // One transaction with the key's claim: a concurrent upload with the same key that
     // committed first makes this one its replay; one that took what was left under a cap makes
     // it a 429. Either way no file of this one stays.
-    match commit_job(&state, user, claim.as_ref(), &upload_id, stmts, (now, need)).await {
+    match commit_job(
+        &state,
+        user,
+        claim.as_ref(),
+        &upload_id,
+        stmts,
+        (now, need, &[]),
+    )
+    .await
+    {
         Ok(None) => {}
         Ok(Some(first)) => {
             clean_up(&state.blobs, &keys).await;

@@ -137,6 +137,67 @@ pub async fn tags_csv(
     Ok(csv_download(&name, r.to_csv()))
 }
 
+/// `PUT /api/usage/tags/budget` (admins): a tag's daily cap (`null` removes it).
+#[worker::send]
+pub async fn set_tag_budget(
+    State(state): State<AppState>,
+    Caller(caller): Caller,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Result<Response, AppError> {
+    caller.require_admin("set tag budgets")?;
+    json_body(&headers, &body, 4 * 1024)?;
+    let s = pipeline::ops::budgets::TagBudgetSetting::parse(&body)?;
+    state
+        .store
+        .set_tag_budget(&s.tag, s.daily_cap_micros, now_ms())
+        .await?;
+    Ok(Json(s).into_response())
+}
+
+/// `GET /api/usage/tags/budgets`: every tag's daily cap and what its jobs committed today.
+#[worker::send]
+pub async fn tag_budgets(
+    State(state): State<AppState>,
+    Caller(_caller): Caller,
+) -> Result<Response, AppError> {
+    Ok(Json(state.store.tag_budgets(None, now_ms()).await?).into_response())
+}
+
+/// Prompt-cache use per template and model: users see their own jobs; admins every user's, or
+/// one user's with `?user=`.
+#[worker::send]
+pub async fn cache(
+    State(state): State<AppState>,
+    caller: Caller,
+    Query(p): Query<TagParams>,
+) -> Result<Response, AppError> {
+    let now = now_ms();
+    let admin = caller.0.is_admin();
+    let q = UsageQuery::parse(
+        p.from.as_deref(),
+        p.to.as_deref(),
+        p.user.as_deref(),
+        caller.0.user_id.as_str(),
+        admin,
+        now,
+    )?;
+    let everyone = admin && p.user.as_deref().is_none_or(str::is_empty);
+    let user = (!everyone).then_some(q.user_id);
+    let sums = state
+        .store
+        .cache_use(user.as_deref(), q.from_ms, q.to_ms)
+        .await?;
+    let range = (
+        pipeline::clock::day_of(q.from_ms),
+        pipeline::clock::day_of(q.to_ms - 1),
+    );
+    Ok(Json(pipeline::ops::cache_use::CacheReport::build(
+        range, user, &sums, now,
+    ))
+    .into_response())
+}
+
 #[derive(Deserialize)]
 pub struct SpendersParams {
     from: Option<String>,

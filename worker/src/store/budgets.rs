@@ -140,3 +140,67 @@ impl Store {
         Ok(())
     }
 }
+
+/// A tag's cap and today's commitment, as read.
+#[derive(Deserialize)]
+struct TagBudgetRow {
+    tag: String,
+    daily_cap_micros: f64,
+    committed_micros: Option<f64>,
+}
+
+/// `tag_budgets` with today's `tag_spend` (0020's triggers keep it).
+const TAG_BUDGETS: &str = "SELECT b.tag, b.daily_cap_micros, s.committed_micros \
+     FROM tag_budgets b LEFT JOIN tag_spend s ON s.tag = b.tag AND s.day = ?1";
+
+impl Store {
+    /// Sets a tag's daily cap, or (`None`) removes it.
+    pub async fn set_tag_budget(
+        &self,
+        tag: &str,
+        cap: Option<UsdMicros>,
+        now: i64,
+    ) -> worker::Result<()> {
+        match cap {
+            Some(cap) => {
+                self.run(
+                    "INSERT INTO tag_budgets (tag, daily_cap_micros, updated_at) VALUES (?1, ?2, ?3) \
+                     ON CONFLICT (tag) DO UPDATE SET daily_cap_micros = excluded.daily_cap_micros, \
+                     updated_at = excluded.updated_at",
+                    &[tag.into(), money(cap), num(now)],
+                )
+                .await?
+            }
+            None => {
+                self.run("DELETE FROM tag_budgets WHERE tag = ?1", &[tag.into()])
+                    .await?
+            }
+        };
+        Ok(())
+    }
+
+    /// Every tag's cap with what its jobs committed today, or only those of `tags`.
+    pub async fn tag_budgets(
+        &self,
+        tags: Option<&[String]>,
+        now: i64,
+    ) -> worker::Result<Vec<pipeline::ops::budgets::TagBudgetView>> {
+        let rows: Vec<TagBudgetRow> = self
+            .all(
+                &format!("{TAG_BUDGETS} ORDER BY b.tag"),
+                &[num(now.div_euclid(DAY_MS))],
+            )
+            .await?;
+        Ok(rows
+            .into_iter()
+            .filter(|r| tags.is_none_or(|t| t.contains(&r.tag)))
+            .map(|r| {
+                pipeline::ops::budgets::TagBudgetView::new(
+                    r.tag,
+                    micros(r.daily_cap_micros),
+                    micros(r.committed_micros.unwrap_or(0.0)),
+                )
+            })
+            .collect())
+    }
+}

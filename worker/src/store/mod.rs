@@ -216,6 +216,12 @@ pub fn is_budget_abort(e: &worker::Error) -> bool {
     e.to_string().contains("budget_exceeded")
 }
 
+/// The database refused a job whose reservation would take one of its tags past its daily cap
+/// (migration 0020's `jobs_tag_admission`).
+pub fn is_tag_cap_abort(e: &worker::Error) -> bool {
+    e.to_string().contains("tag_cap_exceeded")
+}
+
 fn num(v: i64) -> JsValue {
     JsValue::from_f64(v as f64)
 }

@@ -223,6 +223,33 @@ impl Store {
 }
 
 impl Store {
+    /// Prompt-cache use per template (else kind), model and mode of the jobs created in
+    /// [`from`, `to`), one user's or (`None`) everyone's — the latter a scan of the jobs
+    /// retention keeps (an admin's view; the usage rollup has no template).
+    pub async fn cache_use(
+        &self,
+        user: Option<&str>,
+        from: i64,
+        to: i64,
+    ) -> worker::Result<Vec<pipeline::ops::cache_use::CacheSums>> {
+        let sums = "SELECT COALESCE(template, kind) AS template, model, mode, COUNT(*) AS jobs, \
+             SUM(input_tokens) AS input_tokens, SUM(cache_write_tokens) AS cache_write_tokens, \
+             SUM(cache_read_tokens) AS cache_read_tokens FROM jobs";
+        let rest = "created_at >= ?1 AND created_at < ?2 AND model IS NOT NULL \
+             AND input_tokens + cache_write_tokens + cache_read_tokens > 0 \
+             GROUP BY 1, model, mode";
+        match user {
+            Some(u) => {
+                let sql = format!("{sums} WHERE user_id = ?3 AND {rest}");
+                self.all(&sql, &[num(from), num(to), u.into()]).await
+            }
+            None => {
+                let sql = format!("{sums} WHERE {rest}");
+                self.all(&sql, &[num(from), num(to)]).await
+            }
+        }
+    }
+
     /// Our cost per UTC day and model over days [`from_day`, `to_day`), from the usage rollup
     /// (which retention leaves: what was billed stays counted), for reconciliation.
     pub async fn our_costs(

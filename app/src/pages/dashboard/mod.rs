@@ -53,6 +53,16 @@ pub fn Dashboard() -> impl IntoView {
         tick.track();
         api::routing(ROUTING_DAYS)
     });
+    let cache = LocalResource::new(move || {
+        tick.track();
+        // Every user's jobs, the Usage default: the 30 days up to today.
+        api::cache_use("", "", "")
+    });
+    let tags = LocalResource::new(move || {
+        tick.track();
+        // Every user's jobs over the Usage default (the 30 days up to today).
+        api::tag_usage("", "", "")
+    });
     let reconciliation = LocalResource::new(move || {
         tick.track();
         api::reconciliation()
@@ -67,6 +77,10 @@ pub fn Dashboard() -> impl IntoView {
             {fetched(rollout, "Loading the rollout…", "rollout-error", move |r| view! { <RolloutTable r=r hours=ROLLOUT_HOURS /> })}
             <h2>"Deadline routing"</h2>
             {fetched(routing, "Loading the routing figures…", "routing-error", move |r| view! { <RoutingTable r=r /> })}
+            <h2>"Cost by tag, every user"</h2>
+            {fetched(tags, "Loading tags…", "dashboard-tags-error", move |r| view! { <crate::pages::usage::tags::TagTable r=r /> })}
+            <h2>"Prompt cache, every user"</h2>
+            {fetched(cache, "Loading cache use…", "dashboard-cache-error", move |r| view! { <crate::pages::usage::cache::CacheTable r=r /> })}
             <h2>"Reconciliation with Anthropic's bill"</h2>
             {fetched(reconciliation, "Loading the reconciliation…", "recon-error", move |r| view! { <ReconciliationTable r=r /> })}
             <h2>"Health"</h2>

@@ -3,10 +3,11 @@
 
 mod budget_form;
 mod budget_text;
+pub mod cache;
 mod range_form;
 mod report_view;
 mod spenders;
-mod tags;
+pub mod tags;
 mod usage_table;
 
 use leptos::prelude::*;
@@ -17,6 +18,7 @@ use crate::components::download::save_text;
 use crate::components::fetched::fetched;
 use crate::components::layout::{is_admin, Health};
 use budget_form::BudgetForm;
+use cache::CacheUse;
 use range_form::{Range, RangeForm};
 use report_view::ReportView;
 use spenders::Spenders;
@@ -62,6 +64,7 @@ pub fn Usage() -> impl IntoView {
             })}
             {fetched(report, "Loading…", "usage-error", move |r| view! { <ReportView r=r /> })}
             <TagUsage applied=applied />
+            <CacheUse applied=applied />
             <Show when=admin>
                 <BudgetForm report=report user=user save=save />
                 <Spenders applied=applied user=user />

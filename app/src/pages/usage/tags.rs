@@ -14,14 +14,41 @@ pub fn TagUsage(applied: RwSignal<Range>) -> impl IntoView {
         let r = applied.get();
         async move { api::tag_usage(&r.from, &r.to, &r.user).await }
     });
+    let caps = LocalResource::new(api::tag_budgets);
     view! {
         <h2>"Cost by tag"</h2>
         {fetched(report, "Loading tags…", "tags-error", move |r| view! { <TagTable r=r /> })}
+        {fetched(caps, "Loading tag caps…", "tag-caps-error", move |c| view! { <TagCaps caps=c /> })}
     }
 }
 
+/// The tags' daily caps and what their jobs committed today (set by admins with
+/// `PUT /api/usage/tags/budget`).
 #[component]
-fn TagTable(r: TagsReport) -> impl IntoView {
+fn TagCaps(caps: Vec<pipeline::ops::budgets::TagBudgetView>) -> impl IntoView {
+    (!caps.is_empty()).then(|| view! {
+        <table class="grid" data-testid="tag-caps">
+            <caption>"Daily caps per tag (UTC): a job that would take a tag past its cap is refused"</caption>
+            <thead><tr><th>"Tag"</th><th class="num">"Cap"</th><th class="num">"Committed today"</th><th class="num">"Left"</th></tr></thead>
+            <tbody>
+                {caps.into_iter().map(|c| {
+                    let tag = c.tag.clone();
+                    view! {
+                        <tr data-testid="tag-cap-row" data-tag=tag>
+                            <td><code>{c.tag}</code></td>
+                            <td class="num">{c.daily_cap_micros.usd()}</td>
+                            <td class="num">{c.committed_micros.usd()}</td>
+                            <td class="num">{c.left_micros.usd()}</td>
+                        </tr>
+                    }
+                }).collect_view()}
+            </tbody>
+        </table>
+    })
+}
+
+#[component]
+pub fn TagTable(r: TagsReport) -> impl IntoView {
     let whose = match &r.user_id {
         Some(u) => format!("Jobs of {u}; a job with two tags counts under each."),
         None => "Every user's jobs; a job with two tags counts under each.".to_owned(),
