@@ -19,7 +19,11 @@ const WAIT: Duration = Duration::from_secs(120);
 fn main() -> ExitCode {
     run_suite_with(
         "openapi",
-        StackConfig::vars(&[("AUTH_MODE", "keys")]),
+        // An Admin API key (the simulator's) so that the reconciliation operations answer.
+        StackConfig::vars(&[
+            ("AUTH_MODE", "keys"),
+            ("ANTHROPIC_ADMIN_KEY", "sk-ant-admin01-sim-openapi"),
+        ]),
         tests![
             the_document_is_served_as_the_dtos_make_it,
             every_operation_answers_as_documented,
@@ -364,6 +368,17 @@ async fn every_operation_answers_as_documented(s: Arc<TestStack>) {
         .replace("{value}", pause["value"].as_str().unwrap());
     let resumed = admin.ok(&doc, "delete", p, &resume, None).await;
     assert_eq!(resumed["resumed"]["value"], pause["value"], "{resumed}");
+
+    // A comparison with the bill first, so that the last one can be read.
+    admin
+        .ok(
+            &doc,
+            "post",
+            "/api/reconciliation/run",
+            "/api/reconciliation/run",
+            None,
+        )
+        .await;
 
     // 4. Every other operation, without a body.
     let called = doc.called.lock().unwrap().clone();

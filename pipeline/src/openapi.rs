@@ -697,7 +697,7 @@ pub const ROUTES: &[Route] = &[
                           `ANTHROPIC_ADMIN_KEY`.",
             content: Content::Json(of::<ReconciliationRun>),
         }],
-        errors: &[],
+        errors: &[404, 409],
     },
     Route {
         method: "post",
@@ -715,7 +715,7 @@ pub const ROUTES: &[Route] = &[
                           `ANTHROPIC_ADMIN_KEY`, 502 when the report cannot be read.",
             content: Content::Json(of::<ReconciliationRun>),
         }],
-        errors: &[],
+        errors: &[400, 409, 502],
     },
     Route {
         method: "post",
