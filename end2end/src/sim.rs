@@ -9,6 +9,16 @@ use serde_json::Value;
 use crate::api::{client, send_json};
 use crate::stack::{TestStack, SIM_KEY};
 
+/// [`TestStack::sim_files`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SimFiles {
+    pub base64_documents: u64,
+    pub file_documents: u64,
+    pub uploaded: u64,
+    pub deleted: u64,
+    pub stored: u64,
+}
+
 impl TestStack {
     /// How many times the simulator billed `job` (by its `x-job-id` header or batch `custom_id`).
     pub fn billed(&self, job: &str) -> u64 {
@@ -25,6 +35,19 @@ impl TestStack {
     /// Calls the simulator answered, by `"<endpoint> <status>"` (e.g. `"batches.create 200"`).
     pub fn sim_calls(&self, key: &str) -> u64 {
         self.sim.lock().stats.calls.get(key).copied().unwrap_or(0)
+    }
+
+    /// The Files API as the simulator saw it: document blocks read inline (base64) and by
+    /// `file_id`, files uploaded, deleted, and stored now.
+    pub fn sim_files(&self) -> SimFiles {
+        let sim = self.sim.lock();
+        SimFiles {
+            base64_documents: sim.stats.base64_documents,
+            file_documents: sim.stats.file_documents,
+            uploaded: sim.stats.files_uploaded,
+            deleted: sim.stats.files_deleted,
+            stored: sim.files.len() as u64,
+        }
     }
 
     /// Calls the simulator answered whose `"<endpoint> <status>"` key `keep` selects.

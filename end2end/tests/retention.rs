@@ -158,6 +158,7 @@ async fn expired_jobs_go_with_their_objects_live_jobs_stay_and_usage_still_equal
         .sum();
     assert!(billed > 0);
     let objects_before = s.r2_objects();
+    let files_before = s.sim_files();
     let before = usage(&s, user, 0, 0).await;
     assert_eq!(before.0, finished.len() as u64 + 1);
     assert_eq!(before.1, billed, "the rollup is what the jobs cost");
@@ -182,6 +183,19 @@ async fn expired_jobs_go_with_their_objects_live_jobs_stay_and_usage_still_equal
     assert_eq!(sum("uploads"), 1, "{reports:?}");
     // 4 prompts + 4 answers, 2 PDFs + 2 answers, the failed job's request.
     assert_eq!(sum("blobs"), 13, "{reports:?}");
+    // The two PDFs went from the provider's Files API with them.
+    assert_eq!(sum("files"), 2, "{reports:?}");
+    let files_after = s.sim_files();
+    assert_eq!(
+        files_after.deleted - files_before.deleted,
+        2,
+        "{files_after:?}"
+    );
+    assert_eq!(
+        files_before.stored - files_after.stored,
+        2,
+        "{files_after:?}"
+    );
 
     for id in &finished {
         let (status, _) = client.get(&format!("/jobs/{id}")).await;

@@ -15,6 +15,7 @@ fn main() -> ExitCode {
     run_suite(
         "uploads",
         tests![
+            each_pdf_goes_to_the_files_api_once_and_is_read_by_file_id,
             one_pdf_is_summarized_and_extracted_and_its_result_served,
             an_encrypted_pdf_fails_alone_with_a_clear_reason,
             duplicate_and_hostile_names_are_accepted_and_harmless,
@@ -25,6 +26,8 @@ fn main() -> ExitCode {
             an_upload_past_its_expiry_expires_every_file_without_a_call,
             other_users_uploads_are_404,
             a_hundred_pdfs_are_accepted_and_complete_without_slowing_the_high_lane,
+            // Last: once the Worker has seen a base URL without the Files API, it stops asking.
+            without_the_files_api_pdfs_go_as_base64_and_still_complete,
         ],
     )
 }
@@ -34,6 +37,66 @@ type Files = Vec<(String, Vec<u8>)>;
 
 fn pdf(name: &str, title: &str, pages: usize) -> (String, Vec<u8>) {
     (name.to_string(), pdfs::make(title, pages))
+}
+
+async fn each_pdf_goes_to_the_files_api_once_and_is_read_by_file_id(s: Arc<TestStack>) {
+    let before = s.sim_files();
+    let user = s.user("by-reference");
+    let sync = user
+        .submit_upload(
+            &[pdf("a.pdf", "Alpha", 2), pdf("b.pdf", "Beta", 1)],
+            &[("mode", "sync")],
+        )
+        .await;
+    let batch = user
+        .submit_upload(
+            &[
+                pdf("c.pdf", "Gamma", 1),
+                pdf("d.pdf", "Delta", 3),
+                pdf("e.pdf", "Eps", 1),
+            ],
+            &[("mode", "batch")],
+        )
+        .await;
+    for id in [&sync, &batch] {
+        let b = user.upload_finished(id, Duration::from_secs(90)).await;
+        assert_eq!(b["counts"]["completed"], b["total"], "{b}");
+        for f in b["files"].as_array().unwrap() {
+            assert_eq!(s.billed(f["job_id"].as_str().unwrap()), 1, "{f}");
+        }
+    }
+    let after = s.sim_files();
+    // Five PDFs, five files, each uploaded once; every request read its PDF by reference —
+    // the sync calls, their count_tokens, and the Message Batch lines — none inline.
+    assert_eq!(after.uploaded - before.uploaded, 5, "{after:?}");
+    assert_eq!(after.base64_documents, before.base64_documents, "{after:?}");
+    assert!(
+        after.file_documents - before.file_documents >= 5,
+        "{before:?} -> {after:?}"
+    );
+    assert_eq!(after.stored - before.stored, 5, "{after:?}");
+}
+
+async fn without_the_files_api_pdfs_go_as_base64_and_still_complete(s: Arc<TestStack>) {
+    s.sim.lock().knobs.files_api = false;
+    let before = s.sim_files();
+    let user = s.user("inline");
+    let id = user
+        .submit_upload(
+            &[pdf("x.pdf", "Inline", 1), pdf("y.pdf", "Inline too", 2)],
+            &[("mode", "sync")],
+        )
+        .await;
+    let b = user.upload_finished(&id, Duration::from_secs(90)).await;
+    s.sim.lock().knobs.files_api = true;
+    assert_eq!(b["counts"]["completed"], 2, "{b}");
+    assert_eq!(b["files"][1]["extraction"]["page_count"], 2, "{b}");
+    let after = s.sim_files();
+    assert_eq!(after.uploaded, before.uploaded, "{after:?}");
+    assert!(
+        after.base64_documents >= before.base64_documents + 2,
+        "{after:?}"
+    );
 }
 
 async fn one_pdf_is_summarized_and_extracted_and_its_result_served(s: Arc<TestStack>) {
@@ -315,4 +378,8 @@ async fn a_hundred_pdfs_are_accepted_and_complete_without_slowing_the_high_lane(
             .unwrap()
             .starts_with("Report "));
     }
+    // The whole suite so far read its PDFs by file_id: not one base64 document block.
+    let seen = s.sim_files();
+    assert_eq!(seen.base64_documents, 0, "{seen:?}");
+    assert!(seen.file_documents >= 100, "{seen:?}");
 }

@@ -112,6 +112,9 @@ pub struct Removed {
     pub audit: u64,
     /// Uploads (the `batches` rows) none of whose files is left.
     pub uploads: u64,
+    /// PDFs deleted from the provider's Files API with their jobs' objects.
+    #[serde(default)]
+    pub files: u64,
     /// Whether some kind filled its slice (more is due: the next run goes on).
     pub more: bool,
 }
@@ -125,13 +128,14 @@ impl Removed {
             + self.metrics
             + self.audit
             + self.uploads
+            + self.files
     }
 
     /// One line for the heartbeat.
     pub fn summary(&self) -> String {
         format!(
             "removed {} jobs, {} objects, {} attempt logs, {} idempotency records, {} metrics \
-             rows, {} audit entries, {} uploads{}",
+             rows, {} audit entries, {} uploads, {} provider files{}",
             self.jobs,
             self.blobs,
             self.attempts,
@@ -139,6 +143,7 @@ impl Removed {
             self.metrics,
             self.audit,
             self.uploads,
+            self.files,
             if self.more { "; more due" } else { "" }
         )
     }

@@ -7,7 +7,7 @@
 //! "Claude 4.7 and later models … produce approximately 30% more tokens for the same text"
 //! (platform.claude.com/docs/en/about-claude/pricing).
 
-use crate::anthropic::{Content, InputBlock, MessagesRequest};
+use crate::anthropic::{Content, DocumentSource, InputBlock, MessagesRequest};
 
 /// Estimated tokens of `text`.
 pub fn estimate(text: &str) -> u32 {
@@ -76,10 +76,15 @@ pub fn worst_input_tokens(req: &MessagesRequest, document_pages: Option<u32>) ->
         if let Content::Blocks(blocks) = c {
             for b in blocks.iter_mut() {
                 match b {
-                    InputBlock::Document { source, .. } => {
-                        documents += 1;
-                        source.data.clear();
-                    }
+                    InputBlock::Document { source, .. } => match source {
+                        // Plain text is estimated as the text it is.
+                        DocumentSource::Text { .. } => {}
+                        DocumentSource::Base64 { data, .. } => {
+                            documents += 1;
+                            data.clear();
+                        }
+                        DocumentSource::File { .. } => documents += 1,
+                    },
                     InputBlock::Other(v) => {
                         if let Some(data) = v.pointer_mut("/source/data") {
                             images += 1;

@@ -56,6 +56,11 @@ pub struct Knobs {
     /// Bill one model at this many thousandths of its list price (`(model, permille)`): the
     /// provider's price moved and our table did not — what reconciliation must catch.
     pub misprice: Option<(String, u64)>,
+    /// Whether the Files API exists here (off: its routes are 404 and a `file` document source
+    /// is refused, as on a platform without it — what the base64 fallback is tested against).
+    pub files_api: bool,
+    /// The organization's storage for files, in bytes (`None`: the documented 1 TB).
+    pub files_storage_bytes: Option<u64>,
 }
 
 impl Default for Knobs {
@@ -79,6 +84,8 @@ impl Default for Knobs {
             create_batch_delay_ms: 0,
             batch_faults: false,
             misprice: None,
+            files_api: true,
+            files_storage_bytes: None,
         }
     }
 }

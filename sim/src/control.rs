@@ -63,12 +63,25 @@ pub struct Stats {
     pub refused_for_shape: u64,
     /// The last refusals' messages (at most [`MAX_REFUSALS_KEPT`]), to say what was refused.
     pub shape_refusals: Vec<String>,
+    /// Document blocks read by the requests answered or counted (Messages, count_tokens, batch
+    /// lines): inline base64, and by `file_id` from the Files API.
+    pub base64_documents: u64,
+    pub file_documents: u64,
+    /// Files uploaded to and deleted from the Files API.
+    pub files_uploaded: u64,
+    pub files_deleted: u64,
 }
 
 /// How many refusal messages `/_sim/stats` keeps.
 pub const MAX_REFUSALS_KEPT: usize = 50;
 
 impl Stats {
+    /// Counts the documents of a request that was read.
+    pub fn documents(&mut self, req: &crate::request::Parsed) {
+        self.base64_documents += req.base64_documents as u64;
+        self.file_documents += req.file_documents as u64;
+    }
+
     pub fn call(&mut self, endpoint: &str, outcome: impl std::fmt::Display) {
         *self
             .calls
@@ -122,7 +135,10 @@ impl Stats {
 
 /// `GET /_sim/stats`: the counters, totals in dollars, and the jobs billed more than once.
 pub async fn stats(State(sim): State<Sim>) -> Json<Value> {
-    let s = sim.lock().stats.clone();
+    let (s, files_stored) = {
+        let inner = sim.lock();
+        (inner.stats.clone(), inner.files.len())
+    };
     let twice: Vec<&String> = s
         .billed_by_job
         .iter()
@@ -144,6 +160,11 @@ pub async fn stats(State(sim): State<Sim>) -> Json<Value> {
         "abandoned_by_job": s.abandoned_by_job,
         "refused_for_shape": s.refused_for_shape,
         "shape_refusals": s.shape_refusals,
+        "base64_documents": s.base64_documents,
+        "file_documents": s.file_documents,
+        "files_uploaded": s.files_uploaded,
+        "files_deleted": s.files_deleted,
+        "files_stored": files_stored,
     }))
 }
 

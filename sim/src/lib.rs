@@ -10,6 +10,7 @@
 //! - [`shape`]: the settings each model refuses, with the API's error messages.
 //! - [`messages`]: `POST /v1/messages` and `/v1/messages/count_tokens`.
 //! - [`batches`]: the Message Batches API with JSONL results.
+//! - [`files`]: the Files API (uploads referenced by `file_id` in Messages requests).
 //! - [`markers`] and [`faults`]: deterministic and random failures.
 //! - [`ratelimit`]: requests / input tokens / output tokens per minute as refilling buckets.
 //! - [`output`]: deterministic, plausible model output; [`pdf`]: page counts and titles.
@@ -22,6 +23,7 @@ pub mod config;
 pub mod control;
 pub mod errors;
 pub mod faults;
+pub mod files;
 pub mod markers;
 pub mod messages;
 pub mod models;
@@ -64,6 +66,8 @@ pub struct Inner {
     pub batches: Vec<batches::Batch>,
     /// Webhooks received at `/_sim/webhooks` (a sink for the pipeline's notifications in tests).
     pub webhooks: Vec<serde_json::Value>,
+    /// The Files API's store.
+    pub files: files::Files,
 }
 
 impl Inner {
@@ -77,6 +81,7 @@ impl Inner {
             cache: HashMap::new(),
             batches: Vec::new(),
             webhooks: Vec::new(),
+            files: files::Files::default(),
         }
     }
 }
@@ -119,6 +124,20 @@ pub fn router(sim: Sim) -> Router {
         .route("/v1/messages/batches/{id}/cancel", post(batches::cancel))
         .route("/v1/messages/batches/{id}/results", get(batches::results))
         .route("/v1/organizations/cost_report", get(admin::cost_report))
+        .route(
+            "/v1/files",
+            post(files::upload)
+                .get(files::list)
+                // A file may be 500 MB: its route reads that much (the handler answers 413).
+                .layer(axum::extract::DefaultBodyLimit::max(
+                    pipeline::anthropic::files::MAX_FILE_BYTES as usize + 1024 * 1024,
+                )),
+        )
+        .route(
+            "/v1/files/{file_id}",
+            get(files::retrieve).delete(files::delete),
+        )
+        .route("/v1/files/{file_id}/content", get(files::content))
         .route("/_sim/stats", get(control::stats))
         .route("/_sim/reset", post(control::reset))
         .route(

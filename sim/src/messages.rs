@@ -249,7 +249,17 @@ fn read(
 ) -> Result<Parsed, SimError> {
     check_headers(sim, headers)?;
     let value = json_body(body, MAX_REQUEST_BYTES)?;
-    request::parse(&value, require_max_tokens, version(headers), now_ms())
+    let mut inner = sim.lock();
+    let files = inner.knobs.files_api.then_some(&inner.files);
+    let req = request::parse(
+        &value,
+        require_max_tokens,
+        version(headers),
+        now_ms(),
+        files,
+    )?;
+    inner.stats.documents(&req);
+    Ok(req)
 }
 
 /// The `anthropic-version` header (checked present by [`check_headers`]).

@@ -7,6 +7,7 @@ use pipeline::tokens;
 use serde_json::Value;
 
 use crate::errors::SimError;
+use crate::files::{Files, Resolved};
 use crate::markers::{self, Marker};
 use crate::models::{self, SimModel};
 use crate::pdf::{self, PdfInfo};
@@ -35,6 +36,9 @@ pub struct Parsed {
     pub system: String,
     pub turns: Vec<(Role, String)>,
     pub documents: Vec<PdfInfo>,
+    /// Document blocks whose content came inline as base64, and by `file_id` (Files API).
+    pub base64_documents: u32,
+    pub file_documents: u32,
     /// Every input token, cached or not.
     pub input_tokens: u32,
     /// The prefix up to the last `cache_control` breakpoint, when long enough to cache.
@@ -60,14 +64,26 @@ struct Segment {
     breakpoint: Option<i64>,
 }
 
+/// The documents of a request as they are read: from base64, or from the Files API's store
+/// (`files`: `None` where the Files API is not available).
+struct Docs<'a> {
+    files: Option<&'a Files>,
+    now: i64,
+    found: Vec<PdfInfo>,
+    base64: u32,
+    by_file: u32,
+}
+
 /// Validates a `/v1/messages` (`max_tokens` required) or `/v1/messages/count_tokens` body sent
 /// with API `version` at `now_ms`: the model (404 when unknown or retired), then every setting
-/// against it ([`shape::check`]), then the content.
+/// against it ([`shape::check`]), then the content. `files` resolves `file` sources (`None`:
+/// the Files API is off, and such a source is refused as the API refuses an unknown tag).
 pub fn parse(
     v: &Value,
     require_max_tokens: bool,
     version: &str,
     now_ms: i64,
+    files: Option<&Files>,
 ) -> Result<Parsed, SimError> {
     let obj = v
         .as_object()
@@ -91,7 +107,13 @@ pub fn parse(
     let limit = require_max_tokens.then(|| max_tokens.min(u32::MAX as u64) as u32);
     let permille = spec.tokens_permille;
     let mut segments = Vec::new();
-    let mut documents = Vec::new();
+    let mut documents = Docs {
+        files,
+        now: now_ms,
+        found: Vec::new(),
+        base64: 0,
+        by_file: 0,
+    };
     let system = match obj.get("system") {
         None | Some(Value::Null) => String::new(),
         Some(s) => content(s, "system", false, permille, &mut segments, &mut documents)?,
@@ -158,7 +180,7 @@ pub fn parse(
     }
     // The model's own rules, once the conversation itself is well-formed.
     let asks = shape::check(obj, spec, limit, version)?;
-    let pages: u32 = documents.iter().map(|d| d.pages).sum();
+    let pages: u32 = documents.found.iter().map(|d| d.pages).sum();
     if pages > MAX_PDF_PAGES {
         return Err(SimError::invalid(format!(
             "A maximum of {MAX_PDF_PAGES} PDF pages may be provided."
@@ -201,7 +223,9 @@ pub fn parse(
         prompt_hash: fnv(all_text.as_bytes()),
         system,
         turns,
-        documents,
+        documents: documents.found,
+        base64_documents: documents.base64,
+        file_documents: documents.by_file,
         input_tokens,
         cache,
     })
@@ -214,7 +238,7 @@ fn content(
     is_message: bool,
     permille: u32,
     segments: &mut Vec<Segment>,
-    documents: &mut Vec<PdfInfo>,
+    documents: &mut Docs,
 ) -> Result<String, SimError> {
     // The model's tokenizer: the 5.x one counts ~30% more for the same text.
     let count = |t: &str| (tokens::estimate(t) as u64 * permille as u64).div_ceil(1_000) as u32;
@@ -276,13 +300,13 @@ fn content(
                         });
                     }
                     Some("document") if is_message => {
-                        let (info, fingerprint) = document(b, &here)?;
+                        let (info, fingerprint) = document(b, &here, documents)?;
                         segments.push(Segment {
                             tokens: info.pages * TOKENS_PER_PAGE,
                             fingerprint,
                             breakpoint,
                         });
-                        documents.push(info);
+                        documents.found.push(info);
                     }
                     // The other documented input blocks (SDK `ContentBlockParam`): counted by
                     // their JSON, never read by the simulated model.
@@ -317,12 +341,35 @@ fn content(
     }
 }
 
-fn document(b: &Value, at: &str) -> Result<(PdfInfo, u64), SimError> {
+fn document(b: &Value, at: &str, docs: &mut Docs) -> Result<(PdfInfo, u64), SimError> {
     let source = b
         .get("source")
         .ok_or_else(|| SimError::invalid(format!("{at}.source: Field required")))?;
     match source.get("type").and_then(Value::as_str) {
-        Some("base64") => {}
+        Some("base64") => docs.base64 += 1,
+        // Where the Files API exists (the guide: the Claude API, Claude Platform on AWS,
+        // Microsoft Foundry); elsewhere the tag is unknown, as it was before the API existed.
+        Some("file") if docs.files.is_some() => {
+            let id = source
+                .get("file_id")
+                .and_then(Value::as_str)
+                .ok_or_else(|| SimError::invalid(format!("{at}.source.file_id: Field required")))?;
+            docs.by_file += 1;
+            let files = docs.files.unwrap_or_else(|| unreachable!());
+            return match files.resolve(id, at, docs.now)? {
+                Resolved::Pdf(info, fingerprint) => Ok((info, fingerprint)),
+                Resolved::Text(text, fingerprint) => {
+                    let pages = (tokens::estimate(&text) / TOKENS_PER_PAGE).max(1);
+                    Ok((PdfInfo { pages, title: None }, fingerprint))
+                }
+            };
+        }
+        Some("file") => {
+            return Err(SimError::invalid(format!(
+                "{at}.source: Input tag 'file' found using 'type' does not match any of the \
+                 expected tags: 'base64', 'content', 'text', 'url'"
+            )))
+        }
         Some("text") => {
             let data = source
                 .get("data")

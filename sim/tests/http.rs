@@ -845,3 +845,148 @@ async fn batch_faults_hit_the_batch_endpoints_and_the_requests_inside() {
     assert_eq!(b["processing_status"], "ended", "{b}");
     assert_eq!(b["request_counts"]["errored"], 1, "{b}");
 }
+
+// ---- Files API ----
+
+impl Api {
+    /// Uploads with the body the Worker builds.
+    async fn upload(&self, name: &str, mime: &str, bytes: &[u8], beta: bool) -> Answer {
+        let (ctype, body) = pipeline::anthropic::files::upload_body(name, mime, bytes, None, 1);
+        let mut rb = self
+            .req(reqwest::Method::POST, "/v1/files")
+            .header("content-type", ctype)
+            .body(body);
+        if beta {
+            rb = rb.header("anthropic-beta", "files-api-2025-04-14");
+        }
+        Self::send(rb).await
+    }
+}
+
+#[tokio::test]
+async fn files_are_uploaded_listed_read_by_reference_and_deleted_as_the_guide_says() {
+    let api = Api::start(sim::Knobs::default()).await;
+    let pdf = sim::pdf::sample(2, "Filed report");
+    let (status, _, f) = api
+        .upload("reports/q3.pdf", "application/pdf", &pdf, false)
+        .await;
+    assert_eq!(status, 200, "{f}");
+    let id = f["id"].as_str().unwrap().to_owned();
+    assert!(id.starts_with("file_"), "{f}");
+    // Only the final path component is kept; the current shape carries expires_at.
+    assert_eq!(f["filename"], "q3.pdf");
+    assert_eq!(f["type"], "file");
+    assert_eq!(f["mime_type"], "application/pdf");
+    assert_eq!(f["size_bytes"], pdf.len());
+    assert_eq!(f["downloadable"], false);
+    assert!(f.as_object().unwrap().contains_key("expires_at"), "{f}");
+    assert_eq!(api.get(&format!("/v1/files/{id}")).await.2, f);
+
+    // A Messages request reads it by reference, billed as the same document inline would be.
+    let ask = |source: Value| {
+        json!({"model": "claude-sonnet-4-6", "max_tokens": 256, "messages": [{"role": "user",
+            "content": [{"type": "document", "source": source}, {"type": "text", "text": "Summarize."}]}]})
+    };
+    let by_ref = api
+        .message(ask(json!({"type": "file", "file_id": id})))
+        .await;
+    assert_eq!(by_ref.0, 200, "{}", by_ref.2);
+    let mut count = ask(json!({"type": "file", "file_id": id}));
+    count.as_object_mut().unwrap().remove("max_tokens");
+    let counted = api.post("/v1/messages/count_tokens", count).await;
+    assert_eq!(counted.0, 200, "{}", counted.2);
+    let stats = api.stats().await;
+    assert_eq!(
+        (
+            stats["file_documents"].as_u64(),
+            stats["base64_documents"].as_u64()
+        ),
+        (Some(2), Some(0))
+    );
+    assert_eq!(stats["files_uploaded"], 1);
+
+    // Uploaded files cannot be downloaded; the beta header brings the beta shapes.
+    assert_api_error(
+        &api.get(&format!("/v1/files/{id}/content")).await,
+        400,
+        "invalid_request_error",
+    );
+    let (_, _, second) = api.upload("b.pdf", "application/pdf", &pdf, true).await;
+    assert!(
+        !second.as_object().unwrap().contains_key("expires_at"),
+        "{second}"
+    );
+    let (_, _, page) = api.get("/v1/files?limit=1").await;
+    assert_eq!(page["data"][0]["id"], second["id"], "newest first: {page}");
+    let next = page["next_page"].as_str().expect("a next page").to_owned();
+    let (_, _, rest) = api.get(&format!("/v1/files?page={next}")).await;
+    assert_eq!(rest["data"][0]["id"], id.as_str(), "{rest}");
+    assert_eq!(rest["next_page"], Value::Null);
+    assert_api_error(
+        &api.get(&format!("/v1/files?after_id={id}")).await,
+        400,
+        "invalid_request_error",
+    );
+    let beta = Api::send(
+        api.req(
+            reqwest::Method::GET,
+            &format!("/v1/files?after_id={}", second["id"].as_str().unwrap()),
+        )
+        .header("anthropic-beta", "files-api-2025-04-14"),
+    )
+    .await;
+    assert_eq!(beta.2["data"][0]["id"], id.as_str(), "{}", beta.2);
+    assert_eq!(beta.2["has_more"], false);
+
+    // Refusals: a bad filename, a bad expiry, no file part.
+    let (s, _, e) = api.upload("a|b.pdf", "application/pdf", &pdf, false).await;
+    assert_eq!(
+        (s, e["error"]["type"].as_str()),
+        (400, Some("invalid_request_error")),
+        "{e}"
+    );
+    let (ctype, body) =
+        pipeline::anthropic::files::upload_body("a.pdf", "application/pdf", &pdf, Some(60), 1);
+    let short = Api::send(
+        api.req(reqwest::Method::POST, "/v1/files")
+            .header("content-type", ctype)
+            .body(body),
+    )
+    .await;
+    assert_api_error(&short, 400, "invalid_request_error");
+
+    // Deleted: gone for metadata and for Messages.
+    let del = Api::send(api.req(reqwest::Method::DELETE, &format!("/v1/files/{id}"))).await;
+    assert_eq!(del.2, json!({"id": id, "type": "file_deleted"}));
+    assert_api_error(
+        &api.get(&format!("/v1/files/{id}")).await,
+        404,
+        "not_found_error",
+    );
+    assert_api_error(
+        &api.message(ask(json!({"type": "file", "file_id": id})))
+            .await,
+        404,
+        "not_found_error",
+    );
+}
+
+#[tokio::test]
+async fn without_the_files_api_its_routes_and_file_sources_are_refused() {
+    let api = Api::start(sim::Knobs {
+        files_api: false,
+        ..sim::Knobs::default()
+    })
+    .await;
+    let pdf = sim::pdf::sample(1, "T");
+    assert_api_error(
+        &api.upload("a.pdf", "application/pdf", &pdf, false).await,
+        404,
+        "not_found_error",
+    );
+    let refused = api
+        .message(json!({"model": "claude-sonnet-4-6", "max_tokens": 256, "messages": [{"role": "user",
+            "content": [{"type": "document", "source": {"type": "file", "file_id": "file_x"}}, {"type": "text", "text": "Hi"}]}]}))
+        .await;
+    assert_api_error(&refused, 400, "invalid_request_error");
+}

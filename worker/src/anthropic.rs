@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use futures_util::future::{select, Either};
 use futures_util::pin_mut;
+use pipeline::anthropic::files::{self, FileDeleted, FileObject};
 use pipeline::anthropic::{
     header, CreateBatch, ErrorResponse, Message, MessageBatch, MessageBatchList, API_VERSION,
 };
@@ -115,6 +116,36 @@ impl Anthropic {
         self.call::<(), _>(Method::Get, &path, None, None).await
     }
 
+    /// `POST /v1/files`: one file, as `multipart/form-data` (`pipeline::anthropic::files`).
+    pub async fn upload_file(
+        &self,
+        filename: &str,
+        mime_type: &str,
+        bytes: &[u8],
+        expires_in_s: Option<u64>,
+    ) -> Result<FileObject, CallOutcome> {
+        let seed = js_sys::Math::random().to_bits();
+        let (ctype, body) = files::upload_body(filename, mime_type, bytes, expires_in_s, seed);
+        let url = format!("{}{}", self.base_url, files::FILES_PATH);
+        let body = js_sys::Uint8Array::from(body.as_slice());
+        let raw = self
+            .send_raw(Method::Post, &url, Some((&ctype, body.into())), None)
+            .await?;
+        decode(raw, files::FILES_PATH)
+    }
+
+    /// `DELETE /v1/files/{file_id}`; a file already gone (404) is deleted too.
+    pub async fn delete_file(&self, file_id: &str) -> Result<(), CallOutcome> {
+        let path = format!("{}/{file_id}", files::FILES_PATH);
+        match self
+            .call::<(), FileDeleted>(Method::Delete, &path, None, None)
+            .await
+        {
+            Ok(_) | Err(CallOutcome::Http { status: 404, .. }) => Ok(()),
+            Err(e) => Err(e),
+        }
+    }
+
     /// `POST /v1/messages/batches/{id}/cancel`.
     pub async fn cancel_batch(&self, id: &str) -> Result<MessageBatch, CallOutcome> {
         let path = format!("/v1/messages/batches/{id}/cancel");
@@ -189,6 +220,25 @@ impl Anthropic {
         body: Option<&B>,
         job_id: Option<&str>,
     ) -> Result<Raw, CallOutcome> {
+        let body = match body {
+            Some(b) => {
+                let json = serde_json::to_string(b)
+                    .map_err(|e| CallOutcome::Network(format!("cannot encode the request: {e}")))?;
+                Some(("application/json", JsValue::from_str(&json)))
+            }
+            None => None,
+        };
+        self.send_raw(method, url, body, job_id).await
+    }
+
+    /// [`Anthropic::send`] with a body already encoded: `(content type, body)`.
+    async fn send_raw(
+        &self,
+        method: Method,
+        url: &str,
+        body: Option<(&str, JsValue)>,
+        job_id: Option<&str>,
+    ) -> Result<Raw, CallOutcome> {
         let net = |e: worker::Error| CallOutcome::Network(e.to_string());
         let headers = Headers::new();
         headers.set(header::API_KEY, &self.api_key).map_err(net)?;
@@ -198,13 +248,9 @@ impl Anthropic {
         }
         let mut init = RequestInit::new();
         init.with_method(method).with_headers(headers);
-        if let Some(b) = body {
-            let json = serde_json::to_string(b)
-                .map_err(|e| CallOutcome::Network(format!("cannot encode the request: {e}")))?;
-            init.headers
-                .set("content-type", "application/json")
-                .map_err(net)?;
-            init.with_body(Some(JsValue::from_str(&json)));
+        if let Some((ctype, b)) = body {
+            init.headers.set("content-type", ctype).map_err(net)?;
+            init.with_body(Some(b));
         }
         let request = Request::new_with_init(url, &init).map_err(net)?;
         let controller = AbortController::default();

@@ -70,6 +70,9 @@ pub const RETENTION_SLICE: &str = "RETENTION_SLICE";
 /// the request asked of D1), and background invocations log the same figures. Local stacks set
 /// it; production leaves it off (the figures describe the database to whoever asks).
 pub const D1_STATS: &str = "D1_STATS";
+/// `off`: PDFs always travel as base64 (a base URL without the Files API); default `on`: each
+/// PDF is uploaded once to the Files API and read by `file_id`.
+pub const ANTHROPIC_FILES_API: &str = "ANTHROPIC_FILES_API";
 
 /// Configuration read from vars and secrets once per invocation.
 #[derive(Debug, Clone)]
@@ -123,6 +126,8 @@ pub struct Config {
     /// queries, 10,000 subrequests: developers.cloudflare.com/d1/platform/limits/,
     /// /workers/platform/limits/).
     pub batch_results_per_run: u64,
+    /// `ANTHROPIC_FILES_API` (default on): PDFs through the Files API.
+    pub files_api: bool,
 }
 
 impl Config {
@@ -184,6 +189,8 @@ impl Config {
                 5_000,
             )?
             .max(100),
+            files_api: !var(ANTHROPIC_FILES_API)
+                .is_some_and(|v| v.trim().eq_ignore_ascii_case("off")),
         })
     }
 }

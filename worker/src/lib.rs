@@ -28,6 +28,7 @@ mod config;
 mod consumer;
 mod cron;
 mod error;
+mod files;
 mod identity;
 mod message_batches;
 mod meter;

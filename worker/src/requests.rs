@@ -1,5 +1,6 @@
 //! The Messages request each kind of job sends: built from the row for feedback, from the PDF in
-//! R2 for PDFs, read back from its R2 claim-check for prompt jobs.
+//! R2 for PDFs (by reference to the Files API, or inline), read back from its R2 claim-check for
+//! prompt jobs.
 
 use base64::Engine;
 use pipeline::anthropic::MessagesRequest;
@@ -7,11 +8,14 @@ use pipeline::pricing::DEFAULT_MODEL;
 use pipeline::status::Kind;
 use pipeline::{feedback, pdf};
 
-use crate::blobs::{prompt_key, Blobs};
+use crate::blobs::prompt_key;
+use crate::services::AppState;
 use crate::store::JobRow;
 
-/// The request a job sends.
-pub async fn request_of(blobs: &Blobs, row: &JobRow) -> worker::Result<MessagesRequest> {
+/// The request a job sends. A PDF is read by its `file_id` in the Files API (uploaded first if
+/// it has none), or carried as base64 where that is not available.
+pub async fn request_of(state: &AppState, row: &JobRow) -> worker::Result<MessagesRequest> {
+    let blobs = &state.blobs;
     let model = row.model.as_deref().unwrap_or(DEFAULT_MODEL);
     match row.kind {
         Kind::Feedback => Ok(feedback::request(
@@ -19,11 +23,16 @@ pub async fn request_of(blobs: &Blobs, row: &JobRow) -> worker::Result<MessagesR
             row.input_text.as_deref().unwrap_or_default(),
         )),
         Kind::Pdf => {
-            // The PDF itself, from R2, as a base64 document block with the template's question.
             let key = row
                 .prompt_key
                 .as_deref()
                 .ok_or_else(|| worker::Error::RustError("a pdf job without its upload".into()))?;
+            let known = row.file_id.as_deref();
+            let name = row.file_name.as_deref();
+            if let Some(id) = crate::files::file_for(state, &row.id, key, known, name).await {
+                return Ok(pdf::request_for_file(model, row.template(), id));
+            }
+            // The PDF itself, from R2, as a base64 document block with the template's question.
             let bytes = blobs.claim_check(key).await?;
             let data = base64::engine::general_purpose::STANDARD.encode(&bytes);
             drop(bytes);

@@ -1,7 +1,8 @@
 //! Retention on the cron (`pipeline::retention` decides what is due): each run removes at most
 //! a slice of each kind — finished jobs with their R2 objects, audit entries and attempt logs;
 //! objects of jobs kept longer than their objects; old attempt logs; expired idempotency
-//! records; old metrics rows; uploads none of whose jobs is left — and records what it removed
+//! records; old metrics rows; uploads none of whose jobs is left; the jobs' PDFs in the
+//! provider's Files API — and records what it removed
 //! in the `retention` heartbeat (`GET /api/retention`).
 
 use pipeline::retention::Removed;
@@ -69,8 +70,9 @@ pub async fn settle(
     removed.uploads += swept.uploads;
 
     let due = oldest(due_of(group(found, 0, "retention")?)?, slice, &mut removed);
+    let due = within_file_deletes(due, &mut removed);
     if !due.is_empty() {
-        removed.blobs += delete_objects(state, &due).await?;
+        removed.blobs += delete_objects(state, &due, &mut removed).await?;
         let ids: Vec<String> = due.iter().map(|j| j.id.clone()).collect();
         let (jobs, audit, attempts) = state.store.delete_jobs(&ids, h.jobs_before).await?;
         removed.jobs += jobs;
@@ -102,8 +104,9 @@ pub async fn settle(
             .batch(state.store.due_jobs(h.blobs_before, &from, slice)?)
             .await?;
         let due = oldest(due_of(&walked)?, slice, &mut removed);
+        let due = within_file_deletes(due, &mut removed);
         if let Some(last) = due.last() {
-            removed.blobs += delete_objects(state, &due).await?;
+            removed.blobs += delete_objects(state, &due, &mut removed).await?;
             let cursor = WalkCursor {
                 updated_at: last.updated_at as i64,
                 id: last.id.clone(),
@@ -142,12 +145,50 @@ fn oldest(mut due: Vec<DueJob>, slice: u32, removed: &mut Removed) -> Vec<DueJob
 }
 
 /// Deletes the jobs' R2 objects (at most 1,000 keys per call, R2's limit for one
-/// `deleteMultiple`). Answers how many of them the rows pointed at (the answer's key is
-/// deleted even when the row never pointed at it: it may have been written before a crash).
-async fn delete_objects(state: &AppState, due: &[DueJob]) -> worker::Result<u64> {
+/// `deleteMultiple`) and their PDFs in the provider's Files API. Answers how many objects the
+/// rows pointed at (the answer's key is deleted even when the row never pointed at it: it may
+/// have been written before a crash) and counts the provider's files in `removed`.
+async fn delete_objects(
+    state: &AppState,
+    due: &[DueJob],
+    removed: &mut Removed,
+) -> worker::Result<u64> {
     let keys: Vec<String> = due.iter().flat_map(DueJob::object_keys).collect();
     for chunk in keys.chunks(1000) {
         state.blobs.delete_many(chunk.to_vec()).await?;
     }
+    let mut files: Vec<String> = due.iter().filter_map(|j| j.file_id.clone()).collect();
+    files.sort_unstable();
+    files.dedup();
+    if !files.is_empty() {
+        removed.files += crate::files::delete(state, &files).await;
+        let jobs: Vec<String> = due
+            .iter()
+            .filter(|j| j.file_id.is_some())
+            .map(|j| j.id.clone())
+            .collect();
+        state.store.forget_files(&jobs).await?;
+    }
     Ok(due.iter().map(DueJob::pointed_at).sum())
+}
+
+/// The provider's files one run deletes at most: the Files API allows "approximately 500
+/// requests per minute" for all file calls together (platform.claude.com/docs/en/
+/// build-with-claude/files, "Rate limits"), and uploads need their share. Jobs past it wait
+/// for the next run.
+const FILE_DELETES_PER_RUN: usize = 100;
+
+/// Keeps, of `due` (oldest first), every job until [`FILE_DELETES_PER_RUN`] of them have a
+/// file at the provider; notes when more is due.
+fn within_file_deletes(mut due: Vec<DueJob>, removed: &mut Removed) -> Vec<DueJob> {
+    let mut with_files = 0;
+    let cut = due.iter().position(|j| {
+        with_files += j.file_id.is_some() as usize;
+        with_files > FILE_DELETES_PER_RUN
+    });
+    if let Some(cut) = cut {
+        due.truncate(cut);
+        removed.more = true;
+    }
+    due
 }

@@ -9,6 +9,7 @@
 //! - `errors`: the error envelope.
 //! - `batches`: the Message Batches API.
 //! - [`admin`]: the Usage & Cost Admin API's cost report (reconciliation).
+//! - [`files`]: the Files API (PDFs uploaded once, referenced by `file_id`).
 //! - [`jsonl`]: a batch's JSONL results read line by line as they arrive, resumable.
 
 /// The API version header every request carries.
@@ -31,6 +32,7 @@ pub const RATE_LIMIT_FAMILIES: [&str; 3] = [
 pub mod admin;
 mod batches;
 mod errors;
+pub mod files;
 pub mod jsonl;
 mod request;
 mod response;

@@ -362,12 +362,37 @@ impl InputBlock {
     pub fn pdf(data: String, cache_control: Option<CacheControl>) -> InputBlock {
         InputBlock::Document {
             kind: DocumentTag::Document,
-            source: DocumentSource {
-                kind: "base64".into(),
+            source: DocumentSource::Base64 {
                 media_type: "application/pdf".into(),
                 data,
             },
             cache_control,
+        }
+    }
+
+    /// A document block reading an uploaded file: `{"type": "document", "source": {"type":
+    /// "file", "file_id": …}}` (platform.claude.com/docs/en/build-with-claude/files, "Document
+    /// blocks").
+    pub fn file(file_id: String, cache_control: Option<CacheControl>) -> InputBlock {
+        InputBlock::Document {
+            kind: DocumentTag::Document,
+            source: DocumentSource::File { file_id },
+            cache_control,
+        }
+    }
+
+    /// Whether the block reads a file of the Files API (a document or image `file` source, a
+    /// `container_upload`): what a caller's prompt may not carry, since files are shared by
+    /// the whole workspace ("Never accept `file_id` values from end users", the Files guide).
+    pub fn reads_a_file(&self) -> bool {
+        match self {
+            InputBlock::Document { source, .. } => matches!(source, DocumentSource::File { .. }),
+            InputBlock::Text { .. } => false,
+            InputBlock::Other(v) => {
+                v.get("type").and_then(Value::as_str) == Some("container_upload")
+                    || v.pointer("/source/type").and_then(Value::as_str) == Some("file")
+                    || v.get("file_id").is_some()
+            }
         }
     }
 }
@@ -392,13 +417,25 @@ impl CacheControl {
     }
 }
 
+/// Where a document block's content comes from: inline base64, or a file uploaded to the
+/// Files API, or plain text. (Other sources — `url`, `content` — are carried as
+/// [`InputBlock::Other`].)
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
-pub struct DocumentSource {
-    #[serde(rename = "type")]
-    pub kind: String,
-    pub media_type: String,
-    pub data: String,
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum DocumentSource {
+    Base64 {
+        media_type: String,
+        data: String,
+    },
+    /// Plain text (`media_type` `text/plain`), read as text.
+    Text {
+        media_type: String,
+        data: String,
+    },
+    File {
+        file_id: String,
+    },
 }
 
 #[cfg(test)]

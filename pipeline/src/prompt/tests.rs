@@ -242,3 +242,24 @@ fn a_body_hashed_in_chunks_has_the_whole_bodys_hash() {
     }
     assert_eq!(h.finish(), body_hash(body));
 }
+
+#[test]
+fn a_prompt_may_not_read_the_workspaces_files() {
+    let user = |content: serde_json::Value| serde_json::json!({"messages": [{"role": "user", "content": content}]});
+    for block in [
+        serde_json::json!({"type": "document", "source": {"type": "file", "file_id": "file_x"}}),
+        serde_json::json!({"type": "image", "source": {"type": "file", "file_id": "file_x"}}),
+        serde_json::json!({"type": "container_upload", "file_id": "file_x"}),
+    ] {
+        let content = serde_json::json!([block, {"type": "text", "text": "Read it."}]);
+        assert_eq!(
+            refused(user(content)),
+            ("invalid_field".into(), Some("messages".into())),
+            "{block}"
+        );
+    }
+    // Inline documents are still welcome.
+    let inline = serde_json::json!([{"type": "document", "source": {"type": "base64",
+        "media_type": "application/pdf", "data": "JVBERi0="}}, {"type": "text", "text": "Read it."}]);
+    assert!(input(&user(inline).to_string()).is_ok());
+}

@@ -54,8 +54,12 @@ pub fn settle(inner: &mut Inner, now: i64) {
 
 fn run_one(inner: &mut Inner, custom_id: &str, params: &Value, version: &str, now: i64) -> Value {
     let errored = |kind: ErrorType, message: String| json!({"type": "errored", "error": {"type": "error", "error": {"type": kind, "message": message}}});
-    let req = match request::parse(params, true, version, now) {
-        Ok(r) => r,
+    let files = inner.knobs.files_api.then_some(&inner.files);
+    let req = match request::parse(params, true, version, now, files) {
+        Ok(r) => {
+            inner.stats.documents(&r);
+            r
+        }
         Err(e) => {
             inner.stats.refused("batch request", &e);
             return errored(e.kind, e.message);

@@ -15,6 +15,8 @@ fn req(text: &str, max_tokens: u32) -> Parsed {
         system: String::new(),
         turns: vec![(Role::User, text.into())],
         documents: vec![],
+        base64_documents: 0,
+        file_documents: 0,
         input_tokens: 10,
         cache: None,
         markers: vec![],

@@ -2,7 +2,7 @@ use super::*;
 use serde_json::json;
 
 fn err(v: Value) -> (u16, String) {
-    let e = parse(&v, true, "2023-06-01", crate::now_ms()).unwrap_err();
+    let e = parse(&v, true, "2023-06-01", crate::now_ms(), None).unwrap_err();
     (e.kind.status(), e.message)
 }
 
@@ -18,6 +18,7 @@ fn a_minimal_request_is_valid() {
         true,
         "2023-06-01",
         crate::now_ms(),
+        None,
     )
     .unwrap();
     assert_eq!(p.turns, vec![(Role::User, "hi".to_string())]);
@@ -47,6 +48,7 @@ fn count_tokens_needs_no_max_tokens() {
         false,
         "2023-06-01",
         crate::now_ms(),
+        None,
     )
     .unwrap();
     assert!(p.input_tokens > 0);
@@ -78,6 +80,7 @@ fn a_pdf_document_costs_tokens_per_page() {
         true,
         "2023-06-01",
         crate::now_ms(),
+        None,
     )
     .unwrap();
     assert_eq!(p.documents[0].pages, 4);
@@ -110,13 +113,13 @@ fn a_long_enough_cache_control_prefix_is_cacheable_and_keyed_by_content() {
             "messages": [{"role": "user", "content": "question"}]})
     };
     let long = "word ".repeat(1000);
-    let a = parse(&req(&long), true, "2023-06-01", crate::now_ms())
+    let a = parse(&req(&long), true, "2023-06-01", crate::now_ms(), None)
         .unwrap()
         .cache
         .unwrap();
     assert!(a.tokens >= 1_024);
     assert_eq!(
-        parse(&req(&long), true, "2023-06-01", crate::now_ms())
+        parse(&req(&long), true, "2023-06-01", crate::now_ms(), None)
             .unwrap()
             .cache,
         Some(a)
@@ -126,13 +129,14 @@ fn a_long_enough_cache_control_prefix_is_cacheable_and_keyed_by_content() {
         true,
         "2023-06-01",
         crate::now_ms(),
+        None,
     )
     .unwrap()
     .cache
     .unwrap();
     assert_ne!(other.key, a.key);
     assert_eq!(
-        parse(&req("short"), true, "2023-06-01", crate::now_ms())
+        parse(&req("short"), true, "2023-06-01", crate::now_ms(), None)
             .unwrap()
             .cache,
         None
@@ -154,7 +158,96 @@ fn markers_are_found_anywhere_in_the_prompt() {
         true,
         "2023-06-01",
         crate::now_ms(),
+        None,
     )
     .unwrap();
     assert_eq!(p.markers.len(), 2);
+}
+
+#[test]
+fn a_file_source_reads_the_uploaded_pdf_like_its_base64() {
+    let now = crate::now_ms();
+    let bytes = pdf::sample(3, "Filed");
+    let mut files = crate::files::Files::default();
+    let id = files.add("a.pdf".into(), "application/pdf".into(), &bytes, now, None);
+    let body = |source: serde_json::Value| {
+        json!({"model": "claude-sonnet-4-6", "max_tokens": 1, "messages": [{"role": "user",
+            "content": [{"type": "document", "source": source}, {"type": "text", "text": "summarize"}]}]})
+    };
+    let by_file = parse(
+        &body(json!({"type": "file", "file_id": id})),
+        true,
+        "2023-06-01",
+        now,
+        Some(&files),
+    )
+    .unwrap();
+    let inline = parse(
+        &body(json!({"type": "base64", "media_type": "application/pdf", "data": b64(&bytes)})),
+        true,
+        "2023-06-01",
+        now,
+        Some(&files),
+    )
+    .unwrap();
+    assert_eq!(by_file.documents, inline.documents);
+    assert_eq!(by_file.input_tokens, inline.input_tokens);
+    assert_eq!((by_file.file_documents, by_file.base64_documents), (1, 0));
+    assert_eq!((inline.file_documents, inline.base64_documents), (0, 1));
+
+    // Unknown, expired, of the wrong type, or where the Files API does not exist.
+    let unknown = parse(
+        &body(json!({"type": "file", "file_id": "file_nope"})),
+        true,
+        "2023-06-01",
+        now,
+        Some(&files),
+    )
+    .unwrap_err();
+    assert_eq!(unknown.status, 404, "{}", unknown.message);
+    let expired = files.add(
+        "b.pdf".into(),
+        "application/pdf".into(),
+        &bytes,
+        now - 10,
+        Some(now - 1),
+    );
+    let gone = parse(
+        &body(json!({"type": "file", "file_id": expired})),
+        true,
+        "2023-06-01",
+        now,
+        Some(&files),
+    )
+    .unwrap_err();
+    assert_eq!(gone.status, 404);
+    let png = files.add(
+        "c.png".into(),
+        "image/png".into(),
+        b"\x89PNG\r\n\x1a\n",
+        now,
+        None,
+    );
+    let wrong = parse(
+        &body(json!({"type": "file", "file_id": png})),
+        true,
+        "2023-06-01",
+        now,
+        Some(&files),
+    )
+    .unwrap_err();
+    assert_eq!(wrong.status, 400);
+    let absent = parse(
+        &body(json!({"type": "file", "file_id": id})),
+        true,
+        "2023-06-01",
+        now,
+        None,
+    )
+    .unwrap_err();
+    assert!(
+        absent.message.contains("Input tag 'file'"),
+        "{}",
+        absent.message
+    );
 }

@@ -28,7 +28,7 @@ pub async fn run(state: &AppState, msg: Handle, row: JobRow) {
     let id = row.id.clone();
     let lane = row.lane;
     let timing = &state.config.timing;
-    let mut request = match request_of(&state.blobs, &row).await {
+    let mut request = match request_of(state, &row).await {
         Ok(r) => r,
         Err(e) => {
             worker::console_error!("job {id}: cannot build its request ({e}); retrying");
@@ -149,6 +149,23 @@ pub async fn run(state: &AppState, msg: Handle, row: JobRow) {
                 msg.ack();
                 spent = (settled.usage, settled.cost_micros);
                 ("failed", Some(reason.clone()))
+            }
+            Err(failure)
+                if pipeline::anthropic::files::is_missing_file(failure)
+                    && pipeline::anthropic::files::reads_a_file(&request) =>
+            {
+                // Its PDF is gone from the Files API (deleted or expired there): forget it, so
+                // the next try uploads it again — retried as any transient failure (backoff,
+                // the DLQ after the last try).
+                state.store.forget_files(std::slice::from_ref(&id)).await?;
+                let again = CallOutcome::Network(format!(
+                    "{}; the PDF is uploaded again",
+                    describe(failure)
+                ));
+                (
+                    apply(state, &msg, &id, lane, &again, attempt).await?,
+                    Some(describe(&again)),
+                )
             }
             Err(failure) => (
                 apply(state, &msg, &id, lane, failure, attempt).await?,

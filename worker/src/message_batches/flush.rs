@@ -96,7 +96,7 @@ async fn flush_once(state: &AppState, report: &mut FlushReport) -> worker::Resul
             rest.push(&row.id);
             continue;
         }
-        match request_of(&state.blobs, row).await {
+        match request_of(state, row).await {
             Ok(params) => {
                 let r = BatchRequest {
                     custom_id: row.id.clone(),

@@ -188,7 +188,7 @@ async fn input_preview(state: &AppState, r: &JobRow) -> String {
     match r.kind {
         Kind::Feedback => preview(r.input_text.as_deref().unwrap_or_default(), 200),
         Kind::Pdf => preview(r.file_name.as_deref().unwrap_or("(a PDF)"), 200),
-        Kind::Prompt => match request_of(&state.blobs, r).await {
+        Kind::Prompt => match request_of(state, r).await {
             Ok(req) => {
                 let text = req
                     .messages
@@ -220,7 +220,7 @@ async fn replay_one(
     let own_key = (kind == Kind::Prompt).then(|| prompt_key(&id));
     let (model, key, reserved) = match &own_key {
         Some(key) => {
-            let mut req = request_of(&state.blobs, original).await?;
+            let mut req = request_of(state, original).await?;
             if let Some(m) = &edit.model {
                 // What the new model refuses is dropped or converted, as for a fallback.
                 req = pipeline::shape::conform(req, m);

@@ -67,7 +67,8 @@ fn admit(
 }
 
 /// `POST /batches`: validates and stores every file (R2, under ids), then the upload and its
-/// jobs in one `db.batch()`, then sends the jobs to the bulk lane in chunks. A refused request
+/// jobs in one `db.batch()`, then the PDFs to the Files API, then sends the jobs to the bulk
+/// lane in chunks. A refused request
 /// leaves no object and no row behind.
 #[worker::send]
 pub async fn submit(
@@ -228,6 +229,13 @@ pub async fn submit(
             return Err(e);
         }
     }
+    // Each PDF goes to the Files API once, now, so that its requests (and the batch lines of
+    // hundreds of them) carry a `file_id` instead of its bytes; one that fails goes later.
+    let uploads: Vec<(String, String, String)> = files
+        .iter()
+        .map(|f| (f.job_id.clone(), f.key.clone(), f.name.clone()))
+        .collect();
+    crate::files::upload_all(&state, &uploads).await;
     let ids: Vec<String> = files.iter().map(|f| f.job_id.clone()).collect();
     let unsent = state.lanes.send_many(Lane::Bulk, &ids).await;
     for id in &unsent {

@@ -21,6 +21,7 @@
 
 pub mod batch_results;
 pub mod budgets;
+pub mod files;
 pub mod flushes;
 pub mod jobs;
 pub mod keys;

@@ -401,9 +401,10 @@ impl Store {
                     &format!(
                         "INSERT INTO jobs (id, user_id, kind, status, lane, mode, model, source, \
                          file_name, file_size, input_text, prompt_key, template, replay_of, \
-                         created_at, updated_at, reserved_micros, tags) \
+                         created_at, updated_at, reserved_micros, tags, file_id) \
                          SELECT ?2, user_id, kind, {}, lane, mode, ?3, source, file_name, \
-                         file_size, input_text, ?4, template, id, ?5, ?5, ?6, tags FROM jobs \
+                         file_size, input_text, ?4, template, id, ?5, ?5, ?6, tags, file_id \
+                         FROM jobs \
                          WHERE id = ?1 AND replayed_to = ?2",
                         Status::Queued.sql()
                     ),

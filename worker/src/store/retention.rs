@@ -17,6 +17,9 @@ pub struct DueJob {
     pub prompt_key: Option<String>,
     pub result_key: Option<String>,
     pub updated_at: f64,
+    /// Its PDF in the provider's Files API (deleted there with its objects).
+    #[serde(default)]
+    pub file_id: Option<String>,
 }
 
 impl DueJob {
@@ -68,7 +71,7 @@ impl WalkCursor {
 /// first, at most `?5` (served by `idx_jobs_status_updated`).
 fn due_sql(status: Status) -> String {
     format!(
-        "SELECT id, kind, source, prompt_key, result_key, updated_at FROM jobs \
+        "SELECT id, kind, source, prompt_key, result_key, updated_at, file_id FROM jobs \
          WHERE status = {} AND updated_at < ?1 AND awaiting_bill = 0 \
          AND updated_at >= ?2 AND (updated_at > ?2 OR id > ?3) \
          ORDER BY updated_at, id LIMIT ?4",

@@ -80,6 +80,9 @@ pub struct JobRow {
     pub deadline_at: Option<i64>,
     #[serde(default)]
     pub route_reason: Option<String>,
+    /// Its PDF in the provider's Files API (migration 0021), once uploaded.
+    #[serde(default)]
+    pub file_id: Option<String>,
 }
 
 pub const COLUMNS: &str =
@@ -87,7 +90,8 @@ pub const COLUMNS: &str =
     analysis, anthropic_batch_id, attempts, input_tokens, output_tokens, cache_write_tokens, \
     cache_read_tokens, cost_micros, error, created_at, started_at, completed_at, expires_at, held_at, callback_url, prompt_key, overloads, user_id, \
     cost_unknown, batch_tries, batch_index, file_name, file_size, template, error_class, replay_of, \
-    replayed_to, result_key, path, run_after, reserved_micros, tags, deadline_at, route_reason";
+    replayed_to, result_key, path, run_after, reserved_micros, tags, deadline_at, route_reason, \
+    file_id";
 
 impl JobRow {
     /// Whether `GET /jobs/:id/result` has something to serve: a completed job's result, or the
