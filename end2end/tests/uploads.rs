@@ -63,6 +63,10 @@ async fn each_pdf_goes_to_the_files_api_once_and_is_read_by_file_id(s: Arc<TestS
         assert_eq!(b["counts"]["completed"], b["total"], "{b}");
         for f in b["files"].as_array().unwrap() {
             assert_eq!(s.billed(f["job_id"].as_str().unwrap()), 1, "{f}");
+            if id == &batch {
+                // No other request of the batch reads its document: no cache write paid for.
+                assert_eq!(f["cache_write_tokens"], 0, "{f}");
+            }
         }
     }
     let after = s.sim_files();

@@ -241,6 +241,8 @@ pub fn recover(
         .unwrap_or(Recovery::Release)
 }
 
+pub mod cache;
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -88,6 +88,7 @@ async fn flush_once(state: &AppState, report: &mut FlushReport) -> worker::Resul
     // Requests are built one by one and stop at the byte limit, so that a flush of large PDFs
     // never holds more than one create call's worth in memory.
     let mut requests = Vec::new();
+    let mut ours = Vec::new();
     let mut bytes = 0;
     let mut rest: Vec<&str> = Vec::new();
     let mut statements = Vec::new();
@@ -98,15 +99,17 @@ async fn flush_once(state: &AppState, report: &mut FlushReport) -> worker::Resul
         }
         match request_of(state, row).await {
             Ok(params) => {
+                // Sized at its largest (every breakpoint at 1 hour); the breakpoints are set
+                // once the whole batch is known.
                 let r = BatchRequest {
                     custom_id: row.id.clone(),
-                    // Requests of one batch share their prefixes for longer than 5 minutes.
                     params: params.with_one_hour_cache(),
                 };
                 let size = serde_json::to_string(&r).map(|s| s.len()).unwrap_or(0);
                 if batching::fits(requests.len(), bytes, size, batching::MAX_FLUSH_BYTES) {
                     bytes += size;
                     requests.push(r);
+                    ours.push(row.kind != pipeline::status::Kind::Prompt);
                 } else {
                     rest.push(&row.id);
                 }
@@ -131,7 +134,21 @@ async fn flush_once(state: &AppState, report: &mut FlushReport) -> worker::Resul
             .await?;
         return Ok(true);
     }
-    let ids: Vec<String> = requests.iter().map(|r| r.custom_id.clone()).collect();
+    // A prefix another request of the batch reads is cached for an hour; a lone one of ours is
+    // not cached at all (`pipeline::batching::cache`).
+    let (ids, params): (Vec<String>, Vec<_>) = requests
+        .into_iter()
+        .map(|r| (r.custom_id, r.params))
+        .unzip();
+    let params = batching::cache::shared_breakpoints(params, &ours);
+    let requests: Vec<BatchRequest> = ids
+        .iter()
+        .zip(params)
+        .map(|(id, params)| BatchRequest {
+            custom_id: id.clone(),
+            params,
+        })
+        .collect();
     let created = state
         .anthropic
         .create_batch(&CreateBatch { requests })
