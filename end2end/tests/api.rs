@@ -56,6 +56,7 @@ async fn health_touches_every_binding_and_reports_them_ok(s: Arc<TestStack>) {
     assert_eq!(h["anthropic"]["kind"], "simulator");
     assert_eq!(h["anthropic"]["base_url"], s.sim_url.as_str());
     assert_eq!(h["anthropic"]["key_configured"], true);
+    assert_eq!(h["anthropic"]["files_api"], true);
 }
 
 async fn the_high_lane_consumer_handles_the_health_ping(s: Arc<TestStack>) {

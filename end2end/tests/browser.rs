@@ -46,6 +46,7 @@ async fn the_spa_shows_the_health_the_worker_reports(s: Arc<TestStack>) {
         &format!("simulator at {}", s.sim_url),
     )
     .await;
+    check_text(&page, "anthropic-files", "by file_id (Files API)").await;
     check_text(&page, "whoami", "anonymous (admin)").await;
     screenshot(&page, &s, "dashboard").await;
     browser.close().await;

@@ -26,6 +26,7 @@ fn main() -> ExitCode {
             an_upload_past_its_expiry_expires_every_file_without_a_call,
             other_users_uploads_are_404,
             a_hundred_pdfs_are_accepted_and_complete_without_slowing_the_high_lane,
+            a_pdf_whose_file_vanished_at_the_provider_is_uploaded_again_and_completes,
             // Last: once the Worker has seen a base URL without the Files API, it stops asking.
             without_the_files_api_pdfs_go_as_base64_and_still_complete,
         ],
@@ -79,6 +80,63 @@ async fn each_pdf_goes_to_the_files_api_once_and_is_read_by_file_id(s: Arc<TestS
         "{before:?} -> {after:?}"
     );
     assert_eq!(after.stored - before.stored, 5, "{after:?}");
+}
+
+async fn a_pdf_whose_file_vanished_at_the_provider_is_uploaded_again_and_completes(
+    s: Arc<TestStack>,
+) {
+    let name = "vanished";
+    let user = s.user(name);
+    // Held by a pause once delivered, so that its file can go before its call.
+    let (status, p) = user
+        .put_json(
+            "/api/pauses",
+            &serde_json::json!({"scope": "user", "value": name}),
+        )
+        .await;
+    assert_eq!(status, 200, "{p}");
+    let before = s.sim_files();
+    let id = user
+        .submit_upload(&[pdf("v.pdf", "Vanished", 2)], &[("mode", "sync")])
+        .await;
+    let b = user.batch(&id).await;
+    let job = b["files"][0]["job_id"].as_str().unwrap().to_owned();
+    let rows = s
+        .d1_now(&format!("SELECT file_id FROM jobs WHERE id = '{job}'"))
+        .await;
+    let file = rows[0]["file_id"]
+        .as_str()
+        .expect("uploaded at acceptance")
+        .to_owned();
+    eventually(
+        "the job held by the pause",
+        Duration::from_secs(60),
+        || async { user.job(&job).await["held_at"].is_i64().then_some(()) },
+    )
+    .await;
+    // Deleted at the provider (by someone else, or expired) before the job's call.
+    let (status, gone) = send_json(
+        end2end::api::client()
+            .delete(format!("{}/v1/files/{file}", s.sim_url))
+            .header("x-api-key", end2end::stack::SIM_KEY)
+            .header("anthropic-version", "2023-06-01"),
+    )
+    .await;
+    assert_eq!(
+        (status, gone["type"].as_str()),
+        (200, Some("file_deleted")),
+        "{gone}"
+    );
+    let (status, r) = user.delete(&format!("/api/pauses/user/{name}")).await;
+    assert_eq!(status, 200, "{r}");
+    let b = user.upload_finished(&id, Duration::from_secs(90)).await;
+    assert_eq!(b["counts"]["completed"], 1, "{b}");
+    assert_eq!(b["files"][0]["extraction"]["title"], "Vanished", "{b}");
+    // The 404 was not billed; the PDF went up a second time; paid once.
+    assert_eq!(s.billed(&job), 1);
+    let after = s.sim_files();
+    assert_eq!(after.uploaded - before.uploaded, 2, "{after:?}");
+    assert_eq!(after.base64_documents, before.base64_documents, "{after:?}");
 }
 
 async fn without_the_files_api_pdfs_go_as_base64_and_still_complete(s: Arc<TestStack>) {

@@ -56,11 +56,27 @@ pub enum Outcome {
 pub fn errored(kind: ErrorType, message: &str, tries: u32) -> Outcome {
     let status = kind.status();
     let reason = format!("the batch request errored: {message} ({status})");
+    if lost_file(kind, message) {
+        // Its PDF is gone from the Files API: resubmitted, the PDF uploaded again.
+        return transient(format!("{reason}; the PDF is uploaded again"), tries);
+    }
     if is_permanent(status) {
         Outcome::Fail(reason)
     } else {
         transient(reason, tries)
     }
+}
+
+/// Whether an errored line says the file it read is gone ("File not found (404)", the Files
+/// guide; its example message is "File `file_…` not found.").
+fn lost_file(kind: ErrorType, message: &str) -> bool {
+    kind == ErrorType::NotFoundError && message.trim_start().starts_with("File ")
+}
+
+/// Whether a result line failed because the file it read is gone at the provider: the job's
+/// `file_id` is to be forgotten, so that its next request uploads the PDF again.
+pub fn line_lost_its_file(result: &BatchResult) -> bool {
+    matches!(result, BatchResult::Errored { error } if lost_file(error.error.kind, &error.error.message))
 }
 
 /// An expired result line: the batch ended (24 h) before this request was processed.
@@ -293,6 +309,25 @@ mod tests {
             Outcome::DeadLetter(_)
         ));
         assert!(matches!(expired(0), Outcome::Resubmit(_)));
+    }
+
+    #[test]
+    fn a_line_whose_file_is_gone_is_resubmitted_and_forgets_the_file() {
+        let missing = "File `file_011CNha8iCJcU1wXNR6q4V8w` not found.";
+        assert!(matches!(
+            errored(ErrorType::NotFoundError, missing, 0),
+            Outcome::Resubmit(_)
+        ));
+        // A missing model stays permanent.
+        assert!(matches!(
+            errored(ErrorType::NotFoundError, "model: claude-nope", 0),
+            Outcome::Fail(_)
+        ));
+        let line: BatchResult = serde_json::from_value(serde_json::json!({"type": "errored",
+            "error": {"type": "error", "error": {"type": "not_found_error", "message": missing}}}))
+        .unwrap();
+        assert!(line_lost_its_file(&line));
+        assert!(!line_lost_its_file(&BatchResult::Expired));
     }
 
     #[test]

@@ -59,6 +59,10 @@ pub struct AnthropicTarget {
     /// `simulator` for a loopback base URL, `anthropic` otherwise.
     pub kind: String,
     pub key_configured: bool,
+    /// PDFs go to the Files API and are read by `file_id`; `false`: as base64
+    /// (`ANTHROPIC_FILES_API=off`, or this isolate saw the base URL answer 404 on `/v1/files`).
+    #[serde(default)]
+    pub files_api: bool,
 }
 
 impl AnthropicTarget {
@@ -76,6 +80,7 @@ impl AnthropicTarget {
             base_url: base_url.to_owned(),
             kind: if local { "simulator" } else { "anthropic" }.into(),
             key_configured,
+            files_api: false,
         }
     }
 }

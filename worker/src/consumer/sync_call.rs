@@ -53,6 +53,19 @@ pub async fn run(state: &AppState, msg: Handle, row: JobRow) {
             .await
         {
             Ok(n) => n,
+            Err(e)
+                if pipeline::anthropic::files::is_missing_file(&e)
+                    && pipeline::anthropic::files::reads_a_file(&request) =>
+            {
+                // Its PDF is gone from the Files API: forgotten, and uploaded by the next try.
+                worker::console_error!("job {id}: {}; its PDF is uploaded again", describe(&e));
+                let forgot = state.store.forget_files(std::slice::from_ref(&id)).await;
+                if let Err(err) = forgot {
+                    worker::console_error!("job {id}: {err}");
+                }
+                msg.retry(state, timing.backoff_s(1, None)).await;
+                return;
+            }
             Err(e) => {
                 match after_count_failed(&e, lane, timing) {
                     CountFailed::Fail(f) => match state.store.fail_sync(&id, &f, now_ms()).await {

@@ -340,6 +340,9 @@ async fn settle_lines(
             None => {}
         }
         let tries = row.batch_tries.max(0) as u32;
+        if pipeline::batching::line_lost_its_file(&line.result) {
+            statements.push(store.forget_file(&row.id)?);
+        }
         if let Some(outcome) = line_outcome(&line.result, tries) {
             let done = Done { batch_id, now };
             statements.push(carry_out(state, &row.id, outcome, done, report, &mut dead)?);

@@ -99,10 +99,13 @@ pub async fn get(
         auth_mode: state.config.auth_mode,
         user_id: caller.user_id.as_str().into(),
         role: caller.role,
-        anthropic: Some(AnthropicTarget::describe(
-            &state.config.anthropic_base_url,
-            !state.config.anthropic_api_key.is_empty(),
-        )),
+        anthropic: Some(AnthropicTarget {
+            files_api: crate::files::enabled(&state),
+            ..AnthropicTarget::describe(
+                &state.config.anthropic_base_url,
+                !state.config.anthropic_api_key.is_empty(),
+            )
+        }),
         checks,
         cron_last_run_at,
         queue_last_consumed_at,

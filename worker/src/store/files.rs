@@ -4,7 +4,7 @@
 use serde::Deserialize;
 use wasm_bindgen::JsValue;
 
-use super::{with_ids, Store, IDS_PER_STATEMENT};
+use super::{with_ids, Statement, Store, IDS_PER_STATEMENT};
 
 impl Store {
     /// Records the job's file if it has none yet; answers the file the job now has (another
@@ -27,6 +27,14 @@ impl Store {
             .first("SELECT file_id FROM jobs WHERE id = ?1", &[job.into()])
             .await?;
         Ok(row.and_then(|r| r.file_id))
+    }
+
+    /// [`Store::forget_files`] for one job, as a statement of a larger write.
+    pub fn forget_file(&self, job: &str) -> worker::Result<Statement> {
+        self.statement(
+            "UPDATE jobs SET file_id = NULL WHERE id = ?1",
+            &[job.into()],
+        )
     }
 
     /// Forgets the files of these jobs (deleted from the provider, or found missing there).

@@ -22,6 +22,11 @@ pub fn HealthTable(h: HealthReport) -> impl IntoView {
         h.version
     );
     let checks = h.checks;
+    let files = match h.anthropic.as_ref().map(|a| a.files_api) {
+        Some(true) => "by file_id (Files API)",
+        Some(false) => "inline, as base64",
+        None => "",
+    };
     view! {
         <p data-testid="health-overall" class=if ok { "status ok" } else { "status bad" }>
             {summary}
@@ -42,6 +47,8 @@ pub fn HealthTable(h: HealthReport) -> impl IntoView {
         <dl class="facts">
             <dt>"Anthropic"</dt>
             <dd data-testid="anthropic-target">{h.anthropic.map(|a| format!("{} at {}", a.kind, a.base_url)).unwrap_or_default()}</dd>
+            <dt>"PDFs sent"</dt>
+            <dd data-testid="anthropic-files">{files}</dd>
             <dt>"Signed in as"</dt>
             <dd data-testid="whoami">{format!("{} ({:?})", h.user_id, h.role).to_lowercase()}</dd>
             <dt>"Cron last ran"</dt>
