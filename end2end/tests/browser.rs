@@ -47,6 +47,8 @@ async fn the_spa_shows_the_health_the_worker_reports(s: Arc<TestStack>) {
     )
     .await;
     check_text(&page, "anthropic-files", "by file_id (Files API)").await;
+    // No Admin API key in this stack: the reconciliation panel says so, as a note.
+    check_text(&page, "recon-note", "ANTHROPIC_ADMIN_KEY").await;
     check_text(&page, "whoami", "anonymous (admin)").await;
     screenshot(&page, &s, "dashboard").await;
     browser.close().await;

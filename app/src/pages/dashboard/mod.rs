@@ -63,9 +63,16 @@ pub fn Dashboard() -> impl IntoView {
         // Every user's jobs over the Usage default (the 30 days up to today).
         api::tag_usage("", "", "")
     });
+    // Not configured (409) or not run yet (404) is a note, not an error.
     let reconciliation = LocalResource::new(move || {
         tick.track();
-        api::reconciliation()
+        async move {
+            match api::reconciliation().await {
+                Ok(r) => Ok(Ok(r)),
+                Err(e) if matches!(e.status, 404 | 409) => Ok(Err(e.message)),
+                Err(e) => Err(e),
+            }
+        }
     });
     view! {
         <section class="page" data-testid="page-dashboard">
@@ -82,7 +89,10 @@ pub fn Dashboard() -> impl IntoView {
             <h2>"Prompt cache, every user"</h2>
             {fetched(cache, "Loading cache use…", "dashboard-cache-error", move |r| view! { <crate::pages::usage::cache::CacheTable r=r /> })}
             <h2>"Reconciliation with Anthropic's bill"</h2>
-            {fetched(reconciliation, "Loading the reconciliation…", "recon-error", move |r| view! { <ReconciliationTable r=r /> })}
+            {fetched(reconciliation, "Loading the reconciliation…", "recon-error", move |r| match r {
+                Ok(r) => view! { <ReconciliationTable r=r /> }.into_any(),
+                Err(note) => view! { <p class="muted" data-testid="recon-note">{note}</p> }.into_any(),
+            })}
             <h2>"Health"</h2>
             <div class="toolbar">
                 <button data-testid="refresh-health" on:click=move |_| health.refetch()>
