@@ -83,15 +83,18 @@ impl TestStack {
         )
     }
 
+    /// A request to the simulator's API, as the Worker authenticates it (key and version).
+    pub fn sim_api(&self, method: reqwest::Method, path: &str) -> reqwest::RequestBuilder {
+        client()
+            .request(method, format!("{}{path}", self.sim_url))
+            .header("x-api-key", SIM_KEY)
+            .header("anthropic-version", "2023-06-01")
+    }
+
     /// A Message Batch as the simulator holds it (`GET /v1/messages/batches/:id`).
     pub async fn sim_batch(self: &Arc<Self>, id: &str) -> Value {
-        let (status, b) = send_json(
-            client()
-                .get(format!("{}/v1/messages/batches/{id}", self.sim_url))
-                .header("x-api-key", SIM_KEY)
-                .header("anthropic-version", "2023-06-01"),
-        )
-        .await;
+        let path = format!("/v1/messages/batches/{id}");
+        let (status, b) = send_json(self.sim_api(reqwest::Method::GET, &path)).await;
         assert_eq!(status, 200, "{b}");
         b
     }

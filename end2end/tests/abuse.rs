@@ -644,13 +644,8 @@ async fn a_batch_the_api_no_longer_knows_is_given_up_and_its_job_runs_in_a_new_o
         },
     )
     .await;
-    let (status, deleted) = send_json(
-        end2end::api::client()
-            .delete(format!("{}/v1/messages/batches/{first}", s.sim_url))
-            .header("x-api-key", end2end::stack::SIM_KEY)
-            .header("anthropic-version", "2023-06-01"),
-    )
-    .await;
+    let path = format!("/v1/messages/batches/{first}");
+    let (status, deleted) = send_json(s.sim_api(reqwest::Method::DELETE, &path)).await;
     assert_eq!(status, 200, "{deleted}");
     let before = unrecorded(&s).await;
     let job = client

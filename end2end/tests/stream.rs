@@ -52,10 +52,7 @@ async fn submitted_batch(s: &Arc<TestStack>) -> String {
         })
         .collect();
     let (status, batch) = send_json(
-        client()
-            .post(format!("{}/v1/messages/batches", s.sim_url))
-            .header("x-api-key", end2end::stack::SIM_KEY)
-            .header("anthropic-version", "2023-06-01")
+        s.sim_api(reqwest::Method::POST, "/v1/messages/batches")
             .header("content-type", "application/json")
             .body(json!({ "requests": requests }).to_string()),
     )

@@ -115,13 +115,7 @@ async fn a_pdf_whose_file_vanished_at_the_provider_is_uploaded_again_and_complet
     )
     .await;
     // Deleted at the provider (by someone else, or expired) before the job's call.
-    let (status, gone) = send_json(
-        end2end::api::client()
-            .delete(format!("{}/v1/files/{file}", s.sim_url))
-            .header("x-api-key", end2end::stack::SIM_KEY)
-            .header("anthropic-version", "2023-06-01"),
-    )
-    .await;
+    let (status, gone) = send_json(s.sim_api(Method::DELETE, &format!("/v1/files/{file}"))).await;
     assert_eq!(
         (status, gone["type"].as_str()),
         (200, Some("file_deleted")),

@@ -70,7 +70,7 @@ pub fn errored(kind: ErrorType, message: &str, tries: u32) -> Outcome {
 /// Whether an errored line says the file it read is gone ("File not found (404)", the Files
 /// guide; its example message is "File `file_…` not found.").
 fn lost_file(kind: ErrorType, message: &str) -> bool {
-    kind == ErrorType::NotFoundError && message.trim_start().starts_with("File ")
+    kind == ErrorType::NotFoundError && crate::anthropic::files::names_a_missing_file(message)
 }
 
 /// Whether a result line failed because the file it read is gone at the provider: the job's

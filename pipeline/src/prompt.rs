@@ -305,11 +305,7 @@ fn check_messages(messages: &[InputMessage]) -> Result<(), ApiError> {
     // Files of the Files API are shared by the whole workspace, our users' PDFs among them:
     // "Never accept `file_id` values from end users or other untrusted sources"
     // (platform.claude.com/docs/en/build-with-claude/files). A document comes inline.
-    let reads_a_file = |c: &Content| match c {
-        Content::Text(_) => false,
-        Content::Blocks(b) => b.iter().any(InputBlock::reads_a_file),
-    };
-    if messages.iter().any(|m| reads_a_file(&m.content)) {
+    if messages.iter().any(|m| m.content.reads_a_file()) {
         return Err(field(
             "messages",
             "file_id sources are not accepted: send the document inline (base64), or upload \

@@ -150,10 +150,9 @@ impl Files {
     /// expired ("A Messages request that references the file fails before inference") or of a
     /// type a document block cannot read (400).
     pub fn resolve(&self, id: &str, at: &str, now: i64) -> Result<Resolved, SimError> {
-        let missing = || SimError::not_found(format!("File `{id}` not found."));
-        let f = self.by_id.get(id).ok_or_else(missing)?;
+        let f = self.by_id.get(id).ok_or_else(|| missing(id))?;
         if f.expired(now) {
-            return Err(missing());
+            return Err(missing(id));
         }
         match f.mime_type.as_str() {
             "application/pdf" => f
@@ -194,17 +193,20 @@ fn admit(sim: &Sim, headers: &HeaderMap) -> Result<(), SimError> {
 
 /// Counts the call and answers.
 fn answer(sim: &Sim, name: &str, result: Result<Response, SimError>) -> Response {
+    sim.lock().counted(name, result)
+}
+
+/// The state with the files whose metadata outlived its 30 days forgotten, and the time.
+fn swept(sim: &Sim) -> (std::sync::MutexGuard<'_, crate::Inner>, i64) {
+    let now = now_ms();
     let mut inner = sim.lock();
-    match result {
-        Ok(r) => {
-            inner.stats.call(name, 200);
-            r
-        }
-        Err(e) => {
-            inner.stats.call(name, e.status);
-            e.into_response()
-        }
-    }
+    inner.files.sweep(now);
+    (inner, now)
+}
+
+/// The guide's "File not found (404)", in its example's words.
+fn missing(id: &str) -> SimError {
+    SimError::not_found(format!("File `{id}` not found."))
 }
 
 /// The content type of a part sent without one ("the type is detected when omitted").
@@ -359,9 +361,7 @@ fn store(sim: &Sim, headers: &HeaderMap, body: &[u8]) -> Result<Response, SimErr
              < > : \" | ? * \\ / or control characters",
         ));
     }
-    let now = now_ms();
-    let mut inner = sim.lock();
-    inner.files.sweep(now);
+    let (mut inner, now) = swept(sim);
     let limit = inner.knobs.files_storage_bytes.unwrap_or(MAX_STORAGE_BYTES);
     if inner.files.stored_bytes(now) + bytes.len() as u64 > limit {
         return Err(SimError::invalid(
@@ -421,9 +421,7 @@ fn page(sim: &Sim, headers: &HeaderMap, query: Option<&str>) -> Result<Response,
     if ids.len() > 100 {
         return Err(SimError::invalid("ids[]: at most 100 ids"));
     }
-    let now = now_ms();
-    let mut inner = sim.lock();
-    inner.files.sweep(now);
+    let (inner, _) = swept(sim);
     let mut newest: Vec<&StoredFile> = inner.files.by_id.values().collect();
     newest.sort_by_key(|f| std::cmp::Reverse(f.seq));
     if !ids.is_empty() {
@@ -477,10 +475,7 @@ fn page(sim: &Sim, headers: &HeaderMap, query: Option<&str>) -> Result<Response,
 }
 
 fn found<'a>(files: &'a Files, id: &str) -> Result<&'a StoredFile, SimError> {
-    files
-        .by_id
-        .get(id)
-        .ok_or_else(|| SimError::not_found(format!("File `{id}` not found.")))
+    files.by_id.get(id).ok_or_else(|| missing(id))
 }
 
 /// `GET /v1/files/{file_id}`.
@@ -490,8 +485,7 @@ pub async fn retrieve(
     Path(id): Path<String>,
 ) -> Response {
     let result = admit(&sim, &headers).and_then(|()| {
-        let mut inner = sim.lock();
-        inner.files.sweep(now_ms());
+        let (inner, _) = swept(&sim);
         found(&inner.files, &id).map(|f| Json(f.view(beta(&headers))).into_response())
     });
     answer(&sim, "files.retrieve", result)
@@ -505,12 +499,9 @@ pub async fn content(
     Path(id): Path<String>,
 ) -> Response {
     let result = admit(&sim, &headers).and_then(|()| {
-        let now = now_ms();
-        let mut inner = sim.lock();
-        inner.files.sweep(now);
-        let f = found(&inner.files, &id)?;
-        if f.expired(now) {
-            return Err(SimError::not_found(format!("File `{id}` not found.")));
+        let (inner, now) = swept(&sim);
+        if found(&inner.files, &id)?.expired(now) {
+            return Err(missing(&id));
         }
         Err::<Response, _>(SimError::invalid(format!(
             "File `{id}` is not downloadable: only files created by skills or the code \
@@ -527,8 +518,7 @@ pub async fn delete(
     Path(id): Path<String>,
 ) -> Response {
     let result = admit(&sim, &headers).and_then(|()| {
-        let mut inner = sim.lock();
-        inner.files.sweep(now_ms());
+        let (mut inner, _) = swept(&sim);
         found(&inner.files, &id)?;
         inner.files.by_id.remove(&id);
         inner.stats.files_deleted += 1;

@@ -172,6 +172,28 @@ pub async fn spawn(config: Config) -> std::io::Result<(SocketAddr, Sim)> {
     Ok((addr, sim))
 }
 
+impl Inner {
+    /// Counts an endpoint's call by its outcome (`"<name> <status>"` in `/_sim/stats`) and
+    /// answers it.
+    pub fn counted(
+        &mut self,
+        name: &str,
+        result: Result<axum::response::Response, errors::SimError>,
+    ) -> axum::response::Response {
+        use axum::response::IntoResponse;
+        match result {
+            Ok(r) => {
+                self.stats.call(name, 200);
+                r
+            }
+            Err(e) => {
+                self.stats.call(name, e.status);
+                e.into_response()
+            }
+        }
+    }
+}
+
 /// Wall-clock epoch milliseconds; the only clock read of the simulator.
 pub fn now_ms() -> i64 {
     SystemTime::now()

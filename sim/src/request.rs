@@ -358,10 +358,7 @@ fn document(b: &Value, at: &str, docs: &mut Docs) -> Result<(PdfInfo, u64), SimE
             let files = docs.files.unwrap_or_else(|| unreachable!());
             return match files.resolve(id, at, docs.now)? {
                 Resolved::Pdf(info, fingerprint) => Ok((info, fingerprint)),
-                Resolved::Text(text, fingerprint) => {
-                    let pages = (tokens::estimate(&text) / TOKENS_PER_PAGE).max(1);
-                    Ok((PdfInfo { pages, title: None }, fingerprint))
-                }
+                Resolved::Text(text, fingerprint) => Ok((text_document(&text), fingerprint)),
             };
         }
         Some("file") => {
@@ -375,8 +372,7 @@ fn document(b: &Value, at: &str, docs: &mut Docs) -> Result<(PdfInfo, u64), SimE
                 .get("data")
                 .and_then(Value::as_str)
                 .unwrap_or_default();
-            let pages = (tokens::estimate(data) / TOKENS_PER_PAGE).max(1);
-            return Ok((PdfInfo { pages, title: None }, fnv(data.as_bytes())));
+            return Ok((text_document(data), fnv(data.as_bytes())));
         }
         _ => {
             return Err(SimError::invalid(format!(
@@ -398,6 +394,12 @@ fn document(b: &Value, at: &str, docs: &mut Docs) -> Result<(PdfInfo, u64), SimE
         .map_err(|_| SimError::invalid(format!("{at}.source.data: invalid base64 data")))?;
     let info = pdf::inspect(&bytes).map_err(SimError::invalid)?;
     Ok((info, fnv(&bytes)))
+}
+
+/// A plain-text document, counted in pages of [`TOKENS_PER_PAGE`] (at least one).
+fn text_document(text: &str) -> PdfInfo {
+    let pages = (tokens::estimate(text) / TOKENS_PER_PAGE).max(1);
+    PdfInfo { pages, title: None }
 }
 
 /// FNV-1a, 64 bit.

@@ -92,13 +92,7 @@ pub fn provider_filename(name: &str) -> String {
     let last = name.rsplit(['/', '\\']).next().unwrap_or_default();
     let clean: String = last
         .chars()
-        .map(|c| {
-            if (c as u32) < 32 || "<>:\"|?*\\/".contains(c) {
-                '_'
-            } else {
-                c
-            }
-        })
+        .map(|c| if forbidden(c) { '_' } else { c })
         .take(MAX_FILENAME_CHARS)
         .collect();
     if clean.trim().is_empty() {
@@ -111,10 +105,12 @@ pub fn provider_filename(name: &str) -> String {
 /// Whether a filename is one the API accepts (the simulator's check).
 pub fn filename_ok(name: &str) -> bool {
     let n = name.chars().count();
-    (1..=MAX_FILENAME_CHARS).contains(&n)
-        && !name
-            .chars()
-            .any(|c| (c as u32) < 32 || "<>:\"|?*\\/".contains(c))
+    (1..=MAX_FILENAME_CHARS).contains(&n) && !name.chars().any(forbidden)
+}
+
+/// A character a filename may not hold.
+fn forbidden(c: char) -> bool {
+    (c as u32) < 32 || "<>:\"|?*\\/".contains(c)
 }
 
 /// The `multipart/form-data` body of an upload: the file part (with its content type) and,
@@ -187,16 +183,21 @@ pub fn upload_failed(status: Option<u16>) -> UploadFailed {
 /// job's next try uploads its PDF again instead of failing.
 pub fn is_missing_file(outcome: &crate::retry::CallOutcome) -> bool {
     matches!(outcome, crate::retry::CallOutcome::Http { status: 404, message, .. }
-        if message.trim_start().starts_with("File "))
+        if names_a_missing_file(message))
+}
+
+/// Whether a 404's message is about a file (not a model or a batch): the same test for a call
+/// and for an errored batch line (`crate::batching`).
+pub fn names_a_missing_file(message: &str) -> bool {
+    message.trim_start().starts_with("File ")
 }
 
 /// Whether a request reads a file of the Files API.
 pub fn reads_a_file(req: &super::MessagesRequest) -> bool {
-    let blocks = |c: &super::Content| match c {
-        super::Content::Text(_) => false,
-        super::Content::Blocks(b) => b.iter().any(super::InputBlock::reads_a_file),
-    };
-    req.system.as_ref().is_some_and(blocks) || req.messages.iter().any(|m| blocks(&m.content))
+    req.system
+        .as_ref()
+        .is_some_and(super::Content::reads_a_file)
+        || req.messages.iter().any(|m| m.content.reads_a_file())
 }
 
 #[cfg(test)]

@@ -291,6 +291,14 @@ pub enum Content {
 }
 
 impl Content {
+    /// Whether a block of it reads a file of the Files API ([`InputBlock::reads_a_file`]).
+    pub fn reads_a_file(&self) -> bool {
+        match self {
+            Content::Text(_) => false,
+            Content::Blocks(b) => b.iter().any(InputBlock::reads_a_file),
+        }
+    }
+
     /// The text of the content (text blocks joined; documents and other blocks left out).
     pub fn text(&self) -> String {
         match self {

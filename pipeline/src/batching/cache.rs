@@ -14,46 +14,45 @@
 
 use serde_json::Value;
 
-use crate::anthropic::MessagesRequest;
+use crate::anthropic::BatchRequest;
 
-/// The batch's requests with their breakpoints set as above. `ours[i]` says whether request
-/// `i` was built by the product (its unshared breakpoints may go).
-pub fn shared_breakpoints(requests: Vec<MessagesRequest>, ours: &[bool]) -> Vec<MessagesRequest> {
+/// Sets the breakpoints of a batch's requests as above, in place. `ours[i]` says whether
+/// request `i` was built by the product (its unshared breakpoints may go).
+pub fn shared_breakpoints(requests: &mut [BatchRequest], ours: &[bool]) {
     let mut values: Vec<Value> = requests
         .iter()
-        .map(|r| serde_json::to_value(r).unwrap_or(Value::Null))
+        .map(|r| serde_json::to_value(&r.params).unwrap_or(Value::Null))
         .collect();
     let found: Vec<Vec<(String, u64)>> = values.iter().map(breakpoints).collect();
     let mut count = std::collections::HashMap::<u64, usize>::new();
     for h in found.iter().flatten().map(|(_, h)| *h) {
         *count.entry(h).or_default() += 1;
     }
-    requests
-        .into_iter()
-        .zip(values.iter_mut())
-        .zip(&found)
+    for (i, (r, (v, points))) in requests
+        .iter_mut()
+        .zip(values.iter_mut().zip(&found))
         .enumerate()
-        .map(|(i, ((original, v), points))| {
-            for (pointer, h) in points {
-                let shared = count.get(h).copied().unwrap_or(0) >= 2;
-                let Some(block) = v.pointer_mut(pointer).and_then(Value::as_object_mut) else {
-                    continue;
-                };
-                if shared || !ours.get(i).copied().unwrap_or(false) {
-                    if let Some(c) = block
-                        .get_mut("cache_control")
-                        .and_then(Value::as_object_mut)
-                    {
-                        c.insert("ttl".into(), Value::String("1h".into()));
-                    }
-                } else {
-                    block.remove("cache_control");
+    {
+        for (pointer, h) in points {
+            let shared = count.get(h).copied().unwrap_or(0) >= 2;
+            let Some(block) = v.pointer_mut(pointer).and_then(Value::as_object_mut) else {
+                continue;
+            };
+            if shared || !ours.get(i).copied().unwrap_or(false) {
+                if let Some(c) = block
+                    .get_mut("cache_control")
+                    .and_then(Value::as_object_mut)
+                {
+                    c.insert("ttl".into(), Value::String("1h".into()));
                 }
+            } else {
+                block.remove("cache_control");
             }
-            // The same request, re-read from its JSON; unchanged if that ever failed.
-            serde_json::from_value(v.take()).unwrap_or_else(|_| original.with_one_hour_cache())
-        })
-        .collect()
+        }
+        // The same request, re-read from its JSON; every breakpoint at 1 hour if that failed.
+        r.params = serde_json::from_value(v.take())
+            .unwrap_or_else(|_| r.params.clone().with_one_hour_cache());
+    }
 }
 
 /// Every breakpoint of a request, in the API's prefix order (tools, system, messages): its
@@ -63,20 +62,10 @@ fn breakpoints(v: &Value) -> Vec<(String, u64)> {
     // (pointer, item): the pointer is empty where no breakpoint can sit (a role, a string).
     let mut items: Vec<(String, &Value)> = Vec::new();
     if let Some(tools) = v.get("tools").and_then(Value::as_array) {
-        items.extend(
-            tools
-                .iter()
-                .enumerate()
-                .map(|(i, t)| (format!("/tools/{i}"), t)),
-        );
+        items.extend(indexed("/tools", tools));
     }
     match v.get("system") {
-        Some(Value::Array(blocks)) => items.extend(
-            blocks
-                .iter()
-                .enumerate()
-                .map(|(i, b)| (format!("/system/{i}"), b)),
-        ),
+        Some(Value::Array(blocks)) => items.extend(indexed("/system", blocks)),
         Some(s @ Value::String(_)) => items.push((String::new(), s)),
         _ => {}
     }
@@ -91,12 +80,9 @@ fn breakpoints(v: &Value) -> Vec<(String, u64)> {
             items.push((String::new(), role));
         }
         match msg.get("content") {
-            Some(Value::Array(blocks)) => items.extend(
-                blocks
-                    .iter()
-                    .enumerate()
-                    .map(|(j, b)| (format!("/messages/{m}/content/{j}"), b)),
-            ),
+            Some(Value::Array(blocks)) => {
+                items.extend(indexed(&format!("/messages/{m}/content"), blocks))
+            }
             Some(c) => items.push((String::new(), c)),
             None => {}
         }
@@ -122,6 +108,14 @@ fn breakpoints(v: &Value) -> Vec<(String, u64)> {
     out
 }
 
+/// The items of a JSON array with their pointers under `at`.
+fn indexed<'a>(at: &str, list: &'a [Value]) -> impl Iterator<Item = (String, &'a Value)> {
+    let at = at.to_owned();
+    list.iter()
+        .enumerate()
+        .map(move |(i, b)| (format!("{at}/{i}"), b))
+}
+
 /// FNV-1a over `bytes`, continuing from `h`.
 fn fnv(h: u64, bytes: &[u8]) -> u64 {
     bytes
@@ -132,8 +126,25 @@ fn fnv(h: u64, bytes: &[u8]) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::anthropic::{CacheControl, Content, InputBlock, InputMessage};
+    use crate::anthropic::{CacheControl, Content, InputBlock, InputMessage, MessagesRequest};
     use crate::pdf::{self, Template};
+
+    /// The requests as one batch carries them, as JSON.
+    fn shared(params: Vec<MessagesRequest>, ours: &[bool]) -> Vec<Value> {
+        let mut batch: Vec<BatchRequest> = params
+            .into_iter()
+            .enumerate()
+            .map(|(i, params)| BatchRequest {
+                custom_id: format!("r{i}"),
+                params,
+            })
+            .collect();
+        shared_breakpoints(&mut batch, ours);
+        batch
+            .iter()
+            .map(|r| serde_json::to_value(&r.params).unwrap())
+            .collect()
+    }
 
     fn ttl(v: &Value, pointer: &str) -> Option<String> {
         v.pointer(pointer)
@@ -147,11 +158,7 @@ mod tests {
         let a = pdf::request_for_file(model, Template::Summary, "file_a".into());
         let b = pdf::request_for_file(model, Template::Summary, "file_b".into());
         let a_again = pdf::request_for_file(model, Template::Brief, "file_a".into());
-        let out = shared_breakpoints(vec![a, b, a_again], &[true, true, true]);
-        let v: Vec<Value> = out
-            .iter()
-            .map(|r| serde_json::to_value(r).unwrap())
-            .collect();
+        let v = shared(vec![a, b, a_again], &[true, true, true]);
         // The instructions are the same in all three: shared.
         for r in &v {
             assert_eq!(ttl(r, "/system/0").as_deref(), Some("1h"), "{r}");
@@ -177,7 +184,7 @@ mod tests {
                 vec![InputMessage::user(Content::Blocks(vec![block(text)]))],
             )
         };
-        let out = shared_breakpoints(
+        let v = shared(
             vec![
                 req("claude-sonnet-5-5", "same"),
                 req("claude-haiku-4-5", "same"),
@@ -185,10 +192,6 @@ mod tests {
             ],
             &[true, true, false],
         );
-        let v: Vec<Value> = out
-            .iter()
-            .map(|r| serde_json::to_value(r).unwrap())
-            .collect();
         // The same text for two models is two prefixes: both unshared, both ours: dropped.
         assert_eq!(ttl(&v[0], "/messages/0/content/0"), None);
         assert_eq!(ttl(&v[1], "/messages/0/content/0"), None);

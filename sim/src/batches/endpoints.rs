@@ -59,17 +59,7 @@ async fn endpoint(
         }
         Ok(_) => settled(sim, f),
     };
-    let mut inner = sim.lock();
-    match result {
-        Ok(r) => {
-            inner.stats.call(name, 200);
-            r
-        }
-        Err(e) => {
-            inner.stats.call(name, e.status);
-            e.into_response()
-        }
-    }
+    sim.lock().counted(name, result)
 }
 
 /// Settles the batches that are due, then runs `f` on the state.

@@ -170,23 +170,15 @@ fn a_file_source_reads_the_uploaded_pdf_like_its_base64() {
     let bytes = pdf::sample(3, "Filed");
     let mut files = crate::files::Files::default();
     let id = files.add("a.pdf".into(), "application/pdf".into(), &bytes, now, None);
-    let body = |source: serde_json::Value| {
-        json!({"model": "claude-sonnet-4-6", "max_tokens": 1, "messages": [{"role": "user",
-            "content": [{"type": "document", "source": source}, {"type": "text", "text": "summarize"}]}]})
+    // A request reading one document from `source`, with the Files API's store (`None`: off).
+    let read = |source: serde_json::Value, files: Option<&crate::files::Files>| {
+        let body = json!({"model": "claude-sonnet-4-6", "max_tokens": 1, "messages": [{"role": "user",
+            "content": [{"type": "document", "source": source}, {"type": "text", "text": "summarize"}]}]});
+        parse(&body, true, "2023-06-01", now, files)
     };
-    let by_file = parse(
-        &body(json!({"type": "file", "file_id": id})),
-        true,
-        "2023-06-01",
-        now,
-        Some(&files),
-    )
-    .unwrap();
-    let inline = parse(
-        &body(json!({"type": "base64", "media_type": "application/pdf", "data": b64(&bytes)})),
-        true,
-        "2023-06-01",
-        now,
+    let by_file = read(json!({"type": "file", "file_id": id}), Some(&files)).unwrap();
+    let inline = read(
+        json!({"type": "base64", "media_type": "application/pdf", "data": b64(&bytes)}),
         Some(&files),
     )
     .unwrap();
@@ -196,11 +188,8 @@ fn a_file_source_reads_the_uploaded_pdf_like_its_base64() {
     assert_eq!((inline.file_documents, inline.base64_documents), (0, 1));
 
     // Unknown, expired, of the wrong type, or where the Files API does not exist.
-    let unknown = parse(
-        &body(json!({"type": "file", "file_id": "file_nope"})),
-        true,
-        "2023-06-01",
-        now,
+    let unknown = read(
+        json!({"type": "file", "file_id": "file_nope"}),
         Some(&files),
     )
     .unwrap_err();
@@ -212,14 +201,7 @@ fn a_file_source_reads_the_uploaded_pdf_like_its_base64() {
         now - 10,
         Some(now - 1),
     );
-    let gone = parse(
-        &body(json!({"type": "file", "file_id": expired})),
-        true,
-        "2023-06-01",
-        now,
-        Some(&files),
-    )
-    .unwrap_err();
+    let gone = read(json!({"type": "file", "file_id": expired}), Some(&files)).unwrap_err();
     assert_eq!(gone.status, 404);
     let png = files.add(
         "c.png".into(),
@@ -228,23 +210,9 @@ fn a_file_source_reads_the_uploaded_pdf_like_its_base64() {
         now,
         None,
     );
-    let wrong = parse(
-        &body(json!({"type": "file", "file_id": png})),
-        true,
-        "2023-06-01",
-        now,
-        Some(&files),
-    )
-    .unwrap_err();
+    let wrong = read(json!({"type": "file", "file_id": png}), Some(&files)).unwrap_err();
     assert_eq!(wrong.status, 400);
-    let absent = parse(
-        &body(json!({"type": "file", "file_id": id})),
-        true,
-        "2023-06-01",
-        now,
-        None,
-    )
-    .unwrap_err();
+    let absent = read(json!({"type": "file", "file_id": id}), None).unwrap_err();
     assert!(
         absent.message.contains("Input tag 'file'"),
         "{}",

@@ -136,19 +136,8 @@ async fn flush_once(state: &AppState, report: &mut FlushReport) -> worker::Resul
     }
     // A prefix another request of the batch reads is cached for an hour; a lone one of ours is
     // not cached at all (`pipeline::batching::cache`).
-    let (ids, params): (Vec<String>, Vec<_>) = requests
-        .into_iter()
-        .map(|r| (r.custom_id, r.params))
-        .unzip();
-    let params = batching::cache::shared_breakpoints(params, &ours);
-    let requests: Vec<BatchRequest> = ids
-        .iter()
-        .zip(params)
-        .map(|(id, params)| BatchRequest {
-            custom_id: id.clone(),
-            params,
-        })
-        .collect();
+    batching::cache::shared_breakpoints(&mut requests, &ours);
+    let ids: Vec<String> = requests.iter().map(|r| r.custom_id.clone()).collect();
     let created = state
         .anthropic
         .create_batch(&CreateBatch { requests })
