@@ -8,6 +8,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::stack::{spawn_stack_of, StackConfig, TestStack};
+use crate::timing::{waited, SuiteTiming, TestTiming};
 
 /// One test: a name written as a sentence, and its body.
 pub type TestFn = fn(Arc<TestStack>) -> Pin<Box<dyn Future<Output = ()> + Send>>;
@@ -53,14 +54,17 @@ pub fn run_suite_timed(
         .build()
         .expect("tokio runtime");
     let mut failures = Vec::new();
+    let mut timing = SuiteTiming::default();
     if !selected.is_empty() {
         let stack = Arc::new(spawn_stack_of(suite, &rt, config));
         println!(
             "stack of suite {suite} ready in {:.1} s",
             started.elapsed().as_secs_f64()
         );
+        (timing.sim_ms, timing.stack) = (stack.sim_ms, stack.phases);
         for (name, test) in &selected {
             let t0 = Instant::now();
+            let waited0 = waited();
             let fut = test(stack.clone());
             let outcome =
                 rt.block_on(async { tokio::time::timeout(timeout, tokio::spawn(fut)).await });
@@ -70,6 +74,11 @@ pub fn run_suite_timed(
                 Err(_) => Some(format!("timed out after {timeout:?}")),
             };
             let ms = t0.elapsed().as_millis();
+            timing.tests.push(TestTiming {
+                name: name.to_string(),
+                ms: ms.try_into().unwrap_or(u64::MAX),
+                waiting_ms: crate::timing::ms(waited().saturating_sub(waited0)),
+            });
             match failure {
                 None => println!("test {name} ... ok ({ms} ms)"),
                 Some(msg) => {
@@ -79,9 +88,14 @@ pub fn run_suite_timed(
             }
         }
         // Stops wrangler dev (and workerd) before the runtime and the simulator go away.
+        let t0 = Instant::now();
         drop(stack);
+        rt.shutdown_timeout(Duration::from_secs(5));
+        timing.teardown_ms = crate::timing::ms(t0.elapsed());
+    } else {
+        rt.shutdown_timeout(Duration::from_secs(5));
     }
-    rt.shutdown_timeout(Duration::from_secs(5));
+    timing.write(suite);
     if !failures.is_empty() {
         println!("\nfailures:");
         for (name, msg) in &failures {

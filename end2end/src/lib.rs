@@ -17,6 +17,7 @@
 //! - [`api`]: the HTTP layer under the client, and the error envelope check.
 //! - [`browser`]: Chromium through playwright-rs, with action / find / check helpers.
 //! - [`pdfs`]: real small PDFs made in the tests.
+//! - [`timing`]: where a suite's time goes (stack start, waiting, running), for the xtask.
 
 pub mod api;
 pub mod browser;
@@ -25,10 +26,12 @@ pub mod harness;
 pub mod pdfs;
 pub mod sim;
 pub mod stack;
+pub mod timing;
 pub mod waits;
 
 pub use client::{Client, Files};
 pub use harness::{run_suite, run_suite_timed, run_suite_with, TestFn};
 pub use sim::rollout_user;
 pub use stack::{spawn_stack, spawn_stack_of, spawn_stack_with, StackConfig, TestStack};
+pub use timing::pause;
 pub use waits::eventually;

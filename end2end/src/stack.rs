@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use xtask::paths::target_dir;
-use xtask::stack::{Stack, StackOptions};
+use xtask::stack::{Stack, StackOptions, StartPhases};
 use xtask::wrangler_config::{LocalSettings, Profile};
 
 /// A running stack, shared by the tests of a suite.
@@ -18,6 +18,10 @@ pub struct TestStack {
     pub sim: sim::Sim,
     /// Where this suite may write screenshots and other artifacts.
     pub artifacts: PathBuf,
+    /// How long the simulator took to start, in ms.
+    pub sim_ms: u64,
+    /// How the runtime's start went (see [`crate::timing`]).
+    pub phases: StartPhases,
     stack: Mutex<Stack>,
 }
 
@@ -200,6 +204,7 @@ pub fn spawn_stack_with(
 /// [`spawn_stack_with`] for a whole [`StackConfig`] (with its cells).
 pub fn spawn_stack_of(suite: &str, rt: &tokio::runtime::Runtime, config: StackConfig) -> TestStack {
     let StackConfig { knobs, vars, cells } = config;
+    let t0 = std::time::Instant::now();
     let (sim_addr, sim) = rt
         .block_on(sim::spawn(sim::Config {
             api_key: None,
@@ -207,6 +212,7 @@ pub fn spawn_stack_of(suite: &str, rt: &tokio::runtime::Runtime, config: StackCo
         }))
         .expect("start anthropic-sim");
     let sim_url = format!("http://{sim_addr}");
+    let sim_ms = crate::timing::ms(t0.elapsed());
     let state_dir = target_dir().join("e2e").join(suite);
     let artifacts = state_dir.join("artifacts");
     let opts = StackOptions {
@@ -240,6 +246,8 @@ pub fn spawn_stack_of(suite: &str, rt: &tokio::runtime::Runtime, config: StackCo
         sim_url,
         sim,
         artifacts,
+        sim_ms,
+        phases: stack.phases,
         stack: Mutex::new(stack),
     }
 }

@@ -15,9 +15,11 @@ where
     F: FnMut() -> Fut,
     Fut: Future<Output = Option<T>>,
 {
-    let deadline = Instant::now() + timeout;
+    let started = Instant::now();
+    let deadline = started + timeout;
     loop {
         if let Some(v) = probe().await {
+            crate::timing::add_waiting(started.elapsed());
             return v;
         }
         if Instant::now() >= deadline {

@@ -8,6 +8,7 @@
 //! - [`build`]: the SPA and the Worker, rebuilt only when their inputs changed.
 //! - [`wrangler_config`]: local wrangler configs generated from `wrangler.toml` and a profile.
 //! - [`stack`]: `wrangler dev` (+ migrations) on a port with its own state directory.
+//! - [`template`]: migrated template states that fresh stacks copy instead of migrating.
 //! - [`keys`]: API keys made on the command line (`cargo xtask key create`).
 //! - [`testing`]: the test binaries of `cargo xtask test`, built once and run side by side.
 //! - [`http`]: a tiny blocking HTTP client for readiness checks and the cron trigger.
@@ -18,6 +19,7 @@ pub mod keys;
 pub mod paths;
 pub mod proc;
 pub mod stack;
+pub mod template;
 pub mod testing;
 pub mod tools;
 pub mod wasm_size;

@@ -359,6 +359,10 @@ fn test_all(suites_at_once: usize) -> Result<()> {
         .filter(|r| !r.success)
         .map(|r| r.label.as_str())
         .collect();
+    println!(
+        "\nwhere the end-to-end suites' time went (target/xtask-test/timings.md):\n{}",
+        testing::time_table(&ran)
+    );
     println!("\ntimings:");
     for (what, took) in &timings {
         println!("  {what:<16} {:>6.0} s", took.as_secs_f64());

@@ -7,7 +7,7 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use crate::paths::{dist, node_bin, root, worker_build};
-use crate::proc::{free_port, run, Service};
+use crate::proc::{free_port, Service};
 use crate::wrangler_config::{self, LocalSettings};
 use crate::{http, step, Result};
 
@@ -32,8 +32,22 @@ pub struct StackOptions {
     pub cells: u32,
 }
 
+/// Where a stack's start went, in milliseconds: its D1 made (copied from the migrated template,
+/// or migrated in place), and `wrangler dev` up until the Worker answered.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct StartPhases {
+    /// Copying the template state (0 when the state was migrated in place).
+    pub template_ms: u64,
+    /// Applying migrations: into a template made by this start, or into a kept state.
+    pub migrations_ms: u64,
+    /// From spawning `wrangler dev` until `/api/health` answered (every try).
+    pub ready_ms: u64,
+}
+
 /// A running `wrangler dev`.
 pub struct Stack {
+    /// How its start went.
+    pub phases: StartPhases,
     pub port: u16,
     pub base_url: String,
     pub state_dir: PathBuf,
@@ -118,19 +132,10 @@ impl Stack {
             ),
         )?;
         let persist = opts.state_dir.join("wrangler-state");
-
-        step("applying D1 migrations (local)");
-        for c in &configs {
-            run(
-                wrangler(Some(c))
-                    .args(["d1", "migrations", "apply", "DB", "--local", "--persist-to"])
-                    .arg(&persist)
-                    .stdout(std::process::Stdio::null()),
-                "wrangler d1 migrations apply",
-            )?;
-        }
+        let mut phases = migrate(&configs, &persist, opts.fresh)?;
 
         let mut tries = 0;
+        let spawned = Instant::now();
         loop {
             tries += 1;
             let port = match opts.port {
@@ -139,6 +144,7 @@ impl Stack {
             };
             let wrangler = spawn_dev(&configs, &persist, port, &opts.state_dir)?;
             let mut stack = Stack {
+                phases,
                 port,
                 base_url: format!("http://127.0.0.1:{port}"),
                 state_dir: opts.state_dir.clone(),
@@ -148,7 +154,11 @@ impl Stack {
                 wrangler,
             };
             match stack.wait_ready(Duration::from_secs(120)) {
-                Ok(()) => return Ok(stack),
+                Ok(()) => {
+                    phases.ready_ms = millis(spawned.elapsed());
+                    stack.phases = phases;
+                    return Ok(stack);
+                }
                 // A port that was free when picked can be taken before workerd binds it (its
                 // own or the inspector's): pick both again.
                 Err(e)
@@ -164,7 +174,37 @@ impl Stack {
             }
         }
     }
+}
 
+fn millis(d: Duration) -> u64 {
+    d.as_millis().try_into().unwrap_or(u64::MAX)
+}
+
+/// A migrated D1 in `persist`: a fresh state is a copy of the migrated template (made once per
+/// set of migrations, see [`crate::template`]); a kept one (`cargo xtask dev`) is migrated in
+/// place, so it gains the migrations added since.
+fn migrate(configs: &[PathBuf], persist: &Path, fresh: bool) -> Result<StartPhases> {
+    let mut phases = StartPhases::default();
+    let t0 = Instant::now();
+    if fresh {
+        let made = crate::template::migrated_copy(configs, persist)?;
+        let took = millis(t0.elapsed());
+        if made {
+            phases.migrations_ms = took;
+        } else {
+            phases.template_ms = took;
+        }
+        return Ok(phases);
+    }
+    step("applying D1 migrations (local)");
+    for c in configs {
+        crate::template::apply_migrations(c, persist)?;
+    }
+    phases.migrations_ms = millis(t0.elapsed());
+    Ok(phases)
+}
+
+impl Stack {
     /// Resident memory of the local runtime's `workerd` processes (the Worker's isolates live in
     /// them), in KiB: (now, peak) — `VmRSS` and `VmHWM` of each process under wrangler, summed.
     pub fn runtime_memory_kib(&self) -> (u64, u64) {

@@ -137,6 +137,8 @@ pub struct Ran {
     pub label: String,
     /// Whether it was an end-to-end suite.
     pub suite: bool,
+    /// When it ran, since the test run began (binaries this runner ran; not cargo's doc-tests).
+    pub span: Option<(Duration, Duration)>,
     /// Its `test result:` lines (one for a libtest binary or a suite).
     pub results: Vec<String>,
     pub success: bool,
@@ -160,6 +162,8 @@ pub fn run_all(
 ) -> Result<Vec<Ran>> {
     let logs = target_dir().join("xtask-test");
     std::fs::create_dir_all(&logs)?;
+    let timing_dir = logs.join("timing");
+    let _ = std::fs::remove_dir_all(&timing_dir);
     let expected = read_durations(&logs);
     let (mut suites, host): (Vec<_>, Vec<_>) =
         binaries.into_iter().partition(|b| b.suite.is_some());
@@ -169,11 +173,16 @@ pub fn run_all(
     });
     let mut env = env.to_vec();
     env.extend(config_env());
+    env.push((
+        "E2E_TIMING_DIR".into(),
+        timing_dir.to_string_lossy().into_owned(),
+    ));
     let (tx, rx) = mpsc::channel::<Ran>();
+    let epoch = Instant::now();
     let spawn = |b: TestBinary| {
         let (tx, env, log) = (tx.clone(), env.clone(), logs.join(file_name(&b.label)));
         std::thread::spawn(move || {
-            let _ = tx.send(run_one(&b, &env, &log));
+            let _ = tx.send(run_one(&b, &env, &log, epoch));
         });
     };
     let total = suites.len() + host.len();
@@ -221,7 +230,28 @@ pub fn run_all(
     Ok(ran)
 }
 
-fn run_one(b: &TestBinary, env: &[(String, String)], log: &Path) -> Ran {
+/// The suites of `ran` with the figures they wrote, and the table of where their time went
+/// (also written to `target/xtask-test/timings.md`).
+pub fn time_table(ran: &[Ran]) -> String {
+    let dir = target_dir().join("xtask-test");
+    let runs: Vec<report::SuiteRun> = ran
+        .iter()
+        .filter(|r| r.suite)
+        .filter_map(|r| {
+            let name = r.label.strip_prefix("end2end suite ")?.to_string();
+            Some(report::SuiteRun {
+                figures: report::Figures::read(&dir.join("timing"), &name),
+                span: r.span?,
+                name,
+            })
+        })
+        .collect();
+    let table = report::table(&runs);
+    let _ = std::fs::write(dir.join("timings.md"), &table);
+    table
+}
+
+fn run_one(b: &TestBinary, env: &[(String, String)], log: &Path, epoch: Instant) -> Ran {
     step(&format!("started {}", b.label));
     let started = Instant::now();
     let status = std::fs::File::create(log).and_then(|out| {
@@ -262,6 +292,7 @@ fn run_one(b: &TestBinary, env: &[(String, String)], log: &Path) -> Ran {
     Ran {
         label: b.label.clone(),
         suite: b.suite.is_some(),
+        span: Some((started - epoch, started - epoch + took)),
         results,
         success,
         took,
@@ -322,6 +353,7 @@ pub fn cargo_results(args: &[&str], env: &[(String, String)]) -> Result<(Vec<Ran
             ran.push(Ran {
                 label,
                 suite: false,
+                span: None,
                 results: Vec::new(),
                 success: true,
                 took: Duration::ZERO,
@@ -412,6 +444,8 @@ pub fn suite_names() -> Result<Vec<String>> {
         })
         .unwrap_or_default())
 }
+
+pub mod report;
 
 #[cfg(test)]
 mod tests;

@@ -13,6 +13,7 @@ fn the_summary_adds_up_every_result_line_and_skips_empty_binaries() {
     let ran = |label: &str, line: &str, success| Ran {
         label: label.into(),
         suite: false,
+        span: None,
         results: vec![line.into()],
         success,
         took: Duration::ZERO,
