@@ -91,6 +91,27 @@ impl TestStack {
             .header("anthropic-version", "2023-06-01")
     }
 
+    /// Time under the test's control: Message Batches created from now on keep processing until
+    /// [`Self::end_batch_now`] ends them (`hold`), or take the suite's processing time again.
+    /// A test that must act while a batch runs holds it, instead of racing its processing time.
+    pub fn hold_batches(&self, hold: bool) {
+        // A day: longer than any test, shorter than the API's 24-hour expiry.
+        let usual = self.sim.config.knobs.batch_ms;
+        self.sim.lock().knobs.batch_ms = if hold { 86_000_000 } else { usual };
+    }
+
+    /// Ends the batch `id` now (its requests answered on the next read of it).
+    pub fn end_batch_now(&self, id: &str) {
+        let mut sim = self.sim.lock();
+        let now = sim::now_ms();
+        let b = sim
+            .batches
+            .iter_mut()
+            .find(|b| b.id == id)
+            .unwrap_or_else(|| panic!("the simulator has no batch {id}"));
+        b.ends_at = b.ends_at.min(now);
+    }
+
     /// A Message Batch as the simulator holds it (`GET /v1/messages/batches/:id`).
     pub async fn sim_batch(self: &Arc<Self>, id: &str) -> Value {
         let path = format!("/v1/messages/batches/{id}");

@@ -137,7 +137,7 @@ async fn feedback_submitted_in_both_modes_completes_with_frozen_elapsed_times(s:
     let mut done = false;
     for _ in 0..60 {
         click(&page, "poll-now").await;
-        tokio::time::sleep(Duration::from_secs(1)).await;
+        end2end::pause(Duration::from_secs(1)).await;
         let t = find(&page, &batch_item)
             .inner_text()
             .await
@@ -165,7 +165,7 @@ async fn feedback_submitted_in_both_modes_completes_with_frozen_elapsed_times(s:
         elapsed(sync_id.clone()).await,
         elapsed(batch_id.clone()).await,
     );
-    tokio::time::sleep(Duration::from_millis(1500)).await;
+    end2end::pause(Duration::from_millis(1500)).await;
     let after = (elapsed(sync_id).await, elapsed(batch_id).await);
     assert_eq!(before, after, "elapsed times must freeze once completed");
     screenshot(&page, &s, "feedback").await;
@@ -225,13 +225,20 @@ async fn a_prompt_job_is_followed_from_the_form_to_its_result_and_a_queued_one_i
         .select_option("bulk", None)
         .await
         .expect("filter by priority");
-    tokio::time::sleep(Duration::from_millis(1500)).await;
-    let rows = find(&page, "jobs-table")
-        .locator("tbody tr")
-        .count()
-        .await
-        .unwrap();
-    assert_eq!(rows, 0, "no bulk prompt job yet");
+    // The list is fetched again for the filters: it empties once the answer is drawn.
+    end2end::eventually(
+        "no bulk prompt job yet",
+        Duration::from_secs(30),
+        || async {
+            let rows = find(&page, "jobs-table")
+                .locator("tbody tr")
+                .count()
+                .await
+                .unwrap();
+            (rows == 0).then_some(())
+        },
+    )
+    .await;
 
     // A bulk job waits for its delivery delay: cancel it from its page.
     let page = browser.open(&s.url("/")).await;
@@ -293,7 +300,7 @@ async fn three_pdfs_dropped_on_the_zone_are_uploaded_and_summarized(s: Arc<TestS
             std::time::Instant::now() < deadline,
             "the upload did not reach 3/3"
         );
-        tokio::time::sleep(Duration::from_secs(1)).await;
+        end2end::pause(Duration::from_secs(1)).await;
     }
     expect(find(&page, "file-row").first())
         .to_contain_text("completed")

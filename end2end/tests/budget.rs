@@ -297,7 +297,7 @@ async fn waiting_and_batched_jobs_can_be_canceled_and_the_last_one_cancels_its_b
     let waiting = user
         .submit_job(&json!({"prompt": "Wait for me", "priority": "bulk"}))
         .await;
-    tokio::time::sleep(Duration::from_secs(5)).await;
+    end2end::pause(Duration::from_secs(5)).await;
     let (status, j) = user.cancel(&waiting).await;
     assert_eq!(status, 200, "{j}");
     assert_eq!(j["status"], "canceled");
@@ -393,7 +393,7 @@ async fn a_create_call_that_times_out_is_adopted_not_sent_again(s: Arc<TestStack
         user.submit_job(&json!({"prompt": "Adopt me 2", "priority": "bulk"}))
             .await,
     ];
-    tokio::time::sleep(Duration::from_secs(5)).await;
+    end2end::pause(Duration::from_secs(5)).await;
     // The simulator creates the batch but answers after the Worker's 5 s timeout.
     s.sim.lock().knobs.create_batch_delay_ms = 8_000;
     let report = eventually(

@@ -332,7 +332,7 @@ fn cron_ticker(s: Arc<TestStack>, stop: Arc<AtomicBool>) -> tokio::task::JoinHan
             if s.try_cron().await != Some(200) {
                 missed += 1;
             }
-            tokio::time::sleep(Duration::from_secs(2)).await;
+            end2end::pause(Duration::from_secs(2)).await;
         }
         missed
     })
@@ -481,7 +481,7 @@ async fn mixed_jobs_under_faults_and_kills_all_end_none_lost_and_few_paid_twice(
             plan.drain_bound(),
             fmt_counts(&counts)
         );
-        tokio::time::sleep(Duration::from_secs(3)).await;
+        end2end::pause(Duration::from_secs(3)).await;
     };
     let drained_in = drain_started.elapsed();
     report(
@@ -714,7 +714,7 @@ async fn with_faults_off_every_dead_letter_and_failure_replays_to_completion(s: 
             "replays not done within {bound:?}: {}",
             fmt_counts(&counts)
         );
-        tokio::time::sleep(Duration::from_secs(2)).await;
+        end2end::pause(Duration::from_secs(2)).await;
     };
     let billed = s.sim.lock().stats.billed_by_job.clone();
     for (original, replay) in &replays {

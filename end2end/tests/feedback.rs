@@ -63,7 +63,7 @@ async fn a_sync_submission_completes_with_an_analysis_and_a_frozen_elapsed_time(
         elapsed,
         done["completed_at"].as_i64().unwrap() - done["created_at"].as_i64().unwrap()
     );
-    tokio::time::sleep(Duration::from_millis(1100)).await;
+    end2end::pause(Duration::from_millis(1100)).await;
     assert_eq!(
         s.anon().feedback(&id).await["elapsed_ms"],
         elapsed,
@@ -87,7 +87,7 @@ async fn a_batch_submission_is_flushed_and_polled_by_the_cron(s: Arc<TestStack>)
     assert!(batch_id.starts_with("msgbatch_"));
     // While submitted, elapsed ticks.
     let a = s.anon().feedback(&id).await["elapsed_ms"].as_i64().unwrap();
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    end2end::pause(Duration::from_millis(300)).await;
     let b = s.anon().feedback(&id).await;
     if b["status"] == "submitted" {
         assert!(b["elapsed_ms"].as_i64().unwrap() > a);

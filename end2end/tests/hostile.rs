@@ -594,7 +594,7 @@ async fn every_hostile_request_is_refused_cleanly_and_leaves_nothing_behind(s: A
         wrong.join("\n")
     );
     // No message reached a consumer without its row (consumers count such orphans).
-    tokio::time::sleep(Duration::from_secs(3)).await;
+    end2end::pause(Duration::from_secs(3)).await;
     let rows = s
         .d1_now(
             "SELECT (SELECT COUNT(*) FROM jobs WHERE user_id = 'hostile') AS jobs, \

@@ -114,7 +114,7 @@ async fn the_same_idempotency_key_and_body_make_one_job_and_one_call(s: Arc<Test
     let (c_status, c) = send().await;
     assert_eq!(c_status, 202);
     assert_eq!(c["jobId"], id.as_str());
-    tokio::time::sleep(Duration::from_secs(2)).await;
+    end2end::pause(Duration::from_secs(2)).await;
     assert_eq!(s.billed(&id), 1, "one job, one call");
 }
 
@@ -150,7 +150,7 @@ async fn a_queued_job_can_be_canceled_and_is_never_sent_to_claude(s: Arc<TestSta
     assert_eq!(canceled["status"], "canceled");
     let (status, e) = s.anon().cancel(&id).await;
     assert_error(status, &e, 409, "not_cancelable");
-    tokio::time::sleep(Duration::from_secs(4)).await;
+    end2end::pause(Duration::from_secs(4)).await;
     assert_eq!(s.anon().job(&id).await["status"], "canceled");
     assert_eq!(s.billed(&id), 0, "a canceled job is never sent to Claude");
     let (status, e) = s.anon().get(&format!("/jobs/{id}/result")).await;
@@ -297,7 +297,16 @@ async fn every_job_reaches_a_terminal_state_across_a_runtime_kill(s: Arc<TestSta
                 .await,
         );
     }
-    tokio::time::sleep(Duration::from_millis(1200)).await;
+    // The kill comes while calls are in flight: once one runs.
+    eventually("a job is running", Duration::from_secs(60), || async {
+        for id in &ids {
+            if user.job(id).await["status"] == "running" {
+                return Some(());
+            }
+        }
+        None
+    })
+    .await;
     let in_flight = {
         let mut n = 0;
         for id in &ids {

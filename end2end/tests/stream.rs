@@ -1,8 +1,11 @@
-//! A Message Batch of 100,000 requests — the API's maximum — settled from its streamed results:
-//! a poll reads at most `BATCH_RESULTS_PER_RUN` (5,000) lines and the next resumes after the
-//! last chunk it settled; the runtime is killed in the middle of a poll. Every job ends
-//! completed exactly once, billed once, with one stored answer, and the runtime's memory stays
-//! bounded while 100,000 answers pass through it.
+//! A Message Batch of many requests settled from its streamed results: a poll reads at most
+//! `BATCH_RESULTS_PER_RUN` (5,000) lines and the next resumes after the last chunk it settled;
+//! the runtime is killed in the middle of a poll. Every job ends completed exactly once, billed
+//! once, with one stored answer, and the runtime's memory stays bounded while the answers pass
+//! through it.
+//!
+//! Its size is `STREAM_JOBS`: 15,000 in `cargo xtask test` (three polls, the second killed), and
+//! 100,000 — the API's maximum per batch — in `cargo xtask test --soak` (≈ 13 minutes alone).
 
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -13,16 +16,27 @@ use end2end::{run_suite_timed, tests, StackConfig, TestStack};
 use serde_json::{json, Value};
 
 fn main() -> ExitCode {
-    // 20 polls of 5,000 lines, each a dozen seconds on the local runtime.
+    // A poll of 5,000 lines takes a dozen seconds on the local runtime: 20 of them at full size.
+    let polls = jobs() as u64 / PER_RUN + 1;
     run_suite_timed(
         "stream",
         StackConfig::vars(&[("BATCH_RESULTS_PER_RUN", &PER_RUN.to_string())]),
-        Duration::from_secs(900),
-        tests![a_100000_request_batch_settles_in_bounded_memory_and_a_restart_loses_and_doubles_nothing],
+        Duration::from_secs(300 + 60 * polls),
+        tests![a_big_batch_settles_in_bounded_memory_and_a_restart_loses_and_doubles_nothing],
     )
 }
 
-const N: usize = 100_000;
+/// The batch's size: `STREAM_JOBS`, at most the API's 100,000 requests per batch.
+fn jobs() -> usize {
+    std::env::var("STREAM_JOBS")
+        .ok()
+        .map(|v| {
+            v.parse()
+                .unwrap_or_else(|_| panic!("STREAM_JOBS must be a number, got {v:?}"))
+        })
+        .unwrap_or(15_000)
+        .clamp(2 * PER_RUN as usize + 1, 100_000)
+}
 /// Lines a poll reads (the production default of `BATCH_RESULTS_PER_RUN`).
 const PER_RUN: u64 = 5_000;
 const USER: &str = "streamer";
@@ -37,8 +51,8 @@ fn now_ms() -> i64 {
 
 /// Creates the batch in the simulator (as the Worker's flush would) and the jobs waiting for it
 /// in D1: `submitted`, with the batch's id and a flush row.
-async fn submitted_batch(s: &Arc<TestStack>) -> String {
-    let requests: Vec<Value> = (0..N)
+async fn submitted_batch(s: &Arc<TestStack>, n: usize) -> String {
+    let requests: Vec<Value> = (0..n)
         .map(|i| {
             json!({
                 "custom_id": format!("st{i:06}"),
@@ -62,11 +76,11 @@ async fn submitted_batch(s: &Arc<TestStack>) -> String {
     let now = now_ms();
     s.d1_now(&format!(
         "INSERT INTO flushes (id, state, jobs, anthropic_batch_id, claimed_at, updated_at) \
-         VALUES ('fl-stream', 'created', {N}, '{id}', {now}, {now})"
+         VALUES ('fl-stream', 'created', {n}, '{id}', {now}, {now})"
     ))
     .await;
     s.d1_now(&format!(
-        "WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i + 1 < {N}) \
+        "WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i + 1 < {n}) \
          INSERT INTO jobs (id, user_id, kind, status, lane, mode, model, input_text, attempts, \
          anthropic_batch_id, flush_id, created_at, started_at, updated_at) \
          SELECT printf('st%06d', i), '{USER}', 'prompt', 'submitted', 'bulk', 'batch', '{MODEL}', \
@@ -99,10 +113,11 @@ async fn poll(s: &Arc<TestStack>) -> Option<Value> {
     Some(body["poll"].clone())
 }
 
-async fn a_100000_request_batch_settles_in_bounded_memory_and_a_restart_loses_and_doubles_nothing(
+async fn a_big_batch_settles_in_bounded_memory_and_a_restart_loses_and_doubles_nothing(
     s: Arc<TestStack>,
 ) {
-    let batch = submitted_batch(&s).await;
+    let n = jobs();
+    let batch = submitted_batch(&s, n).await;
     // The simulator ends the batch once its processing time has passed.
     end2end::waits::eventually("the batch ends", Duration::from_secs(300), || async {
         let b = s.sim_batch(&batch).await;
@@ -155,10 +170,10 @@ async fn a_100000_request_batch_settles_in_bounded_memory_and_a_restart_loses_an
     // The local runtime now and then restarts the Worker between polls (a plain-text 503 "Your
     // worker restarted mid-request"): that poll is simply asked again.
     let mut refused = 0;
-    for _ in 0..(4 * N as u64 / PER_RUN + 20) {
+    for _ in 0..(4 * n as u64 / PER_RUN + 20) {
         let Some(r) = poll(&s).await else {
             refused += 1;
-            tokio::time::sleep(Duration::from_secs(1)).await;
+            end2end::pause(Duration::from_secs(1)).await;
             continue;
         };
         rss.push(s.runtime_memory_kib().0);
@@ -175,7 +190,7 @@ async fn a_100000_request_batch_settles_in_bounded_memory_and_a_restart_loses_an
             "SELECT COUNT(*) AS n FROM jobs WHERE user_id = '{USER}' AND status = 'completed'"
         ),
     );
-    assert_eq!(completed, N as u64, "every job settled: {reports:?}");
+    assert_eq!(completed, n as u64, "every job settled: {reports:?}");
     // Billed once: each answer is the same size, so every job has the one cost, and the rollup
     // counts each job once.
     let costs = s.d1(&format!(
@@ -187,25 +202,25 @@ async fn a_100000_request_batch_settles_in_bounded_memory_and_a_restart_loses_an
     let rollup = s.d1(&format!(
         "SELECT SUM(jobs) AS jobs, SUM(cost_micros) AS cost FROM usage_days WHERE user_id = '{USER}'"
     ));
-    assert_eq!(rollup[0]["jobs"], N as u64);
+    assert_eq!(rollup[0]["jobs"], n as u64);
     assert_eq!(rollup[0]["cost"], costs[0]["total"]);
     // One answer stored per job (create-if-absent: a redone chunk wrote nothing twice). The
     // count is of blob files on disk, where the local runtime may leave the files of writes the
     // kill cut short (at most one chunk of 100) beside the objects.
     let stored = s.r2_objects() - objects_before;
     assert!(
-        (N..=N + 100).contains(&stored),
-        "one stored answer per job: {stored} blob files for {N} jobs"
+        (n..=n + 100).contains(&stored),
+        "one stored answer per job: {stored} blob files for {n} jobs"
     );
     assert_eq!(
         count(
             &s,
             "SELECT results_lines AS n FROM flushes WHERE id = 'fl-stream'"
         ),
-        N as u64
+        n as u64
     );
     // Bounded: the reader held one line and one network chunk at a time, and the Worker's
-    // linear memory stayed small while 100,000 answers (tens of MB of JSONL) went through it.
+    // linear memory stayed small while all the answers (tens of MB of JSONL) went through it.
     let max = |k: &str| {
         reports
             .iter()
@@ -219,7 +234,7 @@ async fn a_100000_request_batch_settles_in_bounded_memory_and_a_restart_loses_an
         max("wasm_memory_bytes"),
     );
     println!(
-        "100,000 results settled in {:.0} s over {} polls ({refused} refused by a restarting \
+        "{n} results settled in {:.0} s over {} polls ({refused} refused by a restarting \
          runtime); the longest line buffered {peak_line} \
          bytes, the largest network chunk {peak_chunk} bytes, the Worker's wasm memory at most \
          {} KiB; workerd RSS {} MiB before, {} MiB after the restart, per poll after: {:?} MiB; \
@@ -243,7 +258,7 @@ async fn a_100000_request_batch_settles_in_bounded_memory_and_a_restart_loses_an
             &s,
             "SELECT SUM(n) AS n FROM job_counts WHERE status = 'completed' AND lane = 'bulk'"
         ),
-        N as u64
+        n as u64
     );
     assert_eq!(costs[0]["kinds"], 1, "{costs:?}");
 }

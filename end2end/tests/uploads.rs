@@ -323,7 +323,7 @@ async fn an_upload_can_be_canceled_before_it_runs(s: Arc<TestStack>) {
     assert!(b["canceled_at"].is_i64());
     // The machinery runs; nothing is sent.
     s.anon().post_ok("/api/batches/flush").await;
-    tokio::time::sleep(Duration::from_secs(4)).await;
+    end2end::pause(Duration::from_secs(4)).await;
     s.anon().post_ok("/api/batches/flush").await;
     let b = user.batch(&id).await;
     for f in b["files"].as_array().unwrap() {

@@ -12,8 +12,14 @@ use crate::{step, Result};
 
 const WASM: &str = "wasm32-unknown-unknown";
 
-/// Inputs shared by both artifacts.
-const SHARED_INPUTS: &[&str] = &["pipeline", "Cargo.lock", "Cargo.toml", ".cargo/config.toml"];
+/// Inputs shared by both artifacts (the lint module among them: a build is also its lint).
+const SHARED_INPUTS: &[&str] = &[
+    "pipeline",
+    "Cargo.lock",
+    "Cargo.toml",
+    ".cargo/config.toml",
+    "xtask/src/lint.rs",
+];
 
 /// Builds the SPA unless it is up to date. Returns whether it was rebuilt.
 pub fn spa() -> Result<bool> {
@@ -26,9 +32,19 @@ pub fn spa() -> Result<bool> {
     }
     let started = Instant::now();
     step("building the SPA (frontend → wasm32, release)");
+    // `-p app` too: clippy lints the crates a build names (the app is frontend's dependency).
     cargo(
-        &["build", "-p", "frontend", "--target", WASM, "--release"],
-        "cargo build -p frontend",
+        &[
+            "build",
+            "-p",
+            "frontend",
+            "-p",
+            "app",
+            "--target",
+            WASM,
+            "--release",
+        ],
+        "cargo build -p frontend -p app (linted)",
     )?;
     let wasm = target_dir()
         .join(WASM)
@@ -117,7 +133,7 @@ pub fn worker() -> Result<bool> {
     let started = Instant::now();
     step("building the Worker (worker-build --release)");
     run(
-        Command::new(cargo_bin("worker-build"))
+        crate::lint::linted(&mut Command::new(cargo_bin("worker-build")))
             .arg("--release")
             .current_dir(root().join("worker"))
             // Point worker-build at local tools: it would download them from GitHub otherwise.

@@ -3,11 +3,15 @@
 //! - `dev [--reset] [--auth] [--port 8787] [--sim-port 8788]`: build and run the whole stack
 //!   locally. Its state lives in `.state/dev` (default port) or `.state/dev-<port>`, so two dev
 //!   stacks on different ports run side by side without sharing a config or a database.
-//! - `test [--jobs N]`: everything CI runs — fmt, clippy (host and wasm32), wasm builds, the
-//!   deploy dry run, then every test built once (`cargo test --no-run`) and run side by side:
+//! - `test [--jobs N]`: everything CI runs — fmt, the wasm builds, the deploy dry run, then
+//!   every test built once (`cargo test --no-run`) and run side by side (clippy `-D warnings`
+//!   runs inside those builds, see `xtask::lint`):
 //!   host tests (the app's too, on the host), doc-tests, and the end-to-end suites against real
 //!   local stacks, N (3) suites at a time. Ends with every `test result:` line and
 //!   `N passed, N failed`; per-binary logs in `target/xtask-test/`.
+//! - `test --soak`: the soak runs — the suites at production sizes (the 100,000-request
+//!   stream, the 1,000-job chaos run), one after the other; `.ci/run` runs them after the main
+//!   set.
 //! - `test --suite NAME`: one end-to-end suite (`end2end/tests/NAME.rs`): builds what it needs
 //!   (the SPA and the Worker), then `cargo test -p end2end --test NAME`.
 //! - `build`: just the two wasm artifacts.
@@ -37,7 +41,7 @@ use xtask::proc::cargo;
 use xtask::stack::wrangler;
 use xtask::{build, step, testing, tools, Result};
 
-const USAGE: &str = "usage: cargo xtask <dev [--reset] [--auth] [--port N] [--sim-port N] | test [--suite NAME] [--jobs N] | build | chaos [--jobs N] [--kills K] | bench [all] | bench budget [--jobs N] | bench fairness [--jobs N] | bench e2e [--jobs N] | bench render | bench queries [--rows N] | bench load [--clients N] [--seconds S] | bench cost [--jobs N] [--trace] | sizes [--top N] | key create --user NAME [--admin] [--port N] [--remote]>";
+const USAGE: &str = "usage: cargo xtask <dev [--reset] [--auth] [--port N] [--sim-port N] | test [--soak | --suite NAME] [--jobs N] | build | chaos [--jobs N] [--kills K] | bench [all] | bench budget [--jobs N] | bench fairness [--jobs N] | bench e2e [--jobs N] | bench render | bench queries [--rows N] | bench load [--clients N] [--seconds S] | bench cost [--jobs N] [--trace] | sizes [--top N] | key create --user NAME [--admin] [--port N] [--remote]>";
 
 mod dev;
 
@@ -128,9 +132,8 @@ fn chaos(args: &[String]) -> Result<()> {
     tools::ensure(false)?;
     build_all()?;
     step(&format!("chaos run: {jobs} jobs, {kills} kills (minutes)"));
-    let status = Command::new("cargo")
+    let status = xtask::lint::cargo()
         .args(["test", "-q", "-p", "end2end", "--test", "chaos"])
-        .current_dir(root())
         .env("CHAOS_JOBS", jobs)
         .env("CHAOS_KILLS", kills)
         .status()?;
@@ -215,10 +218,12 @@ fn build_all() -> Result<()> {
 /// runners' summary lines and a total.
 fn test(args: &[String]) -> Result<()> {
     let mut suite = None;
+    let mut soak = false;
     let mut jobs = SUITES_AT_ONCE;
     let mut it = args.iter();
     while let Some(flag) = it.next() {
         match flag.as_str() {
+            "--soak" => soak = true,
             "--suite" => suite = Some(it.next().ok_or("--suite needs a suite's name")?.clone()),
             "--jobs" => {
                 jobs = it
@@ -230,10 +235,48 @@ fn test(args: &[String]) -> Result<()> {
             other => return Err(format!("unknown flag {other}\n{USAGE}").into()),
         }
     }
-    match suite {
-        Some(name) => test_suite(&name),
-        None => test_all(jobs),
+    match (suite, soak) {
+        (Some(_), true) => Err("--soak runs its own suites: give it no --suite".into()),
+        (Some(name), false) => test_suite(&name),
+        (None, true) => test_soak(),
+        (None, false) => test_all(jobs),
     }
+}
+
+/// `cargo xtask test --soak`: what the suites need, the tests built as the main set builds
+/// them (nothing new to compile after it), then each soak run in turn.
+fn test_soak() -> Result<()> {
+    let started = Instant::now();
+    tools::ensure(true)?;
+    build_all()?;
+    step("building the tests (cargo test --no-run), as the main set does");
+    let binaries = testing::build_tests(&["test"], "cargo test --no-run")?;
+    let names: Vec<&str> = testing::SOAK.iter().map(|(s, _)| *s).collect();
+    step(&format!("soak runs, one at a time: {}", names.join(", ")));
+    let ran = testing::run_soak(binaries, &test_env())?;
+    let (summary, passed, failed) = testing::summary(&ran);
+    step(&format!(
+        "soak done in {:.0} s",
+        started.elapsed().as_secs_f64()
+    ));
+    println!("{summary}");
+    let failed_runs: Vec<&str> = ran
+        .iter()
+        .filter(|r| !r.success)
+        .map(|r| r.label.as_str())
+        .collect();
+    if !failed_runs.is_empty() || failed > 0 || passed == 0 {
+        return Err(format!("soak runs failed: {}", failed_runs.join(", ")).into());
+    }
+    Ok(())
+}
+
+/// What every test binary gets: where the Python SDK is installed.
+fn test_env() -> Vec<(String, String)> {
+    vec![(
+        "SIM_SDK_PYTHONPATH".to_string(),
+        tools::python_sdk_dir().to_string_lossy().into_owned(),
+    )]
 }
 
 /// End-to-end suites run at once by `cargo xtask test` (each starts its own stack; ≈600 MB).
@@ -265,58 +308,35 @@ fn test_suite(name: &str) -> Result<()> {
     Ok(())
 }
 
-/// Everything CI runs: fmt, clippy (host and wasm32), the wasm builds, the deploy dry run, then
+/// Everything CI runs: fmt, the wasm builds (linted), the deploy dry run, then
 /// every test — host tests (pipeline, sim, xtask, end2end's own, the app's on the host),
 /// doc-tests and the end-to-end suites — built once and run side by side.
 fn test_all(suites_at_once: usize) -> Result<()> {
     let started = Instant::now();
-    let mut timings: Vec<(&str, Duration)> = Vec::new();
-    let mut timed = |what: &'static str, f: &mut dyn FnMut() -> Result<()>| -> Result<()> {
-        let t0 = Instant::now();
-        let r = f();
-        timings.push((what, t0.elapsed()));
-        r
-    };
-    timed("tools", &mut || tools::ensure(true))?;
-    timed("fmt", &mut || {
-        step("cargo fmt --check");
-        cargo(
-            &["fmt", "--all", "--", "--check"],
-            "cargo fmt --check (run `cargo fmt --all`)",
-        )
-    })?;
-    timed("clippy host", &mut || {
-        step("clippy, host crates (-D warnings)");
-        cargo(
-            &["clippy", "--all-targets", "--", "-D", "warnings"],
-            "clippy (host)",
-        )
-    })?;
-    timed("clippy wasm32", &mut || {
-        step("clippy, wasm32 crates (-D warnings)");
-        cargo(
-            &[
-                "clippy",
-                "-p",
-                "worker-app",
-                "-p",
-                "app",
-                "-p",
-                "frontend",
-                "--target",
-                "wasm32-unknown-unknown",
-                "--",
-                "-D",
-                "warnings",
-            ],
-            "clippy (wasm32)",
-        )
-    })?;
-    timed("SPA", &mut || build::spa().map(|_| ()))?;
-    timed("Worker", &mut || build::worker().map(|_| ()))?;
-    timed("deploy dry run", &mut deploy_dry_run)?;
+    let mut timings: Vec<(&str, Duration)> = vec![
+        time_it("tools", || tools::ensure(true))?,
+        time_it("fmt", || {
+            step("cargo fmt --check");
+            cargo(
+                &["fmt", "--all", "--", "--check"],
+                "cargo fmt --check (run `cargo fmt --all`)",
+            )
+        })?,
+    ];
+    // Clippy runs inside the builds below (`xtask::lint`): the wasm artifacts lint the SPA's
+    // and the Worker's crates for wasm32, the test build every host crate and target.
+    // The wasm artifacts (release, wasm32) and the tests (debug, host) lock different build
+    // directories, so cargo builds them at once: each fills the other's single-threaded
+    // stretches (the artifacts' LTO links, the tests' links).
+    let wasm = std::thread::spawn(|| -> Result<Vec<(&'static str, Duration)>> {
+        Ok(vec![
+            time_it("SPA", || build::spa().map(|_| ()))?,
+            time_it("Worker", || build::worker().map(|_| ()))?,
+            time_it("deploy dry run", deploy_dry_run)?,
+        ])
+    });
     let mut binaries = Vec::new();
-    timed("build tests", &mut || {
+    let tests_built = time_it("build tests", || {
         step("building the tests (cargo test --no-run): default members, then the app and the Worker on the host");
         binaries = testing::build_tests(&["test"], "cargo test --no-run")?;
         // The app and the Worker are wasm32 crates; their unit tests (formatting, chart scales;
@@ -326,14 +346,14 @@ fn test_all(suites_at_once: usize) -> Result<()> {
             "cargo test -p app -p worker-app --lib --no-run",
         )?);
         Ok(())
-    })?;
-    let env = vec![(
-        "SIM_SDK_PYTHONPATH".to_string(),
-        tools::python_sdk_dir().to_string_lossy().into_owned(),
-    )];
+    });
+    let wasm_built = wasm.join().map_err(|_| "the wasm build thread panicked")?;
+    timings.extend(wasm_built?);
+    timings.push(tests_built?);
+    let env = test_env();
     let mut ran = Vec::new();
     let mut doc_ok = true;
-    timed("tests", &mut || {
+    timings.push(time_it("tests", || {
         step(&format!(
             "running {} test binaries ({suites_at_once} end-to-end suites at a time) and the doc-tests",
             binaries.len()
@@ -352,7 +372,7 @@ fn test_all(suites_at_once: usize) -> Result<()> {
         doc_ok = ok;
         ran.extend(doc_ran);
         Ok(())
-    })?;
+    })?);
     let (summary, passed, failed) = testing::summary(&ran);
     let failed_binaries: Vec<&str> = ran
         .iter()
@@ -376,6 +396,13 @@ fn test_all(suites_at_once: usize) -> Result<()> {
         return Err("cargo test ran no test at all".into());
     }
     Ok(())
+}
+
+/// Runs `f`, answering how long it took under the name `what`.
+fn time_it(what: &'static str, f: impl FnOnce() -> Result<()>) -> Result<(&'static str, Duration)> {
+    let t0 = Instant::now();
+    f()?;
+    Ok((what, t0.elapsed()))
 }
 
 /// `wrangler deploy --dry-run`: validates the bundle and bindings without an account.

@@ -34,10 +34,9 @@ pub struct TestBinary {
 /// that `args` select (compiler messages still reach the terminal) and answers their
 /// executables.
 pub fn build_tests(args: &[&str], what: &str) -> Result<Vec<TestBinary>> {
-    let mut child = Command::new("cargo")
+    let mut child = crate::lint::cargo()
         .args(args)
         .args(["--no-run", "--message-format=json-render-diagnostics"])
-        .current_dir(root())
         .stdout(Stdio::piped())
         .spawn()
         .map_err(|e| format!("{what}: cannot start cargo: {e}"))?;
@@ -148,13 +147,8 @@ pub struct Ran {
 /// Runs `binaries` (with `env` added), at most `suites_at_once` end-to-end suites at a time
 /// and every other binary as soon as it can, longest suites first (`expected` seconds by
 /// label, from the last run). Each binary's output is echoed whole when it ends.
-/// Suites that load the machine on purpose (hundreds of concurrent requests against call
-/// timeouts; a 100,000-request batch settled against the test's 900 s limit): they run after
-/// the others, one at a time, so two other stacks sharing the cores do not turn their timing
-/// into failures (seen on 2 cores: the abuse suite's bursts timing out, and the stream suite
-/// past 900 s, each while two other suites ran beside it).
-const ALONE: &[&str] = &["abuse", "stream"];
-
+/// No suite needs the machine to itself: the ones that load it (bursts of hundreds of
+/// requests, big batches) set their time apart from the machine's speed (see their docs).
 pub fn run_all(
     binaries: Vec<TestBinary>,
     env: &[(String, String)],
@@ -190,22 +184,10 @@ pub fn run_all(
     for b in host {
         spawn(b);
     }
-    // A suite that ends makes room for the next one; the load suites run last, alone.
-    let (alone, shared): (Vec<_>, Vec<_>) = suites
-        .into_iter()
-        .partition(|b| b.suite.as_deref().is_some_and(|s| ALONE.contains(&s)));
-    let mut queue = shared.into_iter();
-    let mut last = alone.into_iter();
-    let mut running = 0;
+    // A suite that ends makes room for the next one.
+    let mut queue = suites.into_iter();
     for b in queue.by_ref().take(suites_at_once.max(1)) {
         spawn(b);
-        running += 1;
-    }
-    if running == 0 {
-        if let Some(b) = last.next() {
-            spawn(b);
-            running += 1;
-        }
     }
     let mut ran = Vec::new();
     while ran.len() < total {
@@ -213,20 +195,44 @@ pub fn run_all(
             .recv()
             .map_err(|e| format!("a test runner thread died: {e}"))?;
         if r.suite {
-            running -= 1;
             if let Some(next) = queue.next() {
                 spawn(next);
-                running += 1;
-            } else if running == 0 {
-                if let Some(next) = last.next() {
-                    spawn(next);
-                    running += 1;
-                }
             }
         }
         ran.push(r);
     }
     write_durations(&logs, &ran);
+    Ok(ran)
+}
+
+/// The soak runs of `cargo xtask test --soak`: suites at production sizes, too long for the
+/// main set, which runs each of them in a small form (the sizes are the suites' defaults).
+/// Each entry: the suite and the environment that sizes it.
+pub const SOAK: &[(&str, &[(&str, &str)])] = &[
+    // A Message Batch of the API's maximum, 100,000 requests (15,000 in the main set).
+    ("stream", &[("STREAM_JOBS", "100000")]),
+    // 1,000 mixed jobs under faults and two kills (200 in the main set).
+    ("chaos", &[("CHAOS_JOBS", "1000"), ("CHAOS_KILLS", "2")]),
+];
+
+/// Runs the soak suites of `binaries`, one after the other (each loads the machine on its own),
+/// each with its sizing environment added to `env`.
+pub fn run_soak(binaries: Vec<TestBinary>, env: &[(String, String)]) -> Result<Vec<Ran>> {
+    let logs = target_dir().join("xtask-test").join("soak");
+    std::fs::create_dir_all(&logs)?;
+    let mut env = env.to_vec();
+    env.extend(config_env());
+    let epoch = Instant::now();
+    let mut ran = Vec::new();
+    for (suite, sizes) in SOAK {
+        let b = binaries
+            .iter()
+            .find(|b| b.suite.as_deref() == Some(suite))
+            .ok_or_else(|| format!("the soak suite {suite} was not built"))?;
+        let mut env = env.clone();
+        env.extend(sizes.iter().map(|(k, v)| (k.to_string(), v.to_string())));
+        ran.push(run_one(b, &env, &logs.join(file_name(&b.label)), epoch));
+    }
     Ok(ran)
 }
 
@@ -332,6 +338,7 @@ pub fn cargo_results(args: &[&str], env: &[(String, String)]) -> Result<(Vec<Ran
     cmd.arg("-c")
         .arg(format!("exec cargo {} 2>&1", args.join(" ")))
         .current_dir(root())
+        .envs(crate::lint::env())
         .envs(env.iter().map(|(k, v)| (k, v)))
         .stdout(Stdio::piped());
     let mut child = cmd.spawn()?;
