@@ -12,14 +12,8 @@ use crate::{step, Result};
 
 const WASM: &str = "wasm32-unknown-unknown";
 
-/// Inputs shared by both artifacts (the lint module among them: a build is also its lint).
-const SHARED_INPUTS: &[&str] = &[
-    "pipeline",
-    "Cargo.lock",
-    "Cargo.toml",
-    ".cargo/config.toml",
-    "xtask/src/lint.rs",
-];
+/// Inputs shared by both artifacts (`.cargo/config.toml` among them: it holds the lints).
+const SHARED_INPUTS: &[&str] = &["pipeline", "Cargo.lock", "Cargo.toml", ".cargo/config.toml"];
 
 /// Builds the SPA unless it is up to date. Returns whether it was rebuilt.
 pub fn spa() -> Result<bool> {
@@ -32,7 +26,8 @@ pub fn spa() -> Result<bool> {
     }
     let started = Instant::now();
     step("building the SPA (frontend → wasm32, release)");
-    // `-p app` too: clippy lints the crates a build names (the app is frontend's dependency).
+    // `-p app` too: clippy lints the crates a build names (the app is frontend's dependency),
+    // and every build is linted (`.cargo/config.toml`).
     cargo(
         &[
             "build",
@@ -44,7 +39,7 @@ pub fn spa() -> Result<bool> {
             WASM,
             "--release",
         ],
-        "cargo build -p frontend -p app (linted)",
+        "cargo build -p frontend -p app",
     )?;
     let wasm = target_dir()
         .join(WASM)
@@ -133,7 +128,7 @@ pub fn worker() -> Result<bool> {
     let started = Instant::now();
     step("building the Worker (worker-build --release)");
     run(
-        crate::lint::linted(&mut Command::new(cargo_bin("worker-build")))
+        Command::new(cargo_bin("worker-build"))
             .arg("--release")
             .current_dir(root().join("worker"))
             // Point worker-build at local tools: it would download them from GitHub otherwise.

@@ -6,7 +6,6 @@
 //! - [`proc`]: running commands, supervised child processes, Ctrl-C.
 //! - [`tools`]: installs what is missing (wasm target, pinned CLIs, npm packages, Chromium).
 //! - [`build`]: the SPA and the Worker, rebuilt only when their inputs changed.
-//! - [`lint`]: clippy as the compiler wrapper of every build (no separate clippy pass).
 //! - [`wrangler_config`]: local wrangler configs generated from `wrangler.toml` and a profile.
 //! - [`stack`]: `wrangler dev` (+ migrations) on a port with its own state directory.
 //! - [`template`]: migrated template states that fresh stacks copy instead of migrating.
@@ -17,7 +16,6 @@
 pub mod build;
 pub mod http;
 pub mod keys;
-pub mod lint;
 pub mod paths;
 pub mod proc;
 pub mod stack;

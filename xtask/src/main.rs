@@ -5,7 +5,7 @@
 //!   stacks on different ports run side by side without sharing a config or a database.
 //! - `test [--jobs N]`: everything CI runs — fmt, the wasm builds, the deploy dry run, then
 //!   every test built once (`cargo test --no-run`) and run side by side (clippy `-D warnings`
-//!   runs inside those builds, see `xtask::lint`):
+//!   runs inside every build: `.cargo/config.toml`):
 //!   host tests (the app's too, on the host), doc-tests, and the end-to-end suites against real
 //!   local stacks, N (3) suites at a time. Ends with every `test result:` line and
 //!   `N passed, N failed`; per-binary logs in `target/xtask-test/`.
@@ -132,8 +132,9 @@ fn chaos(args: &[String]) -> Result<()> {
     tools::ensure(false)?;
     build_all()?;
     step(&format!("chaos run: {jobs} jobs, {kills} kills (minutes)"));
-    let status = xtask::lint::cargo()
+    let status = Command::new("cargo")
         .args(["test", "-q", "-p", "end2end", "--test", "chaos"])
+        .current_dir(root())
         .env("CHAOS_JOBS", jobs)
         .env("CHAOS_KILLS", kills)
         .status()?;
@@ -323,8 +324,8 @@ fn test_all(suites_at_once: usize) -> Result<()> {
             )
         })?,
     ];
-    // Clippy runs inside the builds below (`xtask::lint`): the wasm artifacts lint the SPA's
-    // and the Worker's crates for wasm32, the test build every host crate and target.
+    // Clippy runs inside the builds below (`.cargo/config.toml`): the wasm artifacts lint the
+    // SPA's and the Worker's crates for wasm32, the test build every host crate and target.
     // The wasm artifacts (release, wasm32) and the tests (debug, host) lock different build
     // directories, so cargo builds them at once: each fills the other's single-threaded
     // stretches (the artifacts' LTO links, the tests' links).

@@ -22,9 +22,13 @@ pub fn run(cmd: &mut Command, what: &str) -> Result<()> {
 }
 
 /// `cargo <args>` in the workspace root, via [`run`].
-/// Builds lint what they compile ([`crate::lint`]).
 pub fn cargo(args: &[&str], what: &str) -> Result<()> {
-    run(crate::lint::cargo().args(args), what)
+    run(
+        Command::new("cargo")
+            .args(args)
+            .current_dir(crate::paths::root()),
+        what,
+    )
 }
 
 /// Runs a command and returns its stdout, or `None` if it cannot start or fails.

@@ -34,9 +34,10 @@ pub struct TestBinary {
 /// that `args` select (compiler messages still reach the terminal) and answers their
 /// executables.
 pub fn build_tests(args: &[&str], what: &str) -> Result<Vec<TestBinary>> {
-    let mut child = crate::lint::cargo()
+    let mut child = Command::new("cargo")
         .args(args)
         .args(["--no-run", "--message-format=json-render-diagnostics"])
+        .current_dir(root())
         .stdout(Stdio::piped())
         .spawn()
         .map_err(|e| format!("{what}: cannot start cargo: {e}"))?;
@@ -338,7 +339,6 @@ pub fn cargo_results(args: &[&str], env: &[(String, String)]) -> Result<(Vec<Ran
     cmd.arg("-c")
         .arg(format!("exec cargo {} 2>&1", args.join(" ")))
         .current_dir(root())
-        .envs(crate::lint::env())
         .envs(env.iter().map(|(k, v)| (k, v)))
         .stdout(Stdio::piped());
     let mut child = cmd.spawn()?;
