@@ -1,5 +1,6 @@
-//! The suites' harness (`harness = false`): one stack for all the tests of a suite, the tests in
-//! order, cargo's summary line, and the stack torn down whatever happened — a panic included.
+//! The suites' harness (`harness = false`): one binary for every suite ([`main`]), one stack for
+//! all the tests of a suite, the tests in order, cargo's summary line, and the stack torn down
+//! whatever happened — a panic included.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -24,28 +25,90 @@ macro_rules! tests {
 /// Longest a single test may take before it counts as failed.
 pub const TEST_TIMEOUT: Duration = Duration::from_secs(180);
 
-/// Runs `tests` against one fresh default stack and prints cargo's summary line.
-/// An optional command-line argument filters tests by substring, as libtest does.
-pub fn run_suite(suite: &str, tests: &[(&str, TestFn)]) -> ExitCode {
-    run_suite_with(suite, StackConfig::default(), tests)
+/// A suite: its name, its stack's configuration, its tests in order, and how long each may take.
+pub struct Suite {
+    pub name: &'static str,
+    pub config: StackConfig,
+    pub timeout: Duration,
+    pub tests: Vec<(&'static str, TestFn)>,
 }
 
-/// [`run_suite`] on a stack configured by the suite (see [`StackConfig`]).
-pub fn run_suite_with(suite: &str, config: StackConfig, tests: &[(&str, TestFn)]) -> ExitCode {
-    run_suite_timed(suite, config, TEST_TIMEOUT, tests)
+/// `tests` against one fresh default stack.
+pub fn suite(name: &'static str, tests: &[(&'static str, TestFn)]) -> Suite {
+    suite_with(name, StackConfig::default(), tests)
 }
 
-/// [`run_suite_with`] where each test may take up to `timeout` (the chaos run).
-pub fn run_suite_timed(
-    suite: &str,
+/// [`suite`] on a stack configured by the suite (see [`StackConfig`]).
+pub fn suite_with(
+    name: &'static str,
+    config: StackConfig,
+    tests: &[(&'static str, TestFn)],
+) -> Suite {
+    suite_timed(name, config, TEST_TIMEOUT, tests)
+}
+
+/// [`suite_with`] where each test may take up to `timeout` (the chaos run, the stream).
+pub fn suite_timed(
+    name: &'static str,
     config: StackConfig,
     timeout: Duration,
-    tests: &[(&str, TestFn)],
-) -> ExitCode {
-    let filter = std::env::args().skip(1).find(|a| !a.starts_with('-'));
+    tests: &[(&'static str, TestFn)],
+) -> Suite {
+    Suite {
+        name,
+        config,
+        timeout,
+        tests: tests.to_vec(),
+    }
+}
+
+/// The suites' binary: `e2e [SUITE [FILTER]]` runs one suite (its tests whose names contain
+/// FILTER, as libtest filters), or every suite one after the other; `e2e --list` names them.
+/// One binary for every suite: one link, and one compilation of what they share.
+pub fn main(suites: &[(&str, fn() -> Suite)]) -> ExitCode {
+    let args: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| !a.starts_with('-') || a == "--list")
+        .collect();
+    if args.first().map(String::as_str) == Some("--list") {
+        for (name, _) in suites {
+            println!("{name}");
+        }
+        return ExitCode::SUCCESS;
+    }
+    let chosen: Vec<&(&str, fn() -> Suite)> = match args.first() {
+        Some(name) => match suites.iter().find(|(n, _)| n == name) {
+            Some(s) => vec![s],
+            None => {
+                let known: Vec<&str> = suites.iter().map(|(n, _)| *n).collect();
+                eprintln!("no suite {name:?}; known: {}", known.join(", "));
+                return ExitCode::FAILURE;
+            }
+        },
+        None => suites.iter().collect(),
+    };
+    let filter = args.get(1).map(String::as_str);
+    let mut code = ExitCode::SUCCESS;
+    for (_, make) in chosen {
+        if run(make(), filter) != ExitCode::SUCCESS {
+            code = ExitCode::FAILURE;
+        }
+    }
+    code
+}
+
+/// Runs `suite`'s tests (those whose names contain `filter`) against one fresh stack, and
+/// prints cargo's summary line.
+fn run(suite: Suite, filter: Option<&str>) -> ExitCode {
+    let Suite {
+        name: suite,
+        config,
+        timeout,
+        tests,
+    } = suite;
     let selected: Vec<_> = tests
         .iter()
-        .filter(|(name, _)| filter.as_deref().is_none_or(|f| name.contains(f)))
+        .filter(|(name, _)| filter.is_none_or(|f| name.contains(f)))
         .collect();
     println!("\nrunning {} tests (suite {suite})", selected.len());
     let started = Instant::now();

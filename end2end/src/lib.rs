@@ -1,16 +1,18 @@
 //! End-to-end suites against the real local stack: `wrangler dev` (workerd + Miniflare with D1,
 //! R2, Queues, the Durable Object and the cron) and `anthropic-sim`, in the test timing profile.
 //!
-//! Each suite is a test binary with its own small harness (`harness = false`): it starts **one**
-//! stack for all its tests (wrangler dev takes ≈600 MB), runs the tests in order, prints cargo's
-//! summary line, and tears the stack down whatever happened — a panic included. Tests speak to
+//! Every suite is a module of one test binary, `e2e` (`tests/e2e/`, its own small harness,
+//! `harness = false`): `e2e NAME` runs suite NAME, which starts **one** stack for all its tests
+//! (wrangler dev takes ≈600 MB), runs the tests in order, prints cargo's summary line, and tears
+//! the stack down whatever happened — a panic included. `cargo xtask test` runs the binary once
+//! per suite, a few at a time. Tests speak to
 //! the stack through one client, as zero2prod's `TestApp` does: `s.user("ann").submit_job(..)`,
 //! `s.anon().job(id)`, `s.user(u).job_reaches(id, "completed", ..)`, `s.cron()`, `s.billed(id)`.
 //!
 //! # Layout
 //! - [`stack`]: [`spawn_stack`] (a fresh stack on free ports with a fresh state directory) and
 //!   what a test may do to it from outside the API: restart, cron, D1, keys, R2 on disk.
-//! - [`harness`]: [`run_suite`] and the [`tests!`] list.
+//! - [`harness`]: the binary's [`harness::main`], a [`Suite`] and the [`tests!`] list.
 //! - [`client`]: the API per caller (`anon`, `user`, `key`): requests, submissions, reads.
 //! - [`waits`]: [`eventually`] and the waits for jobs, uploads and batches.
 //! - [`sim`]: what the simulator saw (bills, calls, webhooks, shape refusals, batches).
@@ -30,7 +32,7 @@ pub mod timing;
 pub mod waits;
 
 pub use client::{Client, Files};
-pub use harness::{run_suite, run_suite_timed, run_suite_with, TestFn};
+pub use harness::{suite, suite_timed, suite_with, Suite, TestFn};
 pub use sim::rollout_user;
 pub use stack::{spawn_stack, spawn_stack_of, spawn_stack_with, StackConfig, TestStack};
 pub use timing::pause;

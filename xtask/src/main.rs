@@ -12,8 +12,8 @@
 //! - `test --soak`: the soak runs — the suites at production sizes (the 100,000-request
 //!   stream, the 1,000-job chaos run), one after the other; `.ci/run` runs them after the main
 //!   set.
-//! - `test --suite NAME`: one end-to-end suite (`end2end/tests/NAME.rs`): builds what it needs
-//!   (the SPA and the Worker), then `cargo test -p end2end --test NAME`.
+//! - `test --suite NAME`: one end-to-end suite (`end2end/tests/e2e/NAME.rs`): builds what it
+//!   needs (the SPA and the Worker), then `cargo test -p end2end --test e2e -- NAME`.
 //! - `build`: just the two wasm artifacts.
 //! - `chaos [--jobs N] [--kills K]`: the chaos suite's full run (1,000 jobs, faults, two runtime
 //!   kills; minutes — run it in the background); the report lands in `target/chaos/`.
@@ -133,7 +133,9 @@ fn chaos(args: &[String]) -> Result<()> {
     build_all()?;
     step(&format!("chaos run: {jobs} jobs, {kills} kills (minutes)"));
     let status = Command::new("cargo")
-        .args(["test", "-q", "-p", "end2end", "--test", "chaos"])
+        .args([
+            "test", "-q", "-p", "end2end", "--test", "e2e", "--", "chaos",
+        ])
         .current_dir(root())
         .env("CHAOS_JOBS", jobs)
         .env("CHAOS_KILLS", kills)
@@ -284,7 +286,7 @@ fn test_env() -> Vec<(String, String)> {
 const SUITES_AT_ONCE: usize = 3;
 
 /// `cargo xtask test --suite NAME`: what the suite needs (tools, the SPA and the Worker), then
-/// `cargo test -p end2end --test NAME`.
+/// `cargo test -p end2end --test e2e -- NAME`.
 fn test_suite(name: &str) -> Result<()> {
     let known = testing::suite_names()?;
     if !known.iter().any(|k| k == name) {
@@ -294,10 +296,12 @@ fn test_suite(name: &str) -> Result<()> {
     tools::ensure(true)?;
     build_all()?;
     step(&format!(
-        "end-to-end suite {name} (cargo test -p end2end --test {name})"
+        "end-to-end suite {name} (cargo test -p end2end --test e2e -- {name})"
     ));
     let (ran, ok) = testing::cargo_results(
-        &["test", "-p", "end2end", "--test", name, "--color", "always"],
+        &[
+            "test", "-p", "end2end", "--test", "e2e", "--color", "always", "--", name,
+        ],
         &[],
     )?;
     let (summary, passed, failed) = testing::summary(&ran);

@@ -26,8 +26,10 @@ pub struct TestBinary {
     /// The package's directory: cargo runs tests from there.
     pub dir: PathBuf,
     pub package: String,
-    /// The end-to-end suite's name, for a `harness = false` test of `end2end`.
+    /// The end-to-end suite's name: the `e2e` binary of `end2end`, run for one suite.
     pub suite: Option<String>,
+    /// Arguments of the run (the suite's name, for `e2e`).
+    pub args: Vec<String>,
 }
 
 /// `cargo <args> --no-run --message-format=json-render-diagnostics`: builds the test targets
@@ -54,13 +56,31 @@ pub fn build_tests(args: &[&str], what: &str) -> Result<Vec<TestBinary>> {
         let Some(exe) = msg["executable"].as_str() else {
             continue;
         };
-        found.push(binary(&msg, exe));
+        found.extend(binaries(&msg, exe)?);
     }
     let status = child.wait()?;
     if !status.success() {
         return Err(format!("{what} failed ({status})").into());
     }
     Ok(found)
+}
+
+/// The runs of a built test target: one, or one per suite for `end2end`'s `e2e`.
+fn binaries(msg: &Value, exe: &str) -> Result<Vec<TestBinary>> {
+    let b = binary(msg, exe);
+    let is_suites = b.package == "end2end" && msg["target"]["kind"] == serde_json::json!(["test"]);
+    if !is_suites {
+        return Ok(vec![b]);
+    }
+    Ok(suite_names()?
+        .into_iter()
+        .map(|name| TestBinary {
+            label: format!("end2end suite {name}"),
+            suite: Some(name.clone()),
+            args: vec![name],
+            ..b.clone()
+        })
+        .collect())
 }
 
 fn binary(msg: &Value, exe: &str) -> TestBinary {
@@ -84,19 +104,18 @@ fn binary(msg: &Value, exe: &str) -> TestBinary {
         .unwrap_or(&src)
         .to_string_lossy()
         .into_owned();
-    let name = target["name"].as_str().unwrap_or_default().to_string();
-    let suite = (package == "end2end" && kinds.contains(&"test")).then(|| name.clone());
-    let label = match (&suite, kinds.contains(&"test")) {
-        (Some(s), _) => format!("end2end suite {s}"),
-        (None, true) => format!("{package} {rel}"),
-        (None, false) => format!("{package} unittests {rel}"),
+    let label = if kinds.contains(&"test") {
+        format!("{package} {rel}")
+    } else {
+        format!("{package} unittests {rel}")
     };
     TestBinary {
         label,
         exe: PathBuf::from(exe),
         dir,
         package,
-        suite,
+        suite: None,
+        args: Vec::new(),
     }
 }
 
@@ -264,6 +283,7 @@ fn run_one(b: &TestBinary, env: &[(String, String)], log: &Path, epoch: Instant)
     let status = std::fs::File::create(log).and_then(|out| {
         let err = out.try_clone()?;
         Command::new(&b.exe)
+            .args(&b.args)
             .current_dir(&b.dir)
             .envs(env.iter().map(|(k, v)| (k, v)))
             .env("CARGO_MANIFEST_DIR", &b.dir)
@@ -435,21 +455,25 @@ pub fn strip_ansi(s: &str) -> String {
     out
 }
 
-/// The end-to-end suites: the `[[test]]` targets of `end2end/Cargo.toml`.
+/// Where the end-to-end suites live: a module each, of the `e2e` binary (`main.rs`).
+pub fn suites_dir() -> PathBuf {
+    root().join("end2end").join("tests").join("e2e")
+}
+
+/// The end-to-end suites, by name: the modules of the `e2e` binary, one file each.
 pub fn suite_names() -> Result<Vec<String>> {
-    let path = root().join("end2end").join("Cargo.toml");
-    let text = std::fs::read_to_string(&path).map_err(|e| format!("reading {path:?}: {e}"))?;
-    let table: toml::Table = text.parse().map_err(|e| format!("{path:?}: {e}"))?;
-    Ok(table
-        .get("test")
-        .and_then(|t| t.as_array())
-        .map(|tests| {
-            tests
-                .iter()
-                .filter_map(|t| t.get("name")?.as_str().map(String::from))
-                .collect()
+    let dir = suites_dir();
+    let mut names: Vec<String> = std::fs::read_dir(&dir)
+        .map_err(|e| format!("reading {dir:?}: {e}"))?
+        .flatten()
+        .filter_map(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let stem = name.strip_suffix(".rs")?;
+            (stem != "main").then(|| stem.to_string())
         })
-        .unwrap_or_default())
+        .collect();
+    names.sort();
+    Ok(names)
 }
 
 pub mod report;

@@ -1,10 +1,18 @@
 use super::*;
 
 #[test]
-fn every_suite_of_end2end_is_known_by_name() {
+fn every_suite_of_end2end_is_known_by_name_and_run_by_the_e2e_binary() {
     let names = suite_names().unwrap();
     for s in ["api", "browser", "jobs", "chaos", "models"] {
         assert!(names.iter().any(|n| n == s), "{s} missing from {names:?}");
+    }
+    // A suite's file that the binary does not list would never run.
+    let main = std::fs::read_to_string(suites_dir().join("main.rs")).unwrap();
+    for n in &names {
+        assert!(
+            main.contains(&format!("mod {n};")) && main.contains(&format!("(\"{n}\", {n}::suite)")),
+            "suite {n} is not in end2end/tests/e2e/main.rs"
+        );
     }
 }
 

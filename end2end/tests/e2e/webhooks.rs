@@ -5,7 +5,6 @@
 //! answers; an admin's re-send is the same message (id and body); bad callback URLs are 400s
 //! that store nothing; and the job page shows the attempts and re-sends in Chromium.
 
-use std::process::ExitCode;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -14,13 +13,13 @@ use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::routing::post;
 use end2end::api::assert_error;
-use end2end::{eventually, run_suite_with, tests, StackConfig, TestStack};
+use end2end::{eventually, tests, StackConfig, Suite, TestStack};
 use serde_json::{json, Value};
 
 const WAIT: Duration = Duration::from_secs(120);
 
-fn main() -> ExitCode {
-    run_suite_with(
+pub fn suite() -> Suite {
+    end2end::suite_with(
         "webhooks",
         StackConfig::vars(&[("AUTH_MODE", "keys")]),
         tests![

@@ -4,20 +4,19 @@
 //! Worker still answers; at the end, that no queue message reached a consumer without its row.
 //! Input that is legitimate data (markup in a text, odd file names) is accepted and stays inert.
 //!
-//! One file on purpose, though over 400 lines: a suite is one stack and one binary (run by name
+//! One file on purpose, though over 400 lines: a suite is one stack and one module (run by name
 //! by `cargo xtask test`), and its scenarios share that stack.
 
-use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
 use end2end::api::content_type;
 use end2end::browser::{check_text, find, screenshot, Browser};
-use end2end::{run_suite, tests, TestStack};
+use end2end::{tests, Suite, TestStack};
 use serde_json::{json, Value};
 
-fn main() -> ExitCode {
-    run_suite(
+pub fn suite() -> Suite {
+    end2end::suite(
         "hostile",
         tests![
             every_hostile_request_is_refused_cleanly_and_leaves_nothing_behind,

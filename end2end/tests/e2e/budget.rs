@@ -6,21 +6,20 @@
 //! reaches into Anthropic batches, prompt caching shows up where it really happens, and every
 //! job's cost equals what the simulator billed.
 //!
-//! One file on purpose, though over 400 lines: a suite is one stack and one binary (run by name
+//! One file on purpose, though over 400 lines: a suite is one stack and one module (run by name
 //! by `cargo xtask test`), and its scenarios share that stack.
 
-use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use end2end::{eventually, run_suite_with, tests, Client, StackConfig, TestStack};
+use end2end::{eventually, tests, Client, StackConfig, Suite, TestStack};
 use serde_json::{json, Value};
 
 /// The simulator's requests per minute in this suite; the budget is configured with 50 and must
 /// learn 40 from the answers' headers.
 const RPM: u32 = 40;
 
-fn main() -> ExitCode {
+pub fn suite() -> Suite {
     let knobs = sim::Knobs {
         rpm: RPM,
         itpm: 400_000,
@@ -38,7 +37,7 @@ fn main() -> ExitCode {
             ("BATCH_FLUSH_AGE_S", "3600"),
         ])
     };
-    run_suite_with(
+    end2end::suite_with(
         "budget",
         config,
         tests![

@@ -5,19 +5,18 @@
 //! (a field the document does not name fails), and the run covers every operation.
 
 use std::collections::BTreeSet;
-use std::process::ExitCode;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use end2end::api::{client, send_text};
-use end2end::{eventually, pdfs, run_suite_with, tests, StackConfig, TestStack};
+use end2end::{eventually, pdfs, tests, StackConfig, Suite, TestStack};
 use reqwest::Method;
 use serde_json::{json, Value};
 
 const WAIT: Duration = Duration::from_secs(120);
 
-fn main() -> ExitCode {
-    run_suite_with(
+pub fn suite() -> Suite {
+    end2end::suite_with(
         "openapi",
         // An Admin API key (the simulator's) so that the reconciliation operations answer.
         StackConfig::vars(&[

@@ -8,23 +8,22 @@
 //!   the webhook;
 //! - without the key, or with a malformed range, the endpoints refuse with the right status.
 
-use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
-use end2end::{run_suite_with, tests, Client, StackConfig, TestStack};
+use end2end::{tests, Client, StackConfig, Suite, TestStack};
 use serde_json::{json, Value};
 
 const ADMIN_KEY: &str = "sk-ant-admin01-sim-reconciliation";
 
-fn main() -> ExitCode {
+pub fn suite() -> Suite {
     let knobs = sim::Knobs {
         batch_ms: 1_000,
         itpm: 2_000_000,
         otpm: 400_000,
         ..sim::Knobs::default()
     };
-    run_suite_with(
+    end2end::suite_with(
         "reconciliation",
         StackConfig {
             knobs,

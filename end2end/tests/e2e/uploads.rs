@@ -3,16 +3,15 @@
 //! each file summarized and extracted (sync and through Message Batches), an encrypted file
 //! failing alone, cancel, ownership, and a 100-PDF upload beside the high lane.
 
-use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use end2end::api::{assert_error, send_json};
-use end2end::{eventually, pdfs, run_suite, tests, Client, TestStack};
+use end2end::{eventually, pdfs, tests, Client, Suite, TestStack};
 use reqwest::Method;
 
-fn main() -> ExitCode {
-    run_suite(
+pub fn suite() -> Suite {
+    end2end::suite(
         "uploads",
         tests![
             each_pdf_goes_to_the_files_api_once_and_is_read_by_file_id,

@@ -3,7 +3,6 @@
 //! 404), ops endpoints are admins' (403 for users), and keys are issued and revoked over HTTP and
 //! from the command line.
 
-use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -11,7 +10,7 @@ use end2end::api::{assert_error, send_json};
 use end2end::browser::{
     check_text, check_visible, click, click_text, fill, find, screenshot, sign_in, Browser,
 };
-use end2end::{run_suite_with, tests, StackConfig, TestStack};
+use end2end::{tests, StackConfig, Suite, TestStack};
 use playwright_rs::expect;
 use reqwest::Method;
 use serde_json::{json, Value};
@@ -19,8 +18,8 @@ use serde_json::{json, Value};
 /// The stack's `METRICS_SCRAPE_TOKEN`.
 const SCRAPE_TOKEN: &str = "scrape-me-4f1c";
 
-fn main() -> ExitCode {
-    run_suite_with(
+pub fn suite() -> Suite {
+    end2end::suite_with(
         "access",
         StackConfig::vars(&[
             ("AUTH_MODE", "keys"),

@@ -13,19 +13,18 @@
 //! - the Dashboard's figures (`GET /api/routing`) count the routes, the deadlines met and the
 //!   money saved, equal to what the jobs cost.
 
-use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
-use end2end::{eventually, run_suite_with, tests, Client, StackConfig, TestStack};
+use end2end::{eventually, tests, Client, StackConfig, Suite, TestStack};
 use serde_json::{json, Value};
 
-fn main() -> ExitCode {
+pub fn suite() -> Suite {
     let knobs = sim::Knobs {
         batch_ms: 2_000,
         ..sim::Knobs::default()
     };
-    run_suite_with(
+    end2end::suite_with(
         "routing",
         StackConfig {
             knobs,

@@ -1,20 +1,19 @@
 //! Prompt-jobs suite: `/jobs` through the real local stack and the simulator — both lanes, the
 //! R2 claim-check and result, Idempotency-Key, cancel, expiry, filters and ownership.
 //!
-//! One file on purpose, though over 400 lines: a suite is one stack and one binary (run by name
+//! One file on purpose, though over 400 lines: a suite is one stack and one module (run by name
 //! by `cargo xtask test`), and its scenarios share that stack.
 
-use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
 use end2end::api::{assert_error, ids, send_json};
-use end2end::{eventually, rollout_user, run_suite, tests, TestStack};
+use end2end::{eventually, rollout_user, tests, Suite, TestStack};
 use reqwest::Method;
 use serde_json::{json, Value};
 
-fn main() -> ExitCode {
-    run_suite(
+pub fn suite() -> Suite {
+    end2end::suite(
         "jobs",
         tests![
             a_high_priority_prompt_completes_and_its_result_is_served,

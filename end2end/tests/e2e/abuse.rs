@@ -2,21 +2,20 @@
 //! races or floods can make the pipeline do — and pay for. Each test is one way to spend the
 //! account's money twice or unseen, shown not to work.
 //!
-//! A suite is one stack and one binary (`cargo xtask test --suite abuse`); its tests share it,
+//! A suite is one stack and one module (`cargo xtask test --suite abuse`); its tests share it,
 //! each with its own users.
 
-use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
 use end2end::api::send_json;
-use end2end::{run_suite_with, tests, StackConfig, TestStack};
+use end2end::{tests, StackConfig, Suite, TestStack};
 use pipeline::dto::{FeedbackRequest, JobRequest};
 use reqwest::Method;
 use serde_json::Value;
 
-fn main() -> ExitCode {
-    run_suite_with(
+pub fn suite() -> Suite {
+    end2end::suite_with(
         "abuse",
         // The bursts put 300 requests on one local isolate at once, on a machine that may be
         // running other suites: time is set so that no outcome depends on how fast it is. The
@@ -27,6 +26,8 @@ fn main() -> ExitCode {
         StackConfig::vars(&[
             ("AUTH_MODE", "keys"),
             ("CALL_TIMEOUT_MS", "30000"),
+            // The reconciler's deadline must pass the call timeout (the Worker checks it).
+            ("RECONCILE_AFTER_S", "60"),
             ("BATCH_LOST_AFTER_S", "2"),
         ]),
         tests![

@@ -16,11 +16,10 @@
 //! (the stack's flush age is two, so the job stays accumulating), and the simulator is made
 //! slower than the test profile's sync SLO (`SLO_SYNC_P95_S` = 2 s).
 
-use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
-use end2end::{run_suite_with, tests, StackConfig, TestStack};
+use end2end::{tests, StackConfig, Suite, TestStack};
 use serde_json::{json, Value};
 
 const ADMIN: &str = "operate-admin";
@@ -29,8 +28,8 @@ const HOUR_MS: i64 = 3_600_000;
 /// The stack's flush age: batch jobs accumulate for two hours (or until 20 wait).
 const FLUSH_AGE_S: &str = "7200";
 
-fn main() -> ExitCode {
-    run_suite_with(
+pub fn suite() -> Suite {
+    end2end::suite_with(
         "operate",
         StackConfig::vars(&[
             ("BATCH_FLUSH_AGE_S", FLUSH_AGE_S),

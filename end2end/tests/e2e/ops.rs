@@ -4,27 +4,26 @@
 //! replay, edit-then-replay, bulk replay, discard, 409s — and the query plans of every list and
 //! aggregate of the ops side.
 //!
-//! One file on purpose, though over 400 lines: a suite is one stack and one binary (run by name
+//! One file on purpose, though over 400 lines: a suite is one stack and one module (run by name
 //! by `cargo xtask test`), and its scenarios share that stack.
 
 /// The store's query text, as the Worker runs it.
-#[path = "../../worker/src/store/sql.rs"]
+#[path = "../../../worker/src/store/sql.rs"]
 mod store_sql;
 
-use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
 use end2end::api::{assert_error, content_type};
-use end2end::{eventually, run_suite_with, tests, StackConfig, TestStack};
+use end2end::{eventually, tests, StackConfig, Suite, TestStack};
 use reqwest::Method;
 use serde_json::{json, Value};
 
 /// The DLQ alert fires when more than this many jobs are dead-lettered.
 const THRESHOLD: u64 = 1;
 
-fn main() -> ExitCode {
-    run_suite_with(
+pub fn suite() -> Suite {
+    end2end::suite_with(
         "ops",
         StackConfig::vars(&[("DLQ_ALERT_THRESHOLD", &THRESHOLD.to_string())]),
         tests![

@@ -2,16 +2,15 @@
 //! made a minute per user (`USER_MAX_QUEUED`, `USER_MAX_PER_MIN`). Over either, a 429 that says
 //! which, with a `retry-after` — and nothing stored.
 
-use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
-use end2end::{run_suite_with, tests, StackConfig, TestStack};
+use end2end::{tests, StackConfig, Suite, TestStack};
 use reqwest::Method;
 use serde_json::json;
 
-fn main() -> ExitCode {
-    run_suite_with(
+pub fn suite() -> Suite {
+    end2end::suite_with(
         "limits",
         // Batch-mode jobs wait for a flush a minute away, so they stay queued.
         StackConfig::vars(&[

@@ -4,17 +4,16 @@
 //! /api/retention/run`, a slice at a time) with objects kept 30 days, attempt logs 10, jobs 90
 //! and a slice of 3 rows.
 
-use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
-use end2end::{run_suite_with, tests, StackConfig, TestStack};
+use end2end::{tests, StackConfig, Suite, TestStack};
 use pipeline::clock::{day_of, DAY_MS};
 use reqwest::Method;
 use serde_json::{json, Value};
 
-fn main() -> ExitCode {
-    run_suite_with(
+pub fn suite() -> Suite {
+    end2end::suite_with(
         "retention",
         StackConfig::vars(&[
             ("RETAIN_BLOBS_DAYS", "30"),

@@ -4,19 +4,18 @@
 //! router only; each user's jobs, usage rollup and spend are found in the cell `cell_of` names
 //! for them, and in no other, and what the router answers them is what that cell holds.
 
-use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
-use end2end::{run_suite_with, tests, StackConfig, TestStack};
+use end2end::{tests, StackConfig, Suite, TestStack};
 use pipeline::cells::cell_of;
 use serde_json::json;
 
 const CELLS: u32 = 2;
 const WAIT: Duration = Duration::from_secs(120);
 
-fn main() -> ExitCode {
-    run_suite_with(
+pub fn suite() -> Suite {
+    end2end::suite_with(
         "cells",
         StackConfig {
             cells: CELLS,

@@ -1,6 +1,5 @@
 //! Browser suite: the SPA in Chromium, served by the Worker of a real local stack.
 
-use std::process::ExitCode;
 use std::sync::Arc;
 
 use std::time::Duration;
@@ -9,11 +8,11 @@ use end2end::browser::{
     check_text, check_visible, click, click_text, drop_files, fill, find, press, screenshot,
     text_of, Browser,
 };
-use end2end::{run_suite, tests, TestStack};
+use end2end::{tests, Suite, TestStack};
 use playwright_rs::expect;
 
-fn main() -> ExitCode {
-    run_suite(
+pub fn suite() -> Suite {
+    end2end::suite(
         "browser",
         tests![
             the_spa_shows_the_health_the_worker_reports,

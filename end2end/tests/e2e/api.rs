@@ -1,16 +1,15 @@
 //! API suite: the Worker over HTTP on a real local stack (wrangler dev + anthropic-sim).
 
-use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
 use end2end::api::{assert_error, send_json};
-use end2end::{eventually, run_suite, tests, TestStack};
+use end2end::{eventually, tests, Suite, TestStack};
 use reqwest::Method;
 use serde_json::Value;
 
-fn main() -> ExitCode {
-    run_suite(
+pub fn suite() -> Suite {
+    end2end::suite(
         "api",
         tests![
             health_touches_every_binding_and_reports_them_ok,

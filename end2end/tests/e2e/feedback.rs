@@ -1,17 +1,16 @@
 //! Feedback flow suite: `POST /feedback` in both modes through the real local stack — queues,
 //! D1, R2, the cron poller — and the simulator, including retries, dead letters and failures.
 
-use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
 use end2end::api::{assert_error, send_json};
-use end2end::{eventually, run_suite, tests, TestStack};
+use end2end::{eventually, tests, Suite, TestStack};
 use reqwest::Method;
 use serde_json::{json, Value};
 
-fn main() -> ExitCode {
-    run_suite(
+pub fn suite() -> Suite {
+    end2end::suite(
         "feedback",
         tests![
             a_sync_submission_completes_with_an_analysis_and_a_frozen_elapsed_time,

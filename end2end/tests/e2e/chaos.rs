@@ -15,16 +15,15 @@
 //! carries an `Idempotency-Key` and is sent again, with the same key, after a transport error or a
 //! 5xx — so a retry never makes a second job. Uploads are sent before the first kill.
 //!
-//! One file on purpose, though over 400 lines: a suite is one stack and one binary (run by name
+//! One file on purpose, though over 400 lines: a suite is one stack and one module (run by name
 //! by `cargo xtask test`), and its scenarios share that stack.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
-use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use end2end::{pdfs, run_suite_timed, tests, StackConfig, TestStack};
+use end2end::{pdfs, tests, StackConfig, Suite, TestStack};
 use reqwest::Method;
 use serde_json::{json, Value};
 
@@ -100,10 +99,10 @@ fn knobs(plan: &Plan) -> sim::Knobs {
     }
 }
 
-fn main() -> ExitCode {
+pub fn suite() -> Suite {
     let plan = Plan::from_env();
     let timeout = plan.drain_bound() + Duration::from_secs(600);
-    run_suite_timed(
+    end2end::suite_timed(
         "chaos",
         StackConfig {
             knobs: knobs(&plan),

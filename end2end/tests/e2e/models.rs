@@ -5,12 +5,11 @@
 //! answer that cannot be used (a refusal, thinking only, a body that does not decode) fails its
 //! job once, billed once, never retried.
 
-use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
 use end2end::api::assert_error;
-use end2end::{eventually, pdfs, rollout_user, run_suite, tests, TestStack};
+use end2end::{eventually, pdfs, rollout_user, tests, Suite, TestStack};
 use serde_json::json;
 
 /// The current models of the docs' overview, plus one 4.x model (an alias of a dated snapshot,
@@ -23,8 +22,8 @@ const MODELS: [&str; 5] = [
     "claude-haiku-4-5",
 ];
 
-fn main() -> ExitCode {
-    run_suite(
+pub fn suite() -> Suite {
+    end2end::suite(
         "models",
         tests![
             every_kind_of_work_completes_on_every_current_model,

@@ -7,18 +7,17 @@
 //! Its size is `STREAM_JOBS`: 15,000 in `cargo xtask test` (three polls, the second killed), and
 //! 100,000 — the API's maximum per batch — in `cargo xtask test --soak` (≈ 13 minutes alone).
 
-use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use end2end::api::{client, send_json};
-use end2end::{run_suite_timed, tests, StackConfig, TestStack};
+use end2end::{tests, StackConfig, Suite, TestStack};
 use serde_json::{json, Value};
 
-fn main() -> ExitCode {
+pub fn suite() -> Suite {
     // A poll of 5,000 lines takes a dozen seconds on the local runtime: 20 of them at full size.
     let polls = jobs() as u64 / PER_RUN + 1;
-    run_suite_timed(
+    end2end::suite_timed(
         "stream",
         StackConfig::vars(&[("BATCH_RESULTS_PER_RUN", &PER_RUN.to_string())]),
         Duration::from_secs(300 + 60 * polls),

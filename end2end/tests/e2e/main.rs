@@ -1,0 +1,59 @@
+//! Every end-to-end suite, in one binary: `e2e NAME [FILTER]` runs suite NAME (its own stack,
+//! its tests in order), `e2e` runs them all one after the other, `e2e --list` names them.
+//! `cargo xtask test` runs it once per suite, a few at a time; `cargo xtask test --suite NAME`
+//! runs one. One binary, so that the suites and what they share are compiled and linked once.
+
+use std::process::ExitCode;
+
+use end2end::Suite;
+
+mod abuse;
+mod access;
+mod api;
+mod browser;
+mod budget;
+mod cells;
+mod chaos;
+mod feedback;
+mod hostile;
+mod jobs;
+mod limits;
+mod models;
+mod openapi;
+mod operate;
+mod ops;
+mod reconciliation;
+mod retention;
+mod routing;
+mod stream;
+mod uploads;
+mod webhooks;
+
+/// Every suite, by name (the name of its module, of its state directory and of its log).
+const SUITES: &[(&str, fn() -> Suite)] = &[
+    ("abuse", abuse::suite),
+    ("access", access::suite),
+    ("api", api::suite),
+    ("browser", browser::suite),
+    ("budget", budget::suite),
+    ("cells", cells::suite),
+    ("chaos", chaos::suite),
+    ("feedback", feedback::suite),
+    ("hostile", hostile::suite),
+    ("jobs", jobs::suite),
+    ("limits", limits::suite),
+    ("models", models::suite),
+    ("openapi", openapi::suite),
+    ("operate", operate::suite),
+    ("ops", ops::suite),
+    ("reconciliation", reconciliation::suite),
+    ("retention", retention::suite),
+    ("routing", routing::suite),
+    ("stream", stream::suite),
+    ("uploads", uploads::suite),
+    ("webhooks", webhooks::suite),
+];
+
+fn main() -> ExitCode {
+    end2end::harness::main(SUITES)
+}
