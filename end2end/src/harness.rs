@@ -62,10 +62,13 @@ pub fn suite_timed(
     }
 }
 
+/// A suite by name, made only when it runs (making one may read its environment).
+pub type Named = (&'static str, fn() -> Suite);
+
 /// The suites' binary: `e2e [SUITE [FILTER]]` runs one suite (its tests whose names contain
 /// FILTER, as libtest filters), or every suite one after the other; `e2e --list` names them.
 /// One binary for every suite: one link, and one compilation of what they share.
-pub fn main(suites: &[(&str, fn() -> Suite)]) -> ExitCode {
+pub fn main(suites: &[Named]) -> ExitCode {
     let args: Vec<String> = std::env::args()
         .skip(1)
         .filter(|a| !a.starts_with('-') || a == "--list")
@@ -76,7 +79,7 @@ pub fn main(suites: &[(&str, fn() -> Suite)]) -> ExitCode {
         }
         return ExitCode::SUCCESS;
     }
-    let chosen: Vec<&(&str, fn() -> Suite)> = match args.first() {
+    let chosen: Vec<&Named> = match args.first() {
         Some(name) => match suites.iter().find(|(n, _)| n == name) {
             Some(s) => vec![s],
             None => {

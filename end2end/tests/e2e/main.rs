@@ -5,7 +5,7 @@
 
 use std::process::ExitCode;
 
-use end2end::Suite;
+use end2end::harness::Named;
 
 mod abuse;
 mod access;
@@ -30,7 +30,7 @@ mod uploads;
 mod webhooks;
 
 /// Every suite, by name (the name of its module, of its state directory and of its log).
-const SUITES: &[(&str, fn() -> Suite)] = &[
+const SUITES: &[Named] = &[
     ("abuse", abuse::suite),
     ("access", access::suite),
     ("api", api::suite),
