@@ -91,25 +91,26 @@ impl TestStack {
             .header("anthropic-version", "2023-06-01")
     }
 
-    /// Time under the test's control: Message Batches created from now on keep processing until
-    /// [`Self::end_batch_now`] ends them (`hold`), or take the suite's processing time again.
-    /// A test that must act while a batch runs holds it, instead of racing its processing time.
-    pub fn hold_batches(&self, hold: bool) {
-        // A day: longer than any test, shorter than the API's 24-hour expiry.
-        let usual = self.sim.config.knobs.batch_ms;
-        self.sim.lock().knobs.batch_ms = if hold { 86_000_000 } else { usual };
+    /// Time under the test's control: Message Batches created from now on keep processing
+    /// until [`Self::release_batches`]. A test that must act, or see something happen, while a
+    /// batch runs holds it, instead of racing its few seconds of processing time.
+    pub fn hold_batches(&self) {
+        // A day: longer than any test, within the API's 24-hour expiry.
+        self.sim.lock().knobs.batch_ms = HELD_MS;
     }
 
-    /// Ends the batch `id` now (its requests answered on the next read of it).
-    pub fn end_batch_now(&self, id: &str) {
+    /// Ends every held batch now (its requests answered on the next read of it), and gives
+    /// batches made from now on the suite's processing time again.
+    pub fn release_batches(&self) {
+        let usual = self.sim.config.knobs.batch_ms;
         let mut sim = self.sim.lock();
+        sim.knobs.batch_ms = usual;
         let now = sim::now_ms();
-        let b = sim
-            .batches
-            .iter_mut()
-            .find(|b| b.id == id)
-            .unwrap_or_else(|| panic!("the simulator has no batch {id}"));
-        b.ends_at = b.ends_at.min(now);
+        for b in sim.batches.iter_mut() {
+            if b.ended_at.is_none() && b.ends_at > now + usual as i64 {
+                b.ends_at = now;
+            }
+        }
     }
 
     /// A Message Batch as the simulator holds it (`GET /v1/messages/batches/:id`).
@@ -120,6 +121,9 @@ impl TestStack {
         b
     }
 }
+
+/// The processing time of a held batch.
+const HELD_MS: u64 = 86_000_000;
 
 /// A user whose `POST /api/claude` calls take the queue path (`inside`) or the direct one, at
 /// the test stacks' rollout of 50%.

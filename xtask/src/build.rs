@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
 
-use crate::paths::{cargo_bin, dist, node_bin, root, target_dir, worker_build};
+use crate::paths::{cargo_bin, dist, node_bin, root, target_dir, worker_build, worker_target_dir};
 use crate::proc::{cargo, run};
 use crate::{step, Result};
 
@@ -131,6 +131,7 @@ pub fn worker() -> Result<bool> {
         Command::new(cargo_bin("worker-build"))
             .arg("--release")
             .current_dir(root().join("worker"))
+            .env("CARGO_TARGET_DIR", worker_target_dir())
             // Point worker-build at local tools: it would download them from GitHub otherwise.
             .env("WASM_BINDGEN_BIN", cargo_bin("wasm-bindgen"))
             .env("WASM_OPT_BIN", node_bin("wasm-opt"))

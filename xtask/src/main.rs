@@ -74,16 +74,22 @@ fn sizes(args: &[String]) -> Result<()> {
         .unwrap_or(25);
     tools::ensure(false)?;
     build_all()?;
-    let release = xtask::paths::target_dir().join("wasm32-unknown-unknown/release");
+    let release = |dir: std::path::PathBuf| dir.join("wasm32-unknown-unknown/release");
     let mut out = String::from(
         "## What the bundles are made of (`cargo xtask sizes`)\n\n\
          Function bodies of the release builds before wasm-bindgen and wasm-opt, summed by crate.\n\n",
     );
     for (title, file) in [
-        ("SPA (frontend)", "frontend.wasm"),
-        ("Worker", "worker_app.wasm"),
+        (
+            "SPA (frontend)",
+            release(xtask::paths::target_dir()).join("frontend.wasm"),
+        ),
+        (
+            "Worker",
+            release(xtask::paths::worker_target_dir()).join("worker_app.wasm"),
+        ),
     ] {
-        let bd = xtask::wasm_size::breakdown(&release.join(file))?;
+        let bd = xtask::wasm_size::breakdown(&file)?;
         out.push_str(&xtask::wasm_size::report(title, &bd, top));
         out.push('\n');
     }
@@ -211,9 +217,12 @@ fn key(args: &[String]) -> Result<()> {
     Ok(())
 }
 
+/// The SPA and the Worker, side by side (their own target directories).
 fn build_all() -> Result<()> {
-    build::spa()?;
-    build::worker()?;
+    let spa = std::thread::spawn(build::spa);
+    let worker = build::worker();
+    spa.join().map_err(|_| "the SPA build thread panicked")??;
+    worker?;
     Ok(())
 }
 
@@ -331,11 +340,12 @@ fn test_all(suites_at_once: usize) -> Result<()> {
     // Clippy runs inside the builds below (`.cargo/config.toml`): the wasm artifacts lint the
     // SPA's and the Worker's crates for wasm32, the test build every host crate and target.
     // The wasm artifacts (release, wasm32) and the tests (debug, host) lock different build
-    // directories, so cargo builds them at once: each fills the other's single-threaded
-    // stretches (the artifacts' LTO links, the tests' links).
-    let wasm = std::thread::spawn(|| -> Result<Vec<(&'static str, Duration)>> {
+    // directories, and the Worker has a target directory of its own, so cargo builds all
+    // three at once: each fills the others' single-threaded stretches (LTO links, links).
+    // The SPA and the Worker compile in target directories of their own, so all three at once.
+    let spa = std::thread::spawn(|| time_it("SPA", || build::spa().map(|_| ())));
+    let worker = std::thread::spawn(|| -> Result<Vec<(&'static str, Duration)>> {
         Ok(vec![
-            time_it("SPA", || build::spa().map(|_| ()))?,
             time_it("Worker", || build::worker().map(|_| ()))?,
             time_it("deploy dry run", deploy_dry_run)?,
         ])
@@ -352,8 +362,12 @@ fn test_all(suites_at_once: usize) -> Result<()> {
         )?);
         Ok(())
     });
-    let wasm_built = wasm.join().map_err(|_| "the wasm build thread panicked")?;
-    timings.extend(wasm_built?);
+    let spa_built = spa.join().map_err(|_| "the SPA build thread panicked")?;
+    let worker_built = worker
+        .join()
+        .map_err(|_| "the Worker build thread panicked")?;
+    timings.push(spa_built?);
+    timings.extend(worker_built?);
     timings.push(tests_built?);
     let env = test_env();
     let mut ran = Vec::new();

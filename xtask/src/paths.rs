@@ -19,6 +19,12 @@ pub fn target_dir() -> PathBuf {
     }
 }
 
+/// Where the Worker's wasm is compiled: a target directory of its own, so that cargo builds it
+/// at the same time as the SPA (two builds of one directory wait for each other's lock).
+pub fn worker_target_dir() -> PathBuf {
+    target_dir().join("worker-wasm")
+}
+
 /// The built SPA served from `[assets]`.
 pub fn dist() -> PathBuf {
     root().join("dist")

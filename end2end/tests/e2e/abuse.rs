@@ -484,7 +484,7 @@ async fn a_job_canceled_inside_its_batch_keeps_what_the_batch_billed_for_it(s: A
     });
     // The batch runs until the test ends it: the cancel lands while it runs, however long the
     // steps before it take on a busy machine.
-    s.hold_batches(true);
+    s.hold_batches();
     let kept = client.submit_job(&body).await;
     let canceled = client.submit_job(&body).await;
     // Both go into one Message Batch; the batch keeps a live job, so it is not canceled with
@@ -512,8 +512,7 @@ async fn a_job_canceled_inside_its_batch_keeps_what_the_batch_billed_for_it(s: A
         (200, Some("canceled")),
         "{body}"
     );
-    s.hold_batches(false);
-    s.end_batch_now(batch.0.as_str().expect("a batch id"));
+    s.release_batches();
     client.all_end(2).await;
     assert_eq!(client.job(&kept).await["status"], "completed");
     let job = client.job(&canceled).await;

@@ -405,20 +405,41 @@ async fn a_bulk_burst_keeps_three_in_flight_and_does_not_slow_the_high_lane(s: A
         assert_eq!(status, 200, "{b}");
         b["lanes"]["bulk"]["in_flight"].as_u64().unwrap()
     };
-    // Sample the bulk lane while its burst runs; send one high-priority job in the middle of it.
+    // Sample the bulk lane until its burst has ended; send one high-priority job into it once
+    // the lane is busy.
     let mut max_bulk = 0;
-    let mut high: Option<(String, std::time::Instant)> = None;
+    let mut high: Option<String> = None;
+    let mut bulk_done = Vec::new();
     let started = std::time::Instant::now();
-    while started.elapsed() < Duration::from_secs(12) {
+    loop {
         let n = in_flight().await;
         max_bulk = max_bulk.max(n);
         if n > 0 && high.is_none() {
-            let id = user
-                .submit_job(&json!({"prompt": "Interactive, please."}))
-                .await;
-            high = Some((id, std::time::Instant::now()));
+            high = Some(
+                user.submit_job(&json!({"prompt": "Interactive, please."}))
+                    .await,
+            );
         }
-        tokio::time::sleep(Duration::from_millis(150)).await;
+        bulk_done.clear();
+        for id in &bulk {
+            let j = user.job(id).await;
+            if let Some(at) = j["completed_at"]
+                .as_i64()
+                .filter(|_| j["status"] == "completed")
+            {
+                bulk_done.push(at);
+            }
+        }
+        if bulk_done.len() == bulk.len() {
+            break;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(150),
+            "the bulk burst did not end: {} of {} completed",
+            bulk_done.len(),
+            bulk.len()
+        );
+        end2end::pause(Duration::from_millis(150)).await;
     }
     println!("    bulk burst: at most {max_bulk} bulk call(s) in flight");
     assert!(
@@ -429,22 +450,24 @@ async fn a_bulk_burst_keeps_three_in_flight_and_does_not_slow_the_high_lane(s: A
         max_bulk >= 2,
         "the burst should have filled the lane, saw {max_bulk}"
     );
-    let (high_id, sent) = high.expect("the bulk lane never got busy");
+    let high_id = high.expect("the bulk lane never got busy");
     let done = user
         .job_reaches(&high_id, "completed", Duration::from_secs(30))
         .await;
-    let high_ms = done["elapsed_ms"].as_i64().unwrap();
+    // Not slowed: it was answered while the burst still ran — however fast the machine is,
+    // the burst's last call ends after it (an order, not a figure in milliseconds).
+    let high_at = done["completed_at"].as_i64().unwrap();
+    let last_bulk = bulk_done.iter().copied().max().unwrap();
     println!(
-        "    high-priority job during the burst: {high_ms} ms (sent {:?} into it)",
-        sent.elapsed()
+        "    high-priority job during the burst: {} ms, answered {} ms before the burst's last",
+        done["elapsed_ms"],
+        last_bulk - high_at
     );
     assert!(
-        high_ms < 10_000,
-        "the high lane was slowed by the bulk burst: {high_ms} ms"
+        high_at < last_bulk,
+        "the high lane waited for the bulk burst: answered at {high_at}, the burst's last at {last_bulk}"
     );
     for id in &bulk {
-        user.job_reaches(id, "completed", Duration::from_secs(60))
-            .await;
         assert_eq!(s.billed(id), 1);
     }
 }
