@@ -7,7 +7,7 @@
 //!   every test built once (`cargo test --no-run`) and run side by side (clippy `-D warnings`
 //!   runs inside every build: `.cargo/config.toml`):
 //!   host tests (the app's too, on the host), doc-tests, and the end-to-end suites against real
-//!   local stacks, N (3) suites at a time. Ends with every `test result:` line and
+//!   local stacks, N (5) suites at a time. Ends with every `test result:` line and
 //!   `N passed, N failed`; per-binary logs in `target/xtask-test/`.
 //! - `test --soak`: the soak runs — the suites at production sizes (the 100,000-request
 //!   stream, the 1,000-job chaos run), one after the other; `.ci/run` runs them after the main
@@ -292,7 +292,9 @@ fn test_env() -> Vec<(String, String)> {
 }
 
 /// End-to-end suites run at once by `cargo xtask test` (each starts its own stack; ≈600 MB).
-const SUITES_AT_ONCE: usize = 3;
+/// Most of a suite's time is spent waiting on the pipeline (`target/xtask-test/timings.md`),
+/// so five share 2 cores well.
+const SUITES_AT_ONCE: usize = 5;
 
 /// `cargo xtask test --suite NAME`: what the suite needs (tools, the SPA and the Worker), then
 /// `cargo test -p end2end --test e2e -- NAME`.

@@ -71,6 +71,11 @@ fn s(ms: u64) -> String {
     format!("{:.1}", ms as f64 / 1000.0)
 }
 
+/// Seconds with two decimals: the parts of a stack's start are tens of milliseconds.
+fn s2(ms: u64) -> String {
+    format!("{:.2}", ms as f64 / 1000.0)
+}
+
 /// The table, as Markdown, slowest suite first, with a total line.
 pub fn table(runs: &[SuiteRun]) -> String {
     let mut sorted: Vec<&SuiteRun> = runs.iter().collect();
@@ -88,10 +93,10 @@ pub fn table(runs: &[SuiteRun]) -> String {
                 r.name,
                 s(wall),
                 s(f.start_ms()),
-                s(f.sim_ms),
-                s(f.template_ms),
-                s(f.migrations_ms),
-                s(f.ready_ms),
+                s2(f.sim_ms),
+                s2(f.template_ms),
+                s2(f.migrations_ms),
+                s2(f.ready_ms),
                 s(f.waiting_ms),
                 s(f.tests_ms - f.waiting_ms),
                 s(f.teardown_ms),
@@ -162,7 +167,7 @@ mod tests {
         r.figures = Some(f);
         let t = table(&[r, run("y", 1, 2)]);
         assert!(
-            t.contains("| x | 5.0 | 3.0 (0.0 + 0.0 / 0.0 + 3.0) | 1.5 | 0.0 | 0.2 | 2 | y |"),
+            t.contains("| x | 5.0 | 3.0 (0.01 + 0.04 / 0.00 + 3.00) | 1.5 | 0.0 | 0.2 | 2 | y |"),
             "{t}"
         );
         assert!(t.contains("| y | 1.0 | (no figures written)"), "{t}");
