@@ -460,20 +460,19 @@ pub fn suites_dir() -> PathBuf {
     root().join("end2end").join("tests").join("e2e")
 }
 
-/// The end-to-end suites, by name: the modules of the `e2e` binary, one file each.
+/// The end-to-end suites, by name, as the `e2e` binary's table lists them (`SUITES` in its
+/// `main.rs`: a line `("NAME", module::function),` each).
 pub fn suite_names() -> Result<Vec<String>> {
-    let dir = suites_dir();
-    let mut names: Vec<String> = std::fs::read_dir(&dir)
-        .map_err(|e| format!("reading {dir:?}: {e}"))?
-        .flatten()
-        .filter_map(|e| {
-            let name = e.file_name().to_string_lossy().into_owned();
-            let stem = name.strip_suffix(".rs")?;
-            (stem != "main").then(|| stem.to_string())
+    let path = suites_dir().join("main.rs");
+    let text = std::fs::read_to_string(&path).map_err(|e| format!("reading {path:?}: {e}"))?;
+    Ok(text
+        .lines()
+        .filter_map(|l| {
+            let rest = l.trim().strip_prefix("(\"")?;
+            let (name, tail) = rest.split_once("\", ")?;
+            tail.ends_with("),").then(|| name.to_string())
         })
-        .collect();
-    names.sort();
-    Ok(names)
+        .collect())
 }
 
 pub mod report;

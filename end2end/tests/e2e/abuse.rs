@@ -1,6 +1,7 @@
-//! Abuse suite, on a stack in keys mode (production's default): what a client that retries,
+//! Abuse suites, on stacks in keys mode (production's default): what a client that retries,
 //! races or floods can make the pipeline do — and pay for. Each test is one way to spend the
-//! account's money twice or unseen, shown not to work.
+//! account's money twice or unseen, shown not to work. Two suites (two stacks, side by side):
+//! `abuse`, the bursts; `races`, the races and the paid work nobody sees.
 //!
 //! A suite is one stack and one module (`cargo xtask test --suite abuse`); its tests share it,
 //! each with its own users.
@@ -14,33 +15,51 @@ use pipeline::dto::{FeedbackRequest, JobRequest};
 use reqwest::Method;
 use serde_json::Value;
 
+/// The bursts: 300 requests at once on each producer, under a $1 cap.
 pub fn suite() -> Suite {
     end2end::suite_with(
         "abuse",
         // The bursts put 300 requests on one local isolate at once, on a machine that may be
         // running other suites: time is set so that no outcome depends on how fast it is. The
-        // simulator answers at once (or, for a hang, never); calls get 30 s, far from both,
-        // so that none is abandoned (and billed unseen) on the way — what timeouts cost is the
-        // chaos suite's subject — and the burst's clients wait longer than any call.
-        // A batch the API stops knowing is given up after 2 s here (an hour by default).
+        // simulator answers at once; calls get 30 s, far from that, so that none is abandoned
+        // (and billed unseen) on the way — what timeouts cost is the chaos suite's subject —
+        // and the burst's clients wait longer than any call.
         StackConfig::vars(&[
             ("AUTH_MODE", "keys"),
             ("CALL_TIMEOUT_MS", "30000"),
             // The reconciler's deadline must pass the call timeout (the Worker checks it).
             ("RECONCILE_AFTER_S", "60"),
+        ]),
+        tests![
+            a_direct_call_is_a_job_in_the_callers_usage_to_the_micro_dollar_and_in_the_rollout,
+            three_hundred_concurrent_prompt_jobs_fit_a_one_dollar_cap_at_their_worst_case,
+            three_hundred_concurrent_feedback_posts_fit_a_one_dollar_cap_at_their_worst_case,
+            three_hundred_concurrent_uploads_fit_a_one_dollar_cap_at_their_worst_case,
+            three_hundred_concurrent_claude_calls_fit_a_one_dollar_cap_at_their_worst_case,
+            a_replay_is_held_to_its_users_caps_like_a_new_job,
+        ],
+    )
+}
+
+/// The races and the paid work nobody sees: racing idempotency keys, a canceled or lost
+/// batch's work, a call abandoned at the timeout, a whale's backlog. A suite of its own, beside
+/// the bursts, so that the two run side by side.
+pub fn races() -> Suite {
+    end2end::suite_with(
+        "races",
+        // Calls get 10 s: the simulator answers these at once (the whale's in 200 ms), and a
+        // hang never (600 s), both far from it.
+        // A batch the API stops knowing is given up after 2 s here (an hour by default).
+        StackConfig::vars(&[
+            ("AUTH_MODE", "keys"),
+            ("CALL_TIMEOUT_MS", "10000"),
             ("BATCH_LOST_AFTER_S", "2"),
         ]),
         tests![
             twenty_concurrent_prompt_jobs_with_one_key_make_one_job_and_one_call,
             twenty_concurrent_feedback_posts_with_one_key_make_one_job_and_one_call,
             twenty_concurrent_uploads_with_one_key_make_one_upload_and_one_call,
-            a_direct_call_is_a_job_in_the_callers_usage_to_the_micro_dollar_and_in_the_rollout,
-            three_hundred_concurrent_prompt_jobs_fit_a_one_dollar_cap_at_their_worst_case,
-            three_hundred_concurrent_feedback_posts_fit_a_one_dollar_cap_at_their_worst_case,
-            three_hundred_concurrent_uploads_fit_a_one_dollar_cap_at_their_worst_case,
-            three_hundred_concurrent_claude_calls_fit_a_one_dollar_cap_at_their_worst_case,
             a_job_canceled_inside_its_batch_keeps_what_the_batch_billed_for_it,
-            a_replay_is_held_to_its_users_caps_like_a_new_job,
             a_call_abandoned_at_the_timeout_is_counted_as_possible_unrecorded_spend,
             a_batch_the_api_no_longer_knows_is_given_up_and_its_job_runs_in_a_new_one,
             // Last: it leaves the whale's backlog running.

@@ -32,6 +32,7 @@ mod webhooks;
 /// Every suite, by name (the name of its module, of its state directory and of its log).
 const SUITES: &[Named] = &[
     ("abuse", abuse::suite),
+    ("races", abuse::races),
     ("access", access::suite),
     ("api", api::suite),
     ("browser", browser::suite),

@@ -40,6 +40,9 @@ pub fn suite() -> Suite {
 }
 
 async fn every_kind_of_work_completes_on_every_current_model(s: Arc<TestStack>) {
+    // Every model's work is sent first, then every model's is checked: the models' Message
+    // Batches and retries run side by side.
+    let mut failed_once = Vec::new();
     for model in MODELS {
         let user = format!("work-{model}");
         let user = user.as_str();
@@ -110,11 +113,15 @@ async fn every_kind_of_work_completes_on_every_current_model(s: Arc<TestStack>) 
                 "{answer}"
             );
         }
+        failed_once.push(failing);
+    }
+    for (model, failing) in MODELS.iter().zip(&failed_once) {
+        let user = format!("work-{model}");
         // 2 feedback + 2 prompts + 2 PDFs + the failed one and its replay.
-        let jobs = s.user(user).all_end(8).await;
+        let jobs = s.user(&user).all_end(8).await;
         for j in &jobs {
             let id = j["id"].as_str().unwrap();
-            if id == failing {
+            if id == failing.as_str() {
                 assert_eq!(j["status"], "failed");
                 continue;
             }

@@ -51,10 +51,15 @@ const WAIT: Duration = Duration::from_secs(120);
 /// A high-lane prompt job that the simulator overloads on all six deliveries (the first and
 /// max_retries = 5): it ends dead-lettered, and its seventh call — a replay's — succeeds.
 async fn dead_letter(s: &Arc<TestStack>, user: &str, prompt: &str) -> String {
-    let id = s.user(user).submit_job(&json!({"prompt": format!("{prompt} [[sim:529x6]]"), "priority": "high", "max_tokens": 40, "output_config": {"effort": "low"}}))
-    .await;
+    let id = poison(s, user, prompt).await;
     s.user(user).job_reaches(&id, "dead_lettered", WAIT).await;
     id
+}
+
+/// A job of `user` that six overloads in a row send to the DLQ (once its retries are spent).
+async fn poison(s: &Arc<TestStack>, user: &str, prompt: &str) -> String {
+    s.user(user).submit_job(&json!({"prompt": format!("{prompt} [[sim:529x6]]"), "priority": "high", "max_tokens": 40, "output_config": {"effort": "low"}}))
+    .await
 }
 
 async fn dlq(s: &Arc<TestStack>, query: &str) -> Value {
@@ -214,11 +219,18 @@ async fn edit_then_replay_changes_the_model_and_max_tokens(s: Arc<TestStack>) {
 
 async fn a_bulk_replay_takes_what_matches_and_discard_takes_a_job_off_the_list(s: Arc<TestStack>) {
     let user = "bulk-user";
+    // All four sent at once: their retries run side by side.
     let mut ids = Vec::new();
     for i in 0..3 {
-        ids.push(dead_letter(&s, user, &format!("Bulk dead letter {i}")).await);
+        ids.push(poison(&s, user, &format!("Bulk dead letter {i}")).await);
     }
-    let other = dead_letter(&s, "bystander", "Not part of the filter").await;
+    let other = poison(&s, "bystander", "Not part of the filter").await;
+    for id in &ids {
+        s.user(user).job_reaches(id, "dead_lettered", WAIT).await;
+    }
+    s.user("bystander")
+        .job_reaches(&other, "dead_lettered", WAIT)
+        .await;
     let (status, ack) = s
         .user(ADMIN)
         .post_json("/api/dlq/replay", &json!({"user": user}))
