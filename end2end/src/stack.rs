@@ -4,6 +4,7 @@
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
 
 use xtask::paths::target_dir;
 use xtask::stack::{Stack, StackOptions, StartPhases};
@@ -23,6 +24,8 @@ pub struct TestStack {
     /// How the runtime's start went (see [`crate::timing`]).
     pub phases: StartPhases,
     stack: Mutex<Stack>,
+    /// When a waiting test last ran the cron ([`Self::cron_paced`]).
+    last_cron: Mutex<Option<Instant>>,
 }
 
 impl TestStack {
@@ -143,6 +146,30 @@ impl TestStack {
             .unwrap()
     }
 
+    /// The cron as a waiting test nudges it: run now unless it ran less than the test
+    /// profile's cron period ago (1 s), as the platform would — not four times a second
+    /// while a test polls, which only loads the machine (a cron run reads and writes D1,
+    /// polls batches, flushes, reconciles).
+    pub async fn cron_paced(self: &Arc<Self>) {
+        let period = Duration::from_secs(
+            xtask::wrangler_config::Profile::Test
+                .timing()
+                .cron_period_s
+                .into(),
+        );
+        let due = {
+            let mut last = self.last_cron.lock().unwrap_or_else(|p| p.into_inner());
+            let due = last.is_none_or(|t| t.elapsed() >= period);
+            if due {
+                *last = Some(Instant::now());
+            }
+            due
+        };
+        if due {
+            self.cron().await;
+        }
+    }
+
     /// [`Self::try_trigger_cron`] from async code.
     pub async fn try_cron(self: &Arc<Self>) -> Option<u16> {
         let s = self.clone();
@@ -249,6 +276,7 @@ pub fn spawn_stack_of(suite: &str, rt: &tokio::runtime::Runtime, config: StackCo
         sim_ms,
         phases: stack.phases,
         stack: Mutex::new(stack),
+        last_cron: Mutex::new(None),
     }
 }
 

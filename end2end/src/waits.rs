@@ -33,12 +33,13 @@ where
 const OPEN: [&str; 3] = ["queued", "running", "submitted"];
 
 impl Client {
-    /// Polls `GET path` until the job it answers has `status`, running the cron before each
-    /// look when `cron` is set. Answers the job.
+    /// Polls `GET path` until the job it answers has `status`, running the cron (at its
+    /// period, [`crate::TestStack::cron_paced`]) between looks when `cron` is set. Answers the
+    /// job.
     pub async fn until(&self, path: &str, status: &str, timeout: Duration, cron: bool) -> Value {
         eventually(&format!("{path} becomes {status}"), timeout, || async {
             if cron {
-                self.stack().cron().await;
+                self.stack().cron_paced().await;
             }
             let job = self.get_ok(path).await;
             (job["status"] == status).then_some(job)
@@ -95,7 +96,7 @@ impl Client {
             &format!("the {expected} jobs of {} end", self.who()),
             Duration::from_secs(150),
             || async {
-                self.stack().cron().await;
+                self.stack().cron_paced().await;
                 let jobs = self.all_jobs().await;
                 let ended = jobs
                     .iter()

@@ -229,7 +229,7 @@ pub fn run_all(
 /// main set, which runs each of them in a small form (the sizes are the suites' defaults).
 /// Each entry: the suite and the environment that sizes it.
 pub const SOAK: &[(&str, &[(&str, &str)])] = &[
-    // A Message Batch of the API's maximum, 100,000 requests (15,000 in the main set).
+    // A Message Batch of the API's maximum, 100,000 requests (12,000 in the main set).
     ("stream", &[("STREAM_JOBS", "100000")]),
     // 1,000 mixed jobs under faults and two kills (200 in the main set).
     ("chaos", &[("CHAOS_JOBS", "1000"), ("CHAOS_KILLS", "2")]),

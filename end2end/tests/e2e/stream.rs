@@ -4,7 +4,7 @@
 //! once, with one stored answer, and the runtime's memory stays bounded while the answers pass
 //! through it.
 //!
-//! Its size is `STREAM_JOBS`: 15,000 in `cargo xtask test` (three polls, the second killed), and
+//! Its size is `STREAM_JOBS`: 12,000 in `cargo xtask test` (three polls, the second killed), and
 //! 100,000 — the API's maximum per batch — in `cargo xtask test --soak` (≈ 13 minutes alone).
 
 use std::sync::Arc;
@@ -33,7 +33,7 @@ fn jobs() -> usize {
             v.parse()
                 .unwrap_or_else(|_| panic!("STREAM_JOBS must be a number, got {v:?}"))
         })
-        .unwrap_or(15_000)
+        .unwrap_or(12_000)
         .clamp(2 * PER_RUN as usize + 1, 100_000)
 }
 /// Lines a poll reads (the production default of `BATCH_RESULTS_PER_RUN`).
