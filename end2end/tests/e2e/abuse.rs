@@ -588,37 +588,34 @@ async fn a_whales_backlog_does_not_hold_back_five_other_users_jobs(s: Arc<TestSt
         });
     }
     let done = small.join_all().await;
-    let whale_queued = s
-        .d1("SELECT COUNT(*) AS n FROM jobs WHERE user_id = 'whale' AND status = 'queued'")[0]["n"]
-        .as_u64()
-        .unwrap();
+    // The whale's jobs matching `filter`, where `{created}` and `{started}` are a small job's.
+    let whales = |filter: &str, small: &Value| -> u64 {
+        let filter = filter
+            .replace("{created}", &small["created_at"].to_string())
+            .replace("{started}", &small["started_at"].to_string());
+        s.d1(&format!(
+            "SELECT COUNT(*) AS n FROM jobs WHERE user_id = 'whale' AND {filter}"
+        ))[0]["n"]
+            .as_u64()
+            .unwrap()
+    };
+    let whale_queued = whales("status = 'queued'", &Value::Null);
     // For each small job: the whale's jobs sent before it that started after it (or not yet)
     // — the backlog it did not wait for.
     let overtaken: Vec<u64> = done
         .iter()
         .map(|j| {
-            let (created, started) = (&j["created_at"], &j["started_at"]);
-            s.d1(&format!(
-                "SELECT COUNT(*) AS n FROM jobs WHERE user_id = 'whale' \
-                 AND created_at < {created} AND (started_at IS NULL OR started_at > {started})"
-            ))[0]["n"]
-                .as_u64()
-                .unwrap()
+            whales(
+                "created_at < {created} AND (started_at IS NULL OR started_at > {started})",
+                j,
+            )
         })
         .collect();
     // For each small job: the whale's jobs that started after it was submitted and before it
     // started — the ones it waited behind.
     let ahead: Vec<u64> = done
         .iter()
-        .map(|j| {
-            let (created, started) = (&j["created_at"], &j["started_at"]);
-            s.d1(&format!(
-                "SELECT COUNT(*) AS n FROM jobs WHERE user_id = 'whale' \
-                 AND started_at > {created} AND started_at < {started}"
-            ))[0]["n"]
-                .as_u64()
-                .unwrap()
-        })
+        .map(|j| whales("started_at > {created} AND started_at < {started}", j))
         .collect();
     let waits: Vec<i64> = done
         .iter()
