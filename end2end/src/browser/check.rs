@@ -8,7 +8,7 @@ use playwright_rs::protocol::Page;
 use super::find::find;
 
 /// How long a check waits for the page to show what it expects.
-pub const CHECK_TIMEOUT: Duration = Duration::from_secs(20);
+pub const CHECK_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// The element shows `text` (waits up to [`CHECK_TIMEOUT`]).
 pub async fn check_text(page: &Page, testid: &str, text: &str) {

@@ -17,6 +17,11 @@ pub use action::*;
 pub use check::*;
 pub use find::*;
 
+/// How long a navigation may take, in ms.
+const NAVIGATION_TIMEOUT_MS: f64 = 120_000.0;
+/// How long an action (a click, a fill) may wait for its element, in ms.
+const ACTION_TIMEOUT_MS: f64 = 60_000.0;
+
 /// A headless Chromium with a fresh profile. Keep it alive for as long as its pages are used.
 pub struct Browser {
     _playwright: Playwright,
@@ -62,6 +67,13 @@ impl Browser {
             .launch_persistent_context_with_options(profile.to_string_lossy(), options)
             .await
             .expect("launch Chromium");
+        // Limits far from any load: a first visit compiles the SPA's wasm while other suites'
+        // stacks share the 2 cores (a navigation took over Playwright's default 30 s on a fresh
+        // clone, five stacks starting beside it). A check that fails still fails, later.
+        context
+            .set_default_navigation_timeout(NAVIGATION_TIMEOUT_MS)
+            .await;
+        context.set_default_timeout(ACTION_TIMEOUT_MS).await;
         Browser {
             _playwright: playwright,
             context,
@@ -71,6 +83,9 @@ impl Browser {
     /// A new page at `url`.
     pub async fn open(&self, url: &str) -> Page {
         let page = self.context.new_page().await.expect("new page");
+        page.set_default_navigation_timeout(NAVIGATION_TIMEOUT_MS)
+            .await;
+        page.set_default_timeout(ACTION_TIMEOUT_MS).await;
         page.goto(url, None).await.expect("navigate");
         page
     }
