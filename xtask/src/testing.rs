@@ -245,8 +245,8 @@ pub fn run_all(
 }
 
 /// Suites that run after the others, one at a time. `abuse` sends bursts of 300 requests at
-/// one local isolate; beside four other stacks on 2 cores, once in four full runs
-/// (2026-12-03), the local queue broker then waited forever for the answer of
+/// one local isolate; twice in seven full runs of 2026-12-03 (beside four other stacks, and
+/// once alone, both with a 30 s call timeout since set back to 15 s), the local queue broker then waited forever for the answer of
 /// a high-lane consumer invocation that had ended (the Worker logged its end; Miniflare never
 /// logged the batch's outcome) and, holding its one batch in flight, delivered no high-lane
 /// message again: 24 jobs stayed queued though the reconciler sent them again. Not a timing of
