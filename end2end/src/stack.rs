@@ -231,7 +231,7 @@ pub fn spawn_stack_with(
 /// [`spawn_stack_with`] for a whole [`StackConfig`] (with its cells).
 pub fn spawn_stack_of(suite: &str, rt: &tokio::runtime::Runtime, config: StackConfig) -> TestStack {
     let StackConfig { knobs, vars, cells } = config;
-    let t0 = std::time::Instant::now();
+    let t0 = Instant::now();
     let (sim_addr, sim) = rt
         .block_on(sim::spawn(sim::Config {
             api_key: None,

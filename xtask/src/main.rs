@@ -344,7 +344,6 @@ fn test_all(suites_at_once: usize) -> Result<()> {
     // The wasm artifacts (release, wasm32) and the tests (debug, host) lock different build
     // directories, and the Worker has a target directory of its own, so cargo builds all
     // three at once: each fills the others' single-threaded stretches (LTO links, links).
-    // The SPA and the Worker compile in target directories of their own, so all three at once.
     let spa = std::thread::spawn(|| time_it("SPA", || build::spa().map(|_| ())));
     let worker = std::thread::spawn(|| time_it("Worker", || build::worker().map(|_| ())));
     let mut binaries = Vec::new();

@@ -26,10 +26,9 @@ pub struct TestBinary {
     /// The package's directory: cargo runs tests from there.
     pub dir: PathBuf,
     pub package: String,
-    /// The end-to-end suite's name: the `e2e` binary of `end2end`, run for one suite.
+    /// The end-to-end suite's name: the `e2e` binary of `end2end`, run for one suite (its
+    /// one argument).
     pub suite: Option<String>,
-    /// Arguments of the run (the suite's name, for `e2e`).
-    pub args: Vec<String>,
 }
 
 /// `cargo <args> --no-run --message-format=json-render-diagnostics`: builds the test targets
@@ -76,8 +75,7 @@ fn binaries(msg: &Value, exe: &str) -> Result<Vec<TestBinary>> {
         .into_iter()
         .map(|name| TestBinary {
             label: format!("end2end suite {name}"),
-            suite: Some(name.clone()),
-            args: vec![name],
+            suite: Some(name),
             ..b.clone()
         })
         .collect())
@@ -115,7 +113,6 @@ fn binary(msg: &Value, exe: &str) -> TestBinary {
         dir,
         package,
         suite: None,
-        args: Vec::new(),
     }
 }
 
@@ -312,7 +309,7 @@ fn run_one(b: &TestBinary, env: &[(String, String)], log: &Path, epoch: Instant)
     let status = std::fs::File::create(log).and_then(|out| {
         let err = out.try_clone()?;
         Command::new(&b.exe)
-            .args(&b.args)
+            .args(&b.suite)
             .current_dir(&b.dir)
             .envs(env.iter().map(|(k, v)| (k, v)))
             .env("CARGO_MANIFEST_DIR", &b.dir)
