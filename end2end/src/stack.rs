@@ -26,6 +26,8 @@ pub struct TestStack {
     stack: Mutex<Stack>,
     /// When a waiting test last ran the cron ([`Self::cron_paced`]).
     last_cron: Mutex<Option<Instant>>,
+    /// The admin key the harness issues keys with ([`Self::issue_key`]).
+    issuer: tokio::sync::OnceCell<String>,
 }
 
 impl TestStack {
@@ -103,6 +105,31 @@ impl TestStack {
         self.runtime()
             .create_key(user, role)
             .unwrap_or_else(|e| panic!("create a key for {user}: {e}"))
+    }
+
+    /// A key for `user`, issued over HTTP (`POST /api/keys`) as an operator issues keys once the
+    /// first admin key exists: by the harness's own admin key (user `e2e-issuer`), which is made
+    /// with the command line ([`Self::create_key`]) once per stack. Each command-line key is a
+    /// `wrangler d1 execute` — a Node process and a runtime, about a second of CPU — and the
+    /// suites issue dozens of keys; the command line itself is the `access` suite's subject.
+    pub async fn issue_key(self: &Arc<Self>, user: &str, admin: bool) -> String {
+        let issuer = self
+            .issuer
+            .get_or_init(|| async {
+                let s = self.clone();
+                tokio::task::spawn_blocking(move || s.create_key("e2e-issuer", true))
+                    .await
+                    .unwrap()
+            })
+            .await;
+        let role = if admin { "admin" } else { "user" };
+        let body = serde_json::json!({"user_id": user, "role": role});
+        let (status, created) = self.key(Some(issuer)).post_json("/api/keys", &body).await;
+        assert_eq!(status, 201, "issue a key for {user}: {created}");
+        created["key"]
+            .as_str()
+            .unwrap_or_else(|| panic!("a key in {created}"))
+            .to_string()
     }
 
     /// Rows of a SQL statement run on the stack's local D1 (`wrangler d1 execute`).
@@ -277,6 +304,7 @@ pub fn spawn_stack_of(suite: &str, rt: &tokio::runtime::Runtime, config: StackCo
         phases: stack.phases,
         stack: Mutex::new(stack),
         last_cron: Mutex::new(None),
+        issuer: tokio::sync::OnceCell::new(),
     }
 }
 

@@ -77,7 +77,7 @@ async fn race(
     path: &str,
     body: Value,
 ) -> (end2end::Client, Vec<(u16, Value)>) {
-    let client = s.key(Some(&s.create_key(user, false)));
+    let client = s.key(Some(&s.issue_key(user, false).await));
     let mut racers = tokio::task::JoinSet::new();
     for _ in 0..RACERS {
         let (client, body, path) = (client.clone(), body.clone(), path.to_string());
@@ -149,7 +149,7 @@ async fn twenty_concurrent_feedback_posts_with_one_key_make_one_job_and_one_call
 
 async fn twenty_concurrent_uploads_with_one_key_make_one_upload_and_one_call(s: Arc<TestStack>) {
     let user = "racer-uploads";
-    let client = s.key(Some(&s.create_key(user, false)));
+    let client = s.key(Some(&s.issue_key(user, false).await));
     let before = s.r2_objects();
     let files = vec![(
         "one.pdf".to_string(),
@@ -213,7 +213,7 @@ async fn a_direct_call_is_a_job_in_the_callers_usage_to_the_micro_dollar_and_in_
 ) {
     // The test stacks roll the queue path out to 50% of users: this one is outside.
     let user = end2end::sim::rollout_user("direct-caller", false);
-    let caller = s.key(Some(&s.create_key(&user, false)));
+    let caller = s.key(Some(&s.issue_key(&user, false).await));
     let body = serde_json::to_value(JobRequest::prompt("Say hi in three words.")).unwrap();
     let (status, answer) = caller.post_json("/api/claude", &body).await;
     assert_eq!(status, 200, "{answer}");
@@ -253,7 +253,7 @@ async fn a_direct_call_is_a_job_in_the_callers_usage_to_the_micro_dollar_and_in_
     );
     let (_, result) = caller.get_text(&format!("/jobs/{id}/result")).await;
     assert!(!result.is_empty(), "the answer is kept");
-    let admin = s.key(Some(&s.create_key("rollout-admin", true)));
+    let admin = s.key(Some(&s.issue_key("rollout-admin", true).await));
     let rollout = admin.get_ok("/api/rollout?hours=1").await;
     assert_eq!(rollout["percent"], 50);
     assert_eq!(rollout["direct"]["calls"], 1, "{rollout}");
@@ -282,7 +282,7 @@ const BURST_WAIT: Duration = Duration::from_secs(150);
 
 /// A new user with a $1 daily cap (set by an admin), and their client.
 async fn capped(s: &Arc<TestStack>, user: &str) -> end2end::Client {
-    let admin = s.key(Some(&s.create_key(&format!("{user}-admin"), true)));
+    let admin = s.key(Some(&s.issue_key(&format!("{user}-admin"), true).await));
     let (status, body) = admin
         .put_json(
             "/api/usage/budget",
@@ -290,7 +290,7 @@ async fn capped(s: &Arc<TestStack>, user: &str) -> end2end::Client {
         )
         .await;
     assert_eq!(status, 200, "{body}");
-    s.key(Some(&s.create_key(user, false)))
+    s.key(Some(&s.issue_key(user, false).await))
 }
 
 /// What `user` has committed today (spent, plus the worst case of what is still running), as
@@ -494,7 +494,7 @@ async fn three_hundred_concurrent_claude_calls_fit_a_one_dollar_cap_at_their_wor
 }
 
 async fn a_job_canceled_inside_its_batch_keeps_what_the_batch_billed_for_it(s: Arc<TestStack>) {
-    let client = s.key(Some(&s.create_key("batch-canceler", false)));
+    let client = s.key(Some(&s.issue_key("batch-canceler", false).await));
     let body = serde_json::json!({
         "prompt": "Summarise what a message batch is.", "priority": "bulk", "mode": "batch",
         "output_config": {"effort": "low"}
@@ -565,7 +565,7 @@ async fn a_whales_backlog_does_not_hold_back_five_other_users_jobs(s: Arc<TestSt
             "max_tokens": 64, "output_config": {"effort": "low"}
         })
     };
-    let whale = s.key(Some(&s.create_key("whale", false)));
+    let whale = s.key(Some(&s.issue_key("whale", false).await));
     for _ in 0..20 {
         let mut chunk = tokio::task::JoinSet::new();
         for _ in 0..25 {
@@ -576,7 +576,7 @@ async fn a_whales_backlog_does_not_hold_back_five_other_users_jobs(s: Arc<TestSt
     }
     let mut small = tokio::task::JoinSet::new();
     for i in 0..5 {
-        let client = s.key(Some(&s.create_key(&format!("small-{i}"), false)));
+        let client = s.key(Some(&s.issue_key(&format!("small-{i}"), false).await));
         let body = job(&format!("small user {i}"), 200);
         small.spawn(async move {
             let id = client.submit_job(&body).await;
@@ -586,34 +586,44 @@ async fn a_whales_backlog_does_not_hold_back_five_other_users_jobs(s: Arc<TestSt
         });
     }
     let done = small.join_all().await;
-    // The whale's jobs matching `filter`, where `{created}` and `{started}` are a small job's.
-    let whales = |filter: &str, small: &Value| -> u64 {
+    // Counts of the whale's jobs, in one query: queued now, and for each small job the ones
+    // sent before it that started after it (or not yet) — the backlog it did not wait for —
+    // and the ones that started between its submission and its start — those it waited behind.
+    let column = |filter: &str, j: &Value| {
         let filter = filter
-            .replace("{created}", &small["created_at"].to_string())
-            .replace("{started}", &small["started_at"].to_string());
-        s.d1(&format!(
-            "SELECT COUNT(*) AS n FROM jobs WHERE user_id = 'whale' AND {filter}"
-        ))[0]["n"]
-            .as_u64()
-            .unwrap()
+            .replace("{created}", &j["created_at"].to_string())
+            .replace("{started}", &j["started_at"].to_string());
+        format!("(SELECT COUNT(*) FROM jobs WHERE user_id = 'whale' AND {filter})")
     };
-    let whale_queued = whales("status = 'queued'", &Value::Null);
-    // For each small job: the whale's jobs sent before it that started after it (or not yet)
-    // — the backlog it did not wait for.
-    let overtaken: Vec<u64> = done
-        .iter()
-        .map(|j| {
-            whales(
+    let mut columns = vec![
+        "(SELECT COUNT(*) FROM jobs WHERE user_id = 'whale' AND status = 'queued') AS queued"
+            .to_string(),
+    ];
+    for (i, j) in done.iter().enumerate() {
+        columns.push(format!(
+            "{} AS overtaken{i}",
+            column(
                 "created_at < {created} AND (started_at IS NULL OR started_at > {started})",
-                j,
+                j
             )
-        })
+        ));
+        columns.push(format!(
+            "{} AS ahead{i}",
+            column("started_at > {created} AND started_at < {started}", j)
+        ));
+    }
+    let row = s.d1(&format!("SELECT {}", columns.join(", ")))[0].clone();
+    let count = |name: &str| {
+        row[name]
+            .as_u64()
+            .unwrap_or_else(|| panic!("{name} in {row}"))
+    };
+    let whale_queued = count("queued");
+    let overtaken: Vec<u64> = (0..done.len())
+        .map(|i| count(&format!("overtaken{i}")))
         .collect();
-    // For each small job: the whale's jobs that started after it was submitted and before it
-    // started — the ones it waited behind.
-    let ahead: Vec<u64> = done
-        .iter()
-        .map(|j| whales("started_at > {created} AND started_at < {started}", j))
+    let ahead: Vec<u64> = (0..done.len())
+        .map(|i| count(&format!("ahead{i}")))
         .collect();
     let waits: Vec<i64> = done
         .iter()
@@ -640,7 +650,7 @@ async fn a_whales_backlog_does_not_hold_back_five_other_users_jobs(s: Arc<TestSt
 
 /// The admin's view of the unrecorded spend (`GET /api/metrics`).
 async fn unrecorded(s: &Arc<TestStack>) -> Value {
-    let admin = s.key(Some(&s.create_key("unrecorded-admin", true)));
+    let admin = s.key(Some(&s.issue_key("unrecorded-admin", true).await));
     admin.get_ok("/api/metrics?minutes=5").await["unrecorded"].clone()
 }
 
@@ -649,7 +659,7 @@ async fn a_call_abandoned_at_the_timeout_is_counted_as_possible_unrecorded_spend
 ) {
     let before = unrecorded(&s).await;
     let user = end2end::sim::rollout_user("hanging-caller", false);
-    let caller = s.key(Some(&s.create_key(&user, false)));
+    let caller = s.key(Some(&s.issue_key(&user, false).await));
     let body = serde_json::json!({"prompt": "Never answer [[sim:hang]]", "max_tokens": 100});
     let (status, answer) = caller.post_json("/api/claude", &body).await;
     assert_eq!(
@@ -682,7 +692,7 @@ async fn a_call_abandoned_at_the_timeout_is_counted_as_possible_unrecorded_spend
 async fn a_batch_the_api_no_longer_knows_is_given_up_and_its_job_runs_in_a_new_one(
     s: Arc<TestStack>,
 ) {
-    let client = s.key(Some(&s.create_key("lost-batch", false)));
+    let client = s.key(Some(&s.issue_key("lost-batch", false).await));
     let body = serde_json::json!({
         "prompt": "Outlive your batch.", "priority": "bulk", "mode": "batch",
         "output_config": {"effort": "low"}
@@ -746,8 +756,8 @@ async fn a_batch_the_api_no_longer_knows_is_given_up_and_its_job_runs_in_a_new_o
 
 async fn a_replay_is_held_to_its_users_caps_like_a_new_job(s: Arc<TestStack>) {
     let user = "replayed-user";
-    let client = s.key(Some(&s.create_key(user, false)));
-    let admin = s.key(Some(&s.create_key("replay-admin", true)));
+    let client = s.key(Some(&s.issue_key(user, false).await));
+    let admin = s.key(Some(&s.issue_key("replay-admin", true).await));
     let body = serde_json::json!({
         "prompt": "Fail once, then work [[sim:400x1]]", "priority": "high", "max_tokens": 500,
         "output_config": {"effort": "low"}

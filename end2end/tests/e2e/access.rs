@@ -133,8 +133,8 @@ async fn a_command_line_admin_key_issues_and_revokes_keys_over_http(s: Arc<TestS
 }
 
 async fn users_see_and_touch_only_their_own_work(s: Arc<TestStack>) {
-    let ann = s.create_key("ann", false);
-    let ben = s.create_key("ben", false);
+    let ann = s.issue_key("ann", false).await;
+    let ben = s.issue_key("ben", false).await;
     let (status, ack) = s
         .key(Some(&ann))
         .post_json("/jobs", &json!({"prompt": "Ann's job", "priority": "bulk"}))
@@ -185,8 +185,8 @@ async fn users_see_and_touch_only_their_own_work(s: Arc<TestStack>) {
 }
 
 async fn ops_endpoints_are_for_admins_only(s: Arc<TestStack>) {
-    let user = s.create_key("dora", false);
-    let admin = s.create_key("ops", true);
+    let user = s.issue_key("dora", false).await;
+    let admin = s.issue_key("ops", true).await;
     for (method, path) in [
         ("GET", "/api/budget"),
         ("GET", "/api/keys"),
@@ -295,8 +295,8 @@ async fn ops_endpoints_are_for_admins_only(s: Arc<TestStack>) {
 }
 
 async fn the_spa_signs_in_with_a_key_and_shows_admins_their_pages(s: Arc<TestStack>) {
-    let user = s.create_key("erin", false);
-    let admin = s.create_key("frank", true);
+    let user = s.issue_key("erin", false).await;
+    let admin = s.issue_key("frank", true).await;
     let browser = Browser::launch(&s, "sign-in").await;
     let page = browser.open(&s.url("/")).await;
     // No key yet: the Worker refuses, the SPA offers the way in.
@@ -332,8 +332,8 @@ async fn the_spa_signs_in_with_a_key_and_shows_admins_their_pages(s: Arc<TestSta
 async fn each_role_sees_usage_and_an_admin_sees_charts_and_replays_a_dead_letter_in_the_spa(
     s: Arc<TestStack>,
 ) {
-    let user = s.create_key("gina", false);
-    let admin = s.create_key("hank", true);
+    let user = s.issue_key("gina", false).await;
+    let admin = s.issue_key("hank", true).await;
     // Gina's work: a job that completes, and one the simulator overloads six times (dead letter).
     let (_, ack) = s.key(Some(&user)).post_json("/jobs", &json!({"prompt": "Gina's weekly report", "priority": "high", "max_tokens": 40, "output_config": {"effort": "low"}, "tags": ["team=reports"]}))
     .await;

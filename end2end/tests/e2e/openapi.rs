@@ -262,7 +262,7 @@ async fn every_operation_answers_as_documented(s: Arc<TestStack>) {
     );
     let admin = Caller {
         s: s.clone(),
-        key: Some(s.create_key("openapi-admin", true)),
+        key: Some(s.issue_key("openapi-admin", true).await),
     };
     let anyone = Caller {
         s: s.clone(),
@@ -399,7 +399,7 @@ async fn refusals_answer_the_documented_error_schema(s: Arc<TestStack>) {
     let doc = Doc::load(&s).await;
     let user = Caller {
         s: s.clone(),
-        key: Some(s.create_key("openapi-user", false)),
+        key: Some(s.issue_key("openapi-user", false).await),
     };
     let nobody = Caller {
         s: s.clone(),

@@ -102,7 +102,7 @@ async fn key_with_callback(
     admin: bool,
     callback: Option<&str>,
 ) -> (String, String) {
-    let root = s.create_key("hooks-root", true);
+    let root = s.issue_key("hooks-root", true).await;
     let role = if admin { "admin" } else { "user" };
     let (status, created) = s
         .key(Some(&root))
@@ -240,7 +240,7 @@ async fn an_admin_resend_is_the_same_message(s: Arc<TestStack>) {
     // A user may not re-send; an admin may.
     let (status, body) = cy.post(&format!("/api/webhooks/{id}/resend")).await;
     assert_error(status, &body, 403, "forbidden");
-    let admin = s.create_key("hooks-admin", true);
+    let admin = s.issue_key("hooks-admin", true).await;
     let (status, view) = s
         .key(Some(&admin))
         .post(&format!("/api/webhooks/{id}/resend"))
@@ -288,7 +288,7 @@ async fn bad_callback_urls_are_400s_and_store_nothing(s: Arc<TestStack>) {
     }
     let (_, list) = dee.get("/jobs").await;
     assert_eq!(list["items"], json!([]), "nothing stored");
-    let root = s.create_key("hooks-root2", true);
+    let root = s.issue_key("hooks-root2", true).await;
     let (status, e) = s
         .key(Some(&root))
         .post_json(
