@@ -304,25 +304,34 @@ fn committed(s: &TestStack, user: &str) -> u64 {
         .unwrap_or(0)
 }
 
-/// Sends one request of a burst: (status, JSON body). The local runtime sometimes answers a
-/// plain-text 503 "Your worker restarted mid-request" under this load, and answers the same at
-/// once to what comes while it restarts; a client sends that request again after a backoff
-/// (with the same `Idempotency-Key`: every producer takes one), and so does this one, up to six
-/// times over about 8 s.
+/// Sends one request of a burst: (status, JSON body). Under this load the local runtime
+/// sometimes answers a plain-text 503 "Your worker restarted mid-request" (and the same at once
+/// to what comes while it restarts), and now and then its proxy resets a connection before any
+/// answer (seen 2026-12-04: `ConnectionReset` on one of 300). A client sends such a request again
+/// after a backoff — with the same `Idempotency-Key`, which every producer takes, so nothing is
+/// made or paid twice — and so does this one, up to six times over about 8 s. A timeout is not
+/// sent again: it fails the test.
 async fn send_once(make: impl Fn() -> reqwest::RequestBuilder) -> (u16, Value) {
     for attempt in 0..6u32 {
-        let resp = make().send().await.expect("request");
+        let backoff = Duration::from_millis(250 << attempt);
+        let resp = match make().send().await {
+            Ok(resp) => resp,
+            Err(e) if !e.is_timeout() && (e.is_connect() || e.is_request()) => {
+                eprintln!("burst request not answered ({e}); sent again");
+                tokio::time::sleep(backoff).await;
+                continue;
+            }
+            Err(e) => panic!("request: {e:?}"),
+        };
         let status = resp.status().as_u16();
         let text = resp.text().await.expect("body");
         match serde_json::from_str(&text) {
             Ok(body) => return (status, body),
-            Err(_) if status == 503 => {
-                tokio::time::sleep(Duration::from_millis(250 << attempt)).await;
-            }
+            Err(_) if status == 503 => tokio::time::sleep(backoff).await,
             Err(e) => panic!("{status} answer is not JSON: {e}: {text}"),
         }
     }
-    panic!("six 503s in a row")
+    panic!("six tries in a row not answered by the Worker")
 }
 
 /// A request of a burst, made from its index (for its idempotency key).
