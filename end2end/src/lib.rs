@@ -12,6 +12,7 @@
 //! # Layout
 //! - [`stack`]: [`spawn_stack`] (a fresh stack on free ports with a fresh state directory) and
 //!   what a test may do to it from outside the API: restart, cron, D1, keys, R2 on disk.
+//! - [`d1_file`]: a test's plain D1 reads, straight from the runtime's SQLite file.
 //! - [`harness`]: the binary's [`harness::main`], a [`Suite`] and the [`tests!`] list.
 //! - [`client`]: the API per caller (`anon`, `user`, `key`): requests, submissions, reads.
 //! - [`waits`]: [`eventually`] and the waits for jobs, uploads and batches.
@@ -24,6 +25,7 @@
 pub mod api;
 pub mod browser;
 pub mod client;
+pub mod d1_file;
 pub mod harness;
 pub mod pdfs;
 pub mod sim;

@@ -28,6 +28,8 @@ pub struct TestStack {
     last_cron: Mutex<Option<Instant>>,
     /// The admin key the harness issues keys with ([`Self::issue_key`]).
     issuer: tokio::sync::OnceCell<String>,
+    /// The runtime's state on disk (`--persist-to`).
+    persist: PathBuf,
 }
 
 impl TestStack {
@@ -132,18 +134,39 @@ impl TestStack {
             .to_string()
     }
 
-    /// Rows of a SQL statement run on the stack's local D1 (`wrangler d1 execute`).
+    /// Rows of a SQL statement run on the stack's local D1: a plain read straight from its file
+    /// ([`crate::d1_file`]), anything else with `wrangler d1 execute`.
     pub fn d1(&self, sql: &str) -> Vec<serde_json::Value> {
-        self.runtime()
-            .d1(sql)
-            .unwrap_or_else(|e| panic!("d1 {sql}: {e}"))
+        self.d1_cell(0, sql)
     }
 
     /// [`Self::d1`] on cell `n`'s database.
     pub fn d1_cell(&self, n: usize, sql: &str) -> Vec<serde_json::Value> {
+        let file = (n == 0)
+            .then(|| crate::d1_file::database(&self.persist))
+            .flatten();
+        if let Some(file) = file {
+            match crate::d1_file::read(&file, sql) {
+                Ok(Some(rows)) => return rows,
+                Ok(None) => {}
+                Err(e) => panic!("d1 read {sql}: {e}"),
+            }
+        }
         self.runtime()
             .d1_cell(n, sql)
             .unwrap_or_else(|e| panic!("d1 of cell {n}: {sql}: {e}"))
+    }
+
+    /// The rows of each of `statements`, in order, from one `wrangler d1 execute` (a plan the
+    /// runtime's own SQLite makes: `EXPLAIN QUERY PLAN` does not read from the file).
+    pub async fn d1_each(self: &Arc<Self>, statements: &[String]) -> Vec<Vec<serde_json::Value>> {
+        let (s, sql) = (self.clone(), statements.join(";\n"));
+        let rows = tokio::task::spawn_blocking(move || s.runtime().d1_each(0, &sql))
+            .await
+            .unwrap()
+            .unwrap_or_else(|e| panic!("d1 statements: {e}"));
+        assert_eq!(rows.len(), statements.len(), "one result per statement");
+        rows
     }
 
     /// [`Self::d1`] from async code (`wrangler d1 execute` takes seconds).
@@ -302,6 +325,7 @@ pub fn spawn_stack_of(suite: &str, rt: &tokio::runtime::Runtime, config: StackCo
         artifacts,
         sim_ms,
         phases: stack.phases,
+        persist: stack.persist().to_path_buf(),
         stack: Mutex::new(stack),
         last_cron: Mutex::new(None),
         issuer: tokio::sync::OnceCell::new(),

@@ -298,6 +298,11 @@ impl Stack {
         .into())
     }
 
+    /// The runtime's state on disk (`wrangler dev --persist-to`).
+    pub fn persist(&self) -> &Path {
+        &self.persist
+    }
+
     /// Creates an API key in this stack's D1 (see [`crate::keys`]).
     /// The running stack may hold the database for a moment (SQLITE_BUSY): tried up to 5 times
     /// (a failed try inserted nothing; each try makes a fresh key).
@@ -331,6 +336,12 @@ impl Stack {
 
     /// [`Stack::d1`] against cell `n`'s database (cell 0's is the only one without cells).
     pub fn d1_cell(&self, n: usize, sql: &str) -> Result<Vec<serde_json::Value>> {
+        Ok(self.d1_each(n, sql)?.pop().unwrap_or_default())
+    }
+
+    /// The rows of every statement of `sql` (`;`-separated) on cell `n`'s database, in order:
+    /// one `wrangler d1 execute` for them all. Tried up to 5 times, as [`Stack::d1`].
+    pub fn d1_each(&self, n: usize, sql: &str) -> Result<Vec<Vec<serde_json::Value>>> {
         let config = self.configs.get(n).ok_or("no such cell")?;
         let mut last = String::new();
         for attempt in 0..5 {
@@ -345,7 +356,7 @@ impl Stack {
         Err(last.into())
     }
 
-    fn d1_in(&self, config: &Path, sql: &str) -> Result<Vec<serde_json::Value>> {
+    fn d1_in(&self, config: &Path, sql: &str) -> Result<Vec<Vec<serde_json::Value>>> {
         let mut cmd = wrangler(Some(config));
         cmd.args(["d1", "execute", "DB", "--local", "--json", "--persist-to"])
             .arg(&self.persist)
@@ -360,11 +371,11 @@ impl Stack {
         }
         let v: serde_json::Value = serde_json::from_str(&text)
             .map_err(|e| format!("wrangler d1 execute answered no JSON ({e}): {text}"))?;
-        Ok(v.as_array()
-            .and_then(|a| a.last())
-            .and_then(|r| r["results"].as_array())
-            .cloned()
-            .unwrap_or_default())
+        let statements = v.as_array().map(Vec::as_slice).unwrap_or_default();
+        Ok(statements
+            .iter()
+            .map(|r| r["results"].as_array().cloned().unwrap_or_default())
+            .collect())
     }
 
     /// Runs the cron now (`wrangler dev` never fires crons by itself).

@@ -941,8 +941,12 @@ async fn every_ops_list_and_aggregate_is_served_by_an_index(s: Arc<TestStack>) {
         "idx_jobs_waiting",
         "idx_jobs_calls",
     ];
-    for (name, q) in queries {
-        let plan = s.d1_now(&format!("EXPLAIN QUERY PLAN {q}")).await;
+    let explain: Vec<String> = queries
+        .iter()
+        .map(|(_, q)| format!("EXPLAIN QUERY PLAN {q}"))
+        .collect();
+    let plans = s.d1_each(&explain).await;
+    for ((name, q), plan) in queries.into_iter().zip(plans) {
         let details: Vec<String> = plan
             .iter()
             .map(|r| r["detail"].as_str().unwrap_or_default().to_string())
