@@ -40,6 +40,8 @@
 //! - [`money`]: micro-dollars written and read for people.
 //! - [`dto`]: the JSON shapes the Worker serves and the SPA reads, and the request bodies the
 //!   producers accept ([`dto::JobRequest`], [`dto::FeedbackRequest`], [`dto::KeyRequest`]).
+//! - [`envelope`]: Cloudflare's per-invocation limits per plan, and the plan that shares an
+//!   invocation's room between the loops that work per item.
 //! - [`error`]: the contract's error envelope.
 //! - `openapi` (feature `schema`, host only): the OpenAPI 3.1 document of the JSON API.
 //! - [`feedback`]: the feedback flow's input, prompt and analysis (with JSON repair).
@@ -52,6 +54,7 @@ pub mod cells;
 pub mod clock;
 pub mod delivery;
 pub mod dto;
+pub mod envelope;
 pub mod error;
 pub mod fair;
 pub mod feedback;

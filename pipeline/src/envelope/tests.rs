@@ -1,0 +1,236 @@
+//! The envelope's invariants: no plan passes a limit, no loop gets more than its backlog, every
+//! loop with work gets some whenever the configuration passes [`check`], so backlogs drain.
+
+use super::*;
+use proptest::prelude::*;
+
+fn paid(entry: Entry) -> Limits {
+    Limits::of(Plan::Paid, entry, Configured::default()).unwrap()
+}
+
+/// A cron run's bookkeeping: its heartbeats, counts and metrics.
+const RESERVE: Cost = Cost {
+    fetches: 0,
+    d1: 20,
+    r2: 2,
+    queue: 0,
+    durable_object: 2,
+};
+
+/// A production flush: its claim, 1,000 request bodies read from R2, the create call, the mark.
+const FLUSH: Cost = Cost {
+    fetches: 1,
+    d1: 4,
+    r2: 1_000,
+    queue: 0,
+    durable_object: 0,
+};
+
+#[test]
+fn the_plans_figures_are_the_pages() {
+    let p = paid(Entry::Cron);
+    assert_eq!(
+        (p.subrequests, p.fetches, p.d1_queries, p.connections),
+        (10_000, 10_000, 1_000, 6)
+    );
+    assert_eq!(
+        (p.cpu_ms, p.wall_ms, p.memory_bytes),
+        (30_000, Some(900_000), 128_000_000)
+    );
+    let free = Limits::of(Plan::Free, Entry::Fetch, Configured::default()).unwrap();
+    assert_eq!(
+        (
+            free.subrequests,
+            free.fetches,
+            free.d1_queries,
+            free.cpu_ms,
+            free.wall_ms
+        ),
+        (1_050, 50, 50, 10, None)
+    );
+    assert_eq!(paid(Entry::Queue).wall_ms, Some(15 * 60_000));
+    assert_eq!(paid(Entry::DurableObject).wall_ms, None);
+}
+
+#[test]
+fn configured_limits_apply_up_to_the_plans_maximum_and_no_further() {
+    let set = |subrequests, cpu_ms| Configured {
+        subrequests: Some(subrequests),
+        cpu_ms: Some(cpu_ms),
+    };
+    let fetch = Limits::of(Plan::Paid, Entry::Fetch, set(50_000, 300_000)).unwrap();
+    assert_eq!((fetch.subrequests, fetch.cpu_ms), (50_000, 300_000));
+    // A cron run under an hour's interval keeps its 30 s whatever cpu_ms says.
+    let cron = Limits::of(Plan::Paid, Entry::Cron, set(50_000, 300_000)).unwrap();
+    assert_eq!(cron.cpu_ms, 30_000);
+    let lower = Limits::of(Plan::Paid, Entry::Queue, set(500, 1_000)).unwrap();
+    assert_eq!((lower.subrequests, lower.cpu_ms), (500, 1_000));
+    let err = Limits::of(Plan::Paid, Entry::Fetch, set(10_000_001, 1)).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "[limits] subrequests = 10000001 is more than the plan allows (10000000)"
+    );
+    assert!(Limits::of(Plan::Free, Entry::Fetch, set(50, 11)).is_err());
+}
+
+#[test]
+fn ten_production_flushes_do_not_fit_one_cron_run_and_the_plan_says_how_many_do() {
+    // The case of the issue: 10 flushes of 1,000 bodies is ≈ 10,050 subrequests.
+    let cron = paid(Entry::Cron);
+    let got = shares(
+        &cron,
+        RESERVE,
+        &[Work {
+            per_item: FLUSH,
+            backlog: 10,
+        }],
+    );
+    assert_eq!(got, vec![9]);
+    let used = FLUSH.times(9).subrequests + RESERVE.subrequests();
+    assert!(used <= 10_000, "{used}");
+}
+
+#[test]
+fn a_flush_that_cannot_fit_alone_is_refused_by_the_check() {
+    let huge = Cost {
+        r2: 100_000,
+        ..FLUSH
+    };
+    let err = check(&paid(Entry::Cron), RESERVE, &[Cost::default(), huge]).unwrap_err();
+    assert_eq!(err.work, 1);
+    assert!(err.needs.subrequests > err.room.subrequests);
+    assert_eq!(check(&paid(Entry::Cron), RESERVE, &[FLUSH, FLUSH]), Ok(()));
+}
+
+#[test]
+fn the_room_is_shared_first_one_each_then_in_equal_parts() {
+    let cron = paid(Entry::Cron);
+    let line = Cost {
+        d1: 0,
+        r2: 1,
+        ..Cost::default()
+    };
+    let got = shares(
+        &cron,
+        Cost::default(),
+        &[
+            Work {
+                per_item: line,
+                backlog: 1_000_000,
+            },
+            Work {
+                per_item: line,
+                backlog: 1_000_000,
+            },
+        ],
+    );
+    assert_eq!(got, vec![5_000, 5_000]);
+    let got = shares(
+        &cron,
+        Cost::default(),
+        &[
+            Work {
+                per_item: line,
+                backlog: 10,
+            },
+            Work {
+                per_item: line,
+                backlog: 1_000_000,
+            },
+        ],
+    );
+    assert_eq!(got, vec![10, 9_990], "what one loop leaves, the next takes");
+}
+
+/// Backlogs at the edges as often as in the middle: none, a few, many.
+fn backlog(max: u64) -> impl Strategy<Value = u64> {
+    prop_oneof![Just(0u64), 1u64..10, 0..max]
+}
+
+/// Costs with zeros (a loop that makes no call of a kind) as often as not.
+fn cost() -> impl Strategy<Value = Cost> {
+    let few = || prop_oneof![Just(0u32), 1u32..3];
+    let many = |max| prop_oneof![Just(0u32), 1u32..max];
+    (few(), many(40), many(2_000), few(), few()).prop_map(
+        |(fetches, d1, r2, queue, durable_object)| Cost {
+            fetches,
+            d1,
+            r2,
+            queue,
+            durable_object,
+        },
+    )
+}
+
+fn limits() -> impl Strategy<Value = Limits> {
+    (
+        prop_oneof![Just(Plan::Free), Just(Plan::Paid)],
+        prop_oneof![Just(Entry::Fetch), Just(Entry::Queue), Just(Entry::Cron)],
+        proptest::option::of(1u32..20_000),
+    )
+        .prop_map(|(plan, entry, subrequests)| {
+            let subrequests = subrequests.map(|n| if plan == Plan::Free { n.min(50) } else { n });
+            let configured = Configured {
+                subrequests,
+                cpu_ms: None,
+            };
+            Limits::of(plan, entry, configured).unwrap()
+        })
+}
+
+proptest! {
+    #[test]
+    fn no_plan_passes_a_limit_or_a_backlog(
+        limits in limits(),
+        reserve in cost(),
+        work in proptest::collection::vec((cost(), backlog(50_000)), 0..6),
+    ) {
+        let work: Vec<Work> = work.into_iter().map(|(per_item, backlog)| Work { per_item, backlog }).collect();
+        let got = shares(&limits, reserve, &work);
+        prop_assert_eq!(got.len(), work.len());
+        let used = work.iter().zip(&got).fold(reserve.times(1), |sum, (w, &n)| {
+            let more = w.per_item.times(n);
+            Room {
+                subrequests: sum.subrequests + more.subrequests,
+                fetches: sum.fetches + more.fetches,
+                d1: sum.d1 + more.d1,
+            }
+        });
+        let fits_reserve = limits.room().after(reserve.times(1)).is_some();
+        if fits_reserve {
+            prop_assert!(limits.room().after(used).is_some(), "{used:?} past {:?}", limits.room());
+        } else {
+            prop_assert!(got.iter().all(|&n| n == 0));
+        }
+        for (w, &n) in work.iter().zip(&got) {
+            prop_assert!(n <= w.backlog);
+        }
+        let per_item: Vec<Cost> = work.iter().filter(|w| w.backlog > 0).map(|w| w.per_item).collect();
+        if check(&limits, reserve, &per_item).is_ok() {
+            for (w, &n) in work.iter().zip(&got) {
+                prop_assert!(w.backlog == 0 || n > 0, "{w:?} got nothing");
+            }
+        }
+    }
+
+    #[test]
+    fn every_backlog_drains_run_after_run(
+        limits in limits(),
+        reserve in cost(),
+        work in proptest::collection::vec((cost(), backlog(5_000)), 1..5),
+    ) {
+        let per_item: Vec<Cost> = work.iter().map(|(c, _)| *c).collect();
+        prop_assume!(check(&limits, reserve, &per_item).is_ok());
+        let mut work: Vec<Work> = work.into_iter().map(|(per_item, backlog)| Work { per_item, backlog }).collect();
+        let total: u64 = work.iter().map(|w| w.backlog).sum();
+        let mut runs = 0;
+        while work.iter().any(|w| w.backlog > 0) {
+            let got = shares(&limits, reserve, &work);
+            for (w, n) in work.iter_mut().zip(got) {
+                w.backlog -= n;
+            }
+            runs += 1;
+            prop_assert!(runs <= total, "no progress after {runs} runs");
+        }
+    }
+}
