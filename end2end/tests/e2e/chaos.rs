@@ -248,7 +248,16 @@ async fn submit(
             }
         };
         let status = resp.status().as_u16();
-        let text = resp.text().await.unwrap_or_default();
+        // A body cut off by a kill after its status line is a lost answer too (seen
+        // 2026-12-04: a 202 whose body never came): the same key again fetches the original.
+        let text = match resp.text().await {
+            Ok(text) => text,
+            Err(_) => {
+                retries.transport.fetch_add(1, Ordering::Relaxed);
+                tokio::time::sleep(Duration::from_millis(500)).await;
+                continue;
+            }
+        };
         match status {
             202 => {
                 let ack: Value = serde_json::from_str(&text)
