@@ -26,6 +26,8 @@ const ACTION_TIMEOUT_MS: f64 = 60_000.0;
 pub struct Browser {
     _playwright: Playwright,
     pub context: BrowserContext,
+    /// Where each page's diary goes ([`Diary`]).
+    diary: std::path::PathBuf,
 }
 
 impl Browser {
@@ -77,20 +79,99 @@ impl Browser {
         Browser {
             _playwright: playwright,
             context,
+            diary: stack.artifacts.join(format!("browser-{name}.log")),
         }
     }
 
-    /// A new page at `url`.
+    /// A new page at `url`, its requests, console and errors written to the browser's diary.
     pub async fn open(&self, url: &str) -> Page {
         let page = self.context.new_page().await.expect("new page");
         page.set_default_navigation_timeout(NAVIGATION_TIMEOUT_MS)
             .await;
         page.set_default_timeout(ACTION_TIMEOUT_MS).await;
+        Diary::open(&self.diary).watch(&page).await;
         page.goto(url, None).await.expect("navigate");
         page
     }
 
     pub async fn close(self) {
         let _ = self.context.close().await;
+    }
+}
+
+/// A page's diary: every request it makes and how it ended, its console and its errors, with
+/// milliseconds since the page opened, appended to `<artifacts>/browser-NAME.log` (kept with the
+/// suite's logs). Twice on 2026-12-04 a page never drew its SPA under load; this is what tells
+/// which of its requests did not end.
+#[derive(Clone)]
+struct Diary {
+    file: std::sync::Arc<std::sync::Mutex<std::fs::File>>,
+    start: std::time::Instant,
+}
+
+impl Diary {
+    fn open(path: &Path) -> Diary {
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+            .unwrap_or_else(|e| panic!("open {}: {e}", path.display()));
+        Diary {
+            file: std::sync::Arc::new(std::sync::Mutex::new(file)),
+            start: std::time::Instant::now(),
+        }
+    }
+
+    fn write(&self, line: String) {
+        use std::io::Write;
+        let ms = self.start.elapsed().as_millis();
+        let mut f = self.file.lock().unwrap_or_else(|p| p.into_inner());
+        let _ = writeln!(f, "{ms:>7} {line}");
+    }
+
+    async fn watch(self, page: &Page) {
+        self.write("page opened".into());
+        let d = self.clone();
+        let _ = page
+            .on_request(move |r| {
+                d.write(format!("request  {} {}", r.method(), r.url()));
+                async { Ok(()) }
+            })
+            .await;
+        let d = self.clone();
+        let _ = page
+            .on_request_finished(move |r| {
+                d.write(format!("finished {} {}", r.method(), r.url()));
+                async { Ok(()) }
+            })
+            .await;
+        let d = self.clone();
+        let _ = page
+            .on_request_failed(move |r| {
+                let why = r.failure().unwrap_or_default();
+                d.write(format!("failed   {} {} ({why})", r.method(), r.url()));
+                async { Ok(()) }
+            })
+            .await;
+        let d = self.clone();
+        let _ = page
+            .on_console(move |m| {
+                d.write(format!("console  {}: {}", m.type_(), m.text()));
+                async { Ok(()) }
+            })
+            .await;
+        let d = self.clone();
+        let _ = page
+            .on_pageerror(move |e| {
+                d.write(format!("error    {e}"));
+                async { Ok(()) }
+            })
+            .await;
+        let _ = page
+            .on_crash(move || {
+                self.write("crashed".into());
+                async { Ok(()) }
+            })
+            .await;
     }
 }
