@@ -71,6 +71,10 @@ pub fn wrangler(config: Option<&Path>) -> Command {
         .env("NO_COLOR", "1");
     if let Some(c) = config {
         cmd.arg("--config").arg(c);
+        // Its debug log beside the config (a stack's state directory), not in ~/.config.
+        if let Some(dir) = c.parent() {
+            cmd.env("WRANGLER_LOG_PATH", dir.join("wrangler-cli-debug.log"));
+        }
     }
     cmd
 }
@@ -88,7 +92,12 @@ fn spawn_dev(configs: &[PathBuf], persist: &Path, port: u16, state_dir: &Path) -
         .args(["--inspector-port", &free_port()?.to_string()])
         .arg("--persist-to")
         .arg(persist)
-        .args(["--test-scheduled", "--show-interactive-dev-session=false"]);
+        .args(["--test-scheduled", "--show-interactive-dev-session=false"])
+        // Wrangler writes every message of every level to a debug log, by default a new file in
+        // ~/.config/.wrangler/logs per command (735 MB after a day of test runs on 2026-12-04).
+        // Beside the stack's own log instead, replaced with its state: it is where the reason is
+        // when `wrangler dev` exits printing an empty `✘ [ERROR]` (README, Known limits).
+        .env("WRANGLER_LOG_PATH", state_dir.join("wrangler-debug.log"));
     // Appends, so a restart keeps the log of the run before it.
     Service::spawn("wrangler dev", &mut cmd, &state_dir.join("wrangler.log"))
 }
