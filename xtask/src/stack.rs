@@ -64,6 +64,7 @@ pub struct Stack {
 pub fn wrangler(config: Option<&Path>) -> Command {
     let mut cmd = Command::new(node_bin("wrangler"));
     cmd.current_dir(root())
+        .env("PATH", crate::paths::node_path())
         .env("WRANGLER_SEND_METRICS", "false")
         .env("CLOUDFLARE_CF_FETCH_ENABLED", "false")
         .env("WRANGLER_HIDE_BANNER", "true")

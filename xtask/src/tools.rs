@@ -114,10 +114,14 @@ fn npm_packages() -> Result<()> {
         (Some(l), Some(i)) => i >= l,
         _ => false,
     };
-    if fresh && node_bin("wrangler").exists() && node_bin("wasm-opt").exists() {
+    if fresh
+        && ["wrangler", "wasm-opt", "node"]
+            .iter()
+            .all(|b| node_bin(b).exists())
+    {
         return Ok(());
     }
-    step("installing npm packages from package-lock.json (wrangler, binaryen, playwright-core)");
+    step("installing npm packages from package-lock.json (wrangler and its Node 22, binaryen, playwright-core)");
     run(
         Command::new("npm")
             .args(["ci", "--no-audit", "--no-fund"])
