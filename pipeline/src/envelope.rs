@@ -211,6 +211,17 @@ pub struct Room {
     pub d1: u64,
 }
 
+impl std::ops::Add for Room {
+    type Output = Room;
+    fn add(self, o: Room) -> Room {
+        Room {
+            subrequests: self.subrequests + o.subrequests,
+            fetches: self.fetches + o.fetches,
+            d1: self.d1 + o.d1,
+        }
+    }
+}
+
 impl Room {
     /// What is left after `used`; `None` if `used` does not fit.
     pub fn after(&self, used: Room) -> Option<Room> {

