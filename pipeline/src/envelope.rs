@@ -25,10 +25,13 @@
 //!   parse and run the global scope (400 ms before 2025-10-10).
 //! - D1, developers.cloudflare.com/d1/platform/limits/: queries per Worker invocation 1,000
 //!   (Paid) / 50 (Free). The Workers page gives Cloudflare services 10,000 / 1,000; the two
-//!   pages disagree, and the stricter D1 figure is used. One query inside `db.batch()` counts
-//!   as one (the page applies the per-query limits "to each individual statement contained
-//!   within a batch statement"; whether a batch counts once or per statement is not said —
-//!   counted per statement here).
+//!   pages disagree, and the stricter D1 figure is used. The row reads "Queries per Worker
+//!   invocation (read subrequest limits)": the limit is on requests to D1, and one `db.batch()`
+//!   is one request (the page applies the per-query limits — size, duration, bound
+//!   parameters — "to each individual statement contained within a batch statement", and is
+//!   silent on whether a batch counts once). So [`Used::d1_queries`] counts calls to D1, and
+//!   the statements inside them are counted beside it (the Worker's meter), to show the
+//!   headroom if a batch were ever counted per statement.
 
 use std::fmt;
 
@@ -324,6 +327,306 @@ pub fn shares(limits: &Limits, reserve: Cost, work: &[Work]) -> Vec<u64> {
         give(i, u64::MAX, &mut room, &mut shares);
     }
     shares
+}
+
+/// What one loop of an invocation may still spend: its share, taken item by item at each
+/// item's own cost, all or nothing — what does not fit is left for the next run, never cut
+/// mid-item.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Allowance {
+    left: Room,
+}
+
+impl Allowance {
+    pub fn new(room: Room) -> Allowance {
+        Allowance { left: room }
+    }
+
+    /// Takes one item of `cost` if it fits; answers whether it did.
+    pub fn take(&mut self, cost: &Cost) -> bool {
+        self.take_up_to(cost, 1) == 1
+    }
+
+    /// Takes as many items of `cost` as fit, at most `n`; answers how many.
+    pub fn take_up_to(&mut self, cost: &Cost, n: u64) -> u64 {
+        let k = self.left.fits(cost).min(n);
+        if let Some(left) = self.left.after(cost.times(k)) {
+            self.left = left;
+        }
+        k
+    }
+
+    /// How many items of `cost` would fit.
+    pub fn fits(&self, cost: &Cost) -> u64 {
+        self.left.fits(cost)
+    }
+
+    pub fn left(&self) -> Room {
+        self.left
+    }
+}
+
+/// Divides an invocation's room after `reserve` (its own bookkeeping) between loops that run
+/// side by side, in proportion to their weights; a loop of weight 0 (no work this run) gets
+/// nothing, so its part goes to the others. The parts add up to at most the room.
+pub fn split(limits: &Limits, reserve: Cost, weights: &[u64]) -> Vec<Room> {
+    split_room(limits.room(), reserve, weights)
+}
+
+/// [`split`] of what is left of an invocation's room (`room`: its limits less what it has used).
+pub fn split_room(room: Room, reserve: Cost, weights: &[u64]) -> Vec<Room> {
+    let room = room.after(reserve.times(1)).unwrap_or_default();
+    let total: u64 = weights.iter().sum();
+    let part = |whole: u64, w: u64| whole.checked_mul(w).map_or(0, |x| x / total.max(1));
+    weights
+        .iter()
+        .map(|&w| Room {
+            subrequests: part(room.subrequests, w),
+            fetches: part(room.fetches, w),
+            d1: part(room.d1, w),
+        })
+        .collect()
+}
+
+/// A `BATCH_FLUSH_SIZE` whose one flush of prompt jobs cannot fit a cron run's half of its
+/// limits (the half a flush gets beside open batches): refused at start.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FlushTooLarge {
+    pub size: u32,
+    /// The largest size that fits.
+    pub max: u32,
+}
+
+impl fmt::Display for FlushTooLarge {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.max == 0 {
+            return write!(
+                f,
+                "BATCH_FLUSH_SIZE = {}: no flush fits a cron run on these limits — its own \
+                 bookkeeping at its largest needs {} D1 queries and {} subrequests (the Free \
+                 plan allows 50 D1 queries); use the Paid plan or raise [limits] subrequests",
+                self.size,
+                costs::CRON_RESERVE.d1,
+                costs::CRON_RESERVE.subrequests()
+            );
+        }
+        write!(
+            f,
+            "BATCH_FLUSH_SIZE = {}: one flush of that many prompt jobs passes a cron run's \
+             share of the per-invocation limits (at most {} fit); set it to {} or less",
+            self.size, self.max, self.max
+        )
+    }
+}
+
+/// The largest flush (in prompt jobs, one R2 read each) that fits the flush's half of a cron
+/// run's room after its bookkeeping.
+pub fn max_flush_size(cron: &Limits) -> u32 {
+    let half = split(cron, costs::CRON_RESERVE, &[1, 1])[0];
+    let rows = half
+        .after(costs::FLUSH.times(1))
+        .map_or(0, |left| left.fits(&costs::FLUSH_PROMPT_ROW));
+    rows.min(u32::MAX as u64) as u32
+}
+
+/// Whether a flush of `size` jobs fits a cron run on these limits ([`max_flush_size`]).
+pub fn check_flush_size(cron: &Limits, size: u32) -> Result<(), FlushTooLarge> {
+    let max = max_flush_size(cron);
+    match size <= max {
+        true => Ok(()),
+        false => Err(FlushTooLarge { size, max }),
+    }
+}
+
+/// What each item of the Worker's per-item loops costs, counted from the code that carries it
+/// out (`worker/src/message_batches`, `worker/src/cron.rs`); the envelope suite checks the
+/// meter's counts against them.
+pub mod costs {
+    use super::Cost;
+
+    const fn cost(fetches: u32, d1: u32, r2: u32, queue: u32, durable_object: u32) -> Cost {
+        Cost {
+            fetches,
+            d1,
+            r2,
+            queue,
+            durable_object,
+        }
+    }
+
+    /// A flush's own calls: the waiting count, the claim, the sizes and unclaims in one
+    /// `batch()`, the create call, and the mark (or the release, or the note).
+    pub const FLUSH: Cost = cost(1, 4, 0, 0, 0);
+    /// A prompt job's request body, read from R2.
+    pub const FLUSH_PROMPT_ROW: Cost = cost(0, 0, 1, 0, 0);
+    /// A PDF job without a Files API file: the PDF read from R2, uploaded, the file recorded —
+    /// and, should the upload fail, read again for base64.
+    pub const FLUSH_PDF_UPLOAD_ROW: Cost = cost(1, 1, 2, 0, 0);
+    /// A PDF sent as base64 (Files API off).
+    pub const FLUSH_PDF_BASE64_ROW: Cost = cost(0, 0, 1, 0, 0);
+    /// A feedback job, or a PDF whose file is known: built from its row alone.
+    pub const FLUSH_ROW_FROM_ITS_ROW: Cost = cost(0, 0, 0, 0, 0);
+
+    /// One open batch looked at: retrieved; once ended, its times, the results' cursor, the
+    /// results fetch, the rescued lines, and ending what its results did not name (two reads
+    /// and a write per slice).
+    pub const BATCH_CHECK: Cost = cost(2, 6, 0, 0, 0);
+    /// A chunk of 100 result lines: the rows they name, up to 100 answers written to R2, the
+    /// transaction, the deadline router's estimate, and one send of the jobs moved to sync.
+    pub const RESULT_CHUNK: Cost = cost(0, 3, 100, 1, 0);
+    /// With a dead-letter webhook set, each of a chunk's lines may be dead-lettered and
+    /// announced: the row read and the post.
+    pub const RESULT_CHUNK_ANNOUNCED: Cost = cost(100, 103, 100, 1, 0);
+
+    /// Everything a cron run does beside the flushes and the poll, at its largest: the first
+    /// round trip and the budget object's state, the recovery's ten pages of batches and its
+    /// writes, the held jobs' release, the webhooks (20 deliveries, each a read, a post and a
+    /// write), the deadline rescues, the daily reconciliation, the re-enqueues, retention's
+    /// deletes, the final transaction, and the DLQ alert.
+    pub const CRON_RESERVE: Cost = cost(60, 120, 20, 4, 2);
+    /// An HTTP request or a queue batch that runs a flush or a poll: its own reads and writes.
+    pub const CALLER_RESERVE: Cost = cost(10, 40, 10, 10, 5);
+}
+
+/// The workers plan a var names (`WORKERS_PLAN`: `paid`, the default, or `free`).
+impl Plan {
+    pub fn from_var(v: Option<&str>) -> Result<Plan, String> {
+        match v.map(str::trim) {
+            None | Some("") => Ok(Plan::Paid),
+            Some(v) if v.eq_ignore_ascii_case("paid") => Ok(Plan::Paid),
+            Some(v) if v.eq_ignore_ascii_case("free") => Ok(Plan::Free),
+            Some(v) => Err(format!("WORKERS_PLAN must be paid or free, not {v:?}")),
+        }
+    }
+}
+
+impl Entry {
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Entry::Fetch => "fetch",
+            Entry::Queue => "queue",
+            Entry::Cron => "cron",
+            Entry::DurableObject => "durable_object",
+        }
+    }
+}
+
+/// A figure an invocation's limits cap.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Figure {
+    Subrequests,
+    Fetches,
+    D1Queries,
+    Connections,
+    WallMs,
+    MemoryBytes,
+}
+
+impl Figure {
+    pub const ALL: [Figure; 6] = [
+        Figure::Subrequests,
+        Figure::Fetches,
+        Figure::D1Queries,
+        Figure::Connections,
+        Figure::WallMs,
+        Figure::MemoryBytes,
+    ];
+
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Figure::Subrequests => "subrequests",
+            Figure::Fetches => "fetches",
+            Figure::D1Queries => "d1_queries",
+            Figure::Connections => "connections",
+            Figure::WallMs => "wall_ms",
+            Figure::MemoryBytes => "memory_bytes",
+        }
+    }
+}
+
+/// What one invocation has asked of the platform so far, in the figures its limits cap.
+/// `connections` is the peak of fetches waiting for their answer's headers at once.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Used {
+    pub subrequests: u64,
+    pub fetches: u64,
+    pub d1_queries: u64,
+    pub connections: u64,
+    pub wall_ms: u64,
+    pub memory_bytes: u64,
+}
+
+/// A limit an invocation passed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Passed {
+    pub figure: Figure,
+    pub used: u64,
+    pub limit: u64,
+}
+
+impl fmt::Display for Passed {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} {} of {} allowed",
+            self.figure.as_str(),
+            self.used,
+            self.limit
+        )
+    }
+}
+
+impl Used {
+    pub fn get(&self, figure: Figure) -> u64 {
+        match figure {
+            Figure::Subrequests => self.subrequests,
+            Figure::Fetches => self.fetches,
+            Figure::D1Queries => self.d1_queries,
+            Figure::Connections => self.connections,
+            Figure::WallMs => self.wall_ms,
+            Figure::MemoryBytes => self.memory_bytes,
+        }
+    }
+}
+
+impl Limits {
+    /// The limit on `figure`; `None` when there is none (an HTTP request's wall time).
+    pub fn get(&self, figure: Figure) -> Option<u64> {
+        match figure {
+            Figure::Subrequests => Some(self.subrequests as u64),
+            Figure::Fetches => Some(self.fetches as u64),
+            Figure::D1Queries => Some(self.d1_queries as u64),
+            Figure::Connections => Some(self.connections as u64),
+            Figure::WallMs => self.wall_ms,
+            Figure::MemoryBytes => Some(self.memory_bytes),
+        }
+    }
+
+    /// The first limit `used` passes, if any. Connections over the limit are not an error in
+    /// production (a seventh waits), but the adapter's semaphore must keep them at six, so
+    /// passing it is reported like the rest.
+    pub fn passed(&self, used: &Used) -> Option<Passed> {
+        Figure::ALL.iter().find_map(|&figure| {
+            let limit = self.get(figure)?;
+            let used = used.get(figure);
+            (used > limit).then_some(Passed {
+                figure,
+                used,
+                limit,
+            })
+        })
+    }
+
+    /// Each capped figure's use as a share of its limit, in per cent (the operator's headroom).
+    pub fn shares(&self, used: &Used) -> Vec<(Figure, f64)> {
+        Figure::ALL
+            .iter()
+            .filter_map(|&figure| {
+                let limit = self.get(figure)?;
+                Some((figure, 100.0 * used.get(figure) as f64 / limit.max(1) as f64))
+            })
+            .collect()
+    }
 }
 
 #[cfg(test)]

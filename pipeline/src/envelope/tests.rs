@@ -230,3 +230,144 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn a_use_within_every_limit_passes_none_and_the_first_one_over_is_named() {
+    let l = paid(Entry::Queue);
+    let mut used = Used {
+        subrequests: 10_000,
+        fetches: 40,
+        d1_queries: 1_000,
+        connections: 6,
+        wall_ms: 900_000,
+        memory_bytes: 128_000_000,
+    };
+    assert_eq!(l.passed(&used), None, "at a limit is not past it");
+    used.d1_queries = 1_001;
+    let p = l.passed(&used).unwrap();
+    assert_eq!((p.figure, p.used, p.limit), (Figure::D1Queries, 1_001, 1_000));
+    assert_eq!(p.to_string(), "d1_queries 1001 of 1000 allowed");
+}
+
+#[test]
+fn an_http_request_has_no_wall_limit_and_its_share_is_not_shown() {
+    let l = paid(Entry::Fetch);
+    let used = Used {
+        wall_ms: 10_000_000,
+        ..Used::default()
+    };
+    assert_eq!(l.passed(&used), None);
+    assert!(l.shares(&used).iter().all(|(f, _)| *f != Figure::WallMs));
+    let cron = paid(Entry::Cron).shares(&Used {
+        subrequests: 8_000,
+        ..Used::default()
+    });
+    assert_eq!(cron[0], (Figure::Subrequests, 80.0));
+}
+
+#[test]
+fn the_plan_var_is_paid_unless_it_says_free() {
+    assert_eq!(Plan::from_var(None), Ok(Plan::Paid));
+    assert_eq!(Plan::from_var(Some(" Free ")), Ok(Plan::Free));
+    assert!(Plan::from_var(Some("pro")).unwrap_err().contains("WORKERS_PLAN"));
+}
+
+#[test]
+fn an_allowance_takes_whole_items_and_refuses_the_one_that_does_not_fit() {
+    let mut a = Allowance::new(Room {
+        subrequests: 10,
+        fetches: 3,
+        d1: 10,
+    });
+    let call = Cost {
+        fetches: 1,
+        d1: 1,
+        ..Cost::default()
+    };
+    assert_eq!(a.take_up_to(&call, 10), 3, "three fetches fit");
+    assert!(!a.take(&call));
+    assert_eq!(
+        a.left(),
+        Room {
+            subrequests: 4,
+            fetches: 0,
+            d1: 7
+        }
+    );
+    assert!(a.take(&Cost {
+        d1: 4,
+        ..Cost::default()
+    }));
+}
+
+proptest! {
+    /// Whatever the weights, the parts and the reserve fit the limits together, and every
+    /// loop with work gets a part of every figure once the room is at least the total weight.
+    #[test]
+    fn split_parts_add_up_to_less_than_the_whole(
+        weights in proptest::collection::vec(0u64..50, 1..8),
+        configured in 50u32..200_000,
+    ) {
+        let limits = Limits::of(
+            Plan::Paid,
+            Entry::Cron,
+            Configured { subrequests: Some(configured), cpu_ms: None },
+        ).unwrap();
+        let parts = split(&limits, RESERVE, &weights);
+        let sum = parts.iter().fold(RESERVE.times(1), |s, p| s + *p);
+        prop_assert!(limits.room().after(sum).is_some());
+        let total: u64 = weights.iter().sum();
+        for (w, p) in weights.iter().zip(&parts) {
+            if *w == 0 {
+                prop_assert_eq!(*p, Room::default());
+            } else if limits.room().after(RESERVE.times(1)).unwrap().d1 >= total {
+                prop_assert!(p.d1 > 0 && p.subrequests > 0 && p.fetches > 0);
+            }
+        }
+    }
+}
+
+#[test]
+fn a_flush_size_that_cannot_fit_a_cron_run_is_refused_naming_the_var() {
+    let paid = Limits::of(Plan::Paid, Entry::Cron, Configured::default()).unwrap();
+    assert_eq!(check_flush_size(&paid, 1_000), Ok(()));
+    let max = max_flush_size(&paid);
+    // Half of what the run's bookkeeping leaves of 10,000, less the flush's own calls.
+    let half = (10_000 - costs::CRON_RESERVE.subrequests()) / 2;
+    assert_eq!(max as u64, half - costs::FLUSH.subrequests());
+    assert_eq!(check_flush_size(&paid, max), Ok(()));
+    let refused = check_flush_size(&paid, 100_000).unwrap_err();
+    assert_eq!(refused, FlushTooLarge { size: 100_000, max });
+    let message = refused.to_string();
+    assert!(message.contains("BATCH_FLUSH_SIZE = 100000"), "{message}");
+    assert!(message.contains(&format!("set it to {max} or less")), "{message}");
+    // A raised [limits] subrequests lets larger flushes fit.
+    let raised = Configured {
+        subrequests: Some(1_000_000),
+        cpu_ms: None,
+    };
+    let big = Limits::of(Plan::Paid, Entry::Cron, raised).unwrap();
+    assert!(max_flush_size(&big) > 100_000);
+}
+
+proptest! {
+    /// Whatever the configuration, the largest flush the check lets through fits, beside the
+    /// run's bookkeeping and an equal half for the poll, within every limit.
+    #[test]
+    fn the_largest_allowed_flush_fits_the_cron_run(configured in 50u32..2_000_000) {
+        let limits = Limits::of(
+            Plan::Paid,
+            Entry::Cron,
+            Configured { subrequests: Some(configured), cpu_ms: None },
+        ).unwrap();
+        let max = max_flush_size(&limits) as u64;
+        // Below the bookkeeping's own needs no flush fits, and every size is refused.
+        prop_assume!(max > 0);
+        let flush = costs::FLUSH.times(1) + costs::FLUSH_PROMPT_ROW.times(max);
+        let whole = costs::CRON_RESERVE.times(1) + flush + flush;
+        prop_assert!(limits.room().after(whole).is_some());
+        let one_more = flush + costs::FLUSH_PROMPT_ROW.times(1);
+        let half = split(&limits, costs::CRON_RESERVE, &[1, 1])[0];
+        prop_assert!(half.after(one_more).is_none());
+    }
+}
