@@ -2,6 +2,7 @@
 //! Batches calls of the batch mode. Every failure is a [`CallOutcome`] that `pipeline::retry`
 //! turns into a decision; nothing here decides.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use futures_util::future::{select, Either};
@@ -18,6 +19,7 @@ use wasm_bindgen::JsValue;
 use worker::{AbortController, Delay, Fetch, Headers, Method, Request, RequestInit};
 
 use crate::config::Config;
+use crate::meter::Meter;
 
 /// The header that tells the simulator which job a call bills (harmless to the real API).
 const JOB_HEADER: &str = "x-job-id";
@@ -27,6 +29,8 @@ pub struct Anthropic {
     base_url: String,
     api_key: String,
     timeout: Duration,
+    /// The invocation's envelope: every call is a subrequest and holds a connection slot.
+    meter: Arc<Meter>,
 }
 
 /// An HTTP answer, read whole.
@@ -45,11 +49,12 @@ pub struct Answered {
 }
 
 impl Anthropic {
-    pub fn new(config: &Config) -> Anthropic {
+    pub fn new(config: &Config, meter: Arc<Meter>) -> Anthropic {
         Anthropic {
             base_url: config.anthropic_base_url.clone(),
             api_key: config.anthropic_api_key.clone(),
             timeout: Duration::from_millis(config.timing.call_timeout_ms as u64),
+            meter,
         }
     }
 
@@ -104,6 +109,7 @@ impl Anthropic {
             base_url: self.base_url.clone(),
             api_key: key.to_owned(),
             timeout: self.timeout,
+            meter: self.meter.clone(),
         }
     }
 
@@ -178,6 +184,7 @@ impl Anthropic {
         let mut init = RequestInit::new();
         init.with_method(Method::Get).with_headers(headers);
         let request = Request::new_with_init(url, &init).map_err(net)?;
+        let slot = self.meter.connect().await.map_err(net)?;
         let fetch = Fetch::Request(request);
         let exchange = fetch.send();
         let timer = Delay::from(self.timeout);
@@ -187,6 +194,7 @@ impl Anthropic {
             Either::Left((r, _)) => r.map_err(net)?,
             Either::Right(_) => return Err(CallOutcome::Timeout),
         };
+        drop(slot);
         let status = resp.status_code();
         if (200..300).contains(&status) {
             return resp.stream().map_err(net);
@@ -253,10 +261,13 @@ impl Anthropic {
             init.with_body(Some(b));
         }
         let request = Request::new_with_init(url, &init).map_err(net)?;
+        // The slot is taken before the timer starts: waiting for one is not the API's time.
+        let slot = self.meter.connect().await.map_err(net)?;
         let controller = AbortController::default();
         let signal = controller.signal();
         let exchange = async {
             let mut resp = Fetch::Request(request).send_with_signal(&signal).await?;
+            drop(slot);
             let status = resp.status_code();
             let retry_after_s = resp
                 .headers()
@@ -322,8 +333,9 @@ fn http_error(raw: &Raw) -> CallOutcome {
     }
 }
 
-/// POSTs a JSON document to a URL (webhooks); any non-2xx answer is an error.
-pub async fn post_json<T: Serialize>(url: &str, payload: &T) -> worker::Result<()> {
+/// POSTs a JSON document to a URL (webhooks); any non-2xx answer is an error. The answer's body
+/// is read (an unread body holds its connection).
+pub async fn post_json<T: Serialize>(meter: &Meter, url: &str, payload: &T) -> worker::Result<()> {
     let body =
         serde_json::to_string(payload).map_err(|e| worker::Error::RustError(e.to_string()))?;
     let headers = Headers::new();
@@ -332,9 +344,12 @@ pub async fn post_json<T: Serialize>(url: &str, payload: &T) -> worker::Result<(
     init.with_method(Method::Post)
         .with_headers(headers)
         .with_body(Some(JsValue::from_str(&body)));
+    let slot = meter.connect().await?;
     let resp = Fetch::Request(Request::new_with_init(url, &init)?)
         .send()
         .await?;
+    drop(slot);
+    discard_body(&resp);
     if (200..300).contains(&resp.status_code()) {
         Ok(())
     } else {
@@ -342,5 +357,13 @@ pub async fn post_json<T: Serialize>(url: &str, payload: &T) -> worker::Result<(
             "webhook answered {}",
             resp.status_code()
         )))
+    }
+}
+
+/// Cancels an answer's body we do not read (a webhook receiver's): an unread body holds its
+/// connection open until the invocation ends. Cancelling needs no waiting on the receiver.
+pub fn discard_body(resp: &worker::Response) {
+    if let worker::ResponseBody::Stream(stream) = resp.body() {
+        let _ = stream.cancel();
     }
 }

@@ -47,15 +47,18 @@ impl Blobs {
 
     /// Writes an object (a prompt job's request, an uploaded PDF, a health probe).
     pub async fn put(&self, key: &str, bytes: Vec<u8>) -> worker::Result<()> {
-        self.meter.count(Op::R2ClassA, 1);
+        self.meter.count(Op::R2ClassA, 1)?;
         self.bucket.put(key, bytes).execute().await?;
         Ok(())
     }
 
     /// Deletes an object (what a refused request wrote); best effort, logged.
     pub async fn delete(&self, key: &str) {
-        self.meter.count(Op::R2Delete, 1);
-        if let Err(e) = self.bucket.delete(key).await {
+        let deleted = match self.meter.count(Op::R2Delete, 1) {
+            Ok(()) => self.bucket.delete(key).await,
+            Err(e) => Err(e),
+        };
+        if let Err(e) = deleted {
             worker::console_error!("deleting {key} failed: {e}");
         }
     }
@@ -63,13 +66,13 @@ impl Blobs {
     /// Deletes these objects (at most 1,000, R2's limit per call); a key with no object is
     /// no error.
     pub async fn delete_many(&self, keys: Vec<String>) -> worker::Result<()> {
-        self.meter.count(Op::R2Delete, keys.len() as u64);
+        self.meter.count(Op::R2Delete, keys.len() as u64)?;
         self.bucket.delete_multiple(keys).await
     }
 
     /// The bytes at `key`; `None` when there is no such object.
     pub async fn get(&self, key: &str) -> worker::Result<Option<Vec<u8>>> {
-        self.meter.count(Op::R2ClassB, 1);
+        self.meter.count(Op::R2ClassB, 1)?;
         let Some(object) = self.bucket.get(key).execute().await? else {
             return Ok(None);
         };
@@ -125,7 +128,7 @@ impl Blobs {
         body: Vec<u8>,
         metadata: HashMap<String, String>,
     ) -> worker::Result<()> {
-        self.meter.count(Op::R2ClassA, 1);
+        self.meter.count(Op::R2ClassA, 1)?;
         self.bucket
             .put(result_key(id), body)
             .custom_metadata(metadata)
@@ -141,7 +144,7 @@ impl Blobs {
     /// An answer already stored for this job (a Worker that died between the R2 write and the
     /// D1 update): rebuilt from the object, so the job settles without a second call.
     pub async fn stored_answer(&self, id: &str) -> worker::Result<Option<Message>> {
-        self.meter.count(Op::R2ClassB, 1);
+        self.meter.count(Op::R2ClassB, 1)?;
         let Some(object) = self.bucket.get(result_key(id)).execute().await? else {
             return Ok(None);
         };
@@ -184,7 +187,7 @@ impl Blobs {
 
     /// A job's stored answer as a stream (never buffered), with its content type.
     pub async fn result(&self, id: &str) -> worker::Result<Option<StoredResult>> {
-        self.meter.count(Op::R2ClassB, 1);
+        self.meter.count(Op::R2ClassB, 1)?;
         let Some(object) = self.bucket.get(result_key(id)).execute().await? else {
             return Ok(None);
         };

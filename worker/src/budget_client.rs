@@ -30,7 +30,7 @@ impl BudgetClient {
         path: &str,
         body: Option<String>,
     ) -> worker::Result<worker::Response> {
-        self.meter.count(crate::meter::Op::DoRequest, 1);
+        self.meter.count(crate::meter::Op::DoRequest, 1)?;
         let stub = self.ns.get_by_name(INSTANCE)?;
         let mut init = RequestInit::new();
         init.with_method(method);

@@ -115,7 +115,7 @@ async fn queue(
     env: Env,
     _ctx: Context,
 ) -> worker::Result<()> {
-    let state = services::AppState::from_env(&env);
+    let state = services::AppState::from_env(&env, pipeline::envelope::Entry::Queue);
     let meter = metered(&state);
     let queue = batch.queue();
     consumer::handle_batch(batch, state).await;
@@ -125,7 +125,7 @@ async fn queue(
 
 #[event(scheduled)]
 async fn scheduled(event: ScheduledEvent, env: Env, _ctx: ScheduleContext) {
-    let state = services::AppState::from_env(&env);
+    let state = services::AppState::from_env(&env, pipeline::envelope::Entry::Cron);
     let meter = metered(&state);
     cron::run(&event, state).await;
     log_use(meter, "cron");
@@ -134,18 +134,22 @@ async fn scheduled(event: ScheduledEvent, env: Env, _ctx: ScheduleContext) {
 /// The meter of an invocation whose use is logged (`D1_STATS = "on"`).
 pub(crate) fn metered(
     state: &Result<services::AppState, String>,
-) -> Option<std::sync::Arc<meter::Meter>> {
+) -> Option<(std::sync::Arc<meter::Meter>, bool)> {
     state
         .as_ref()
         .ok()
-        .filter(|s| s.config.d1_stats)
-        .map(|s| s.meter.clone())
+        .map(|s| (s.meter.clone(), s.config.d1_stats))
 }
 
-/// One line per invocation: what it asked of the platform (`cargo xtask bench cost` sums them).
-pub(crate) fn log_use(meter: Option<std::sync::Arc<meter::Meter>>, what: &str) {
-    if let Some(m) = meter {
-        let used = serde_json::to_string(&m.used()).unwrap_or_default();
-        worker::console_log!("use: {what}: {used}");
+/// At an invocation's end: a limit passed without a subrequest is logged, and (`D1_STATS`)
+/// one line says what it asked of the platform (`cargo xtask bench cost` sums them; the
+/// envelope suite reads each entry point's peaks from them).
+pub(crate) fn log_use(meter: Option<(std::sync::Arc<meter::Meter>, bool)>, what: &str) {
+    if let Some((m, logged)) = meter {
+        m.finish();
+        if logged {
+            let used = serde_json::to_string(&m.used()).unwrap_or_default();
+            worker::console_log!("use: {what}: {used}");
+        }
     }
 }

@@ -174,7 +174,7 @@ async fn raise<T: Serialize>(
     }
     worker::console_log!("ALERT {kind}: {detail}");
     if let Some(url) = state.config.notify_webhook_url.as_deref() {
-        if let Err(e) = crate::anthropic::post_json(url, payload).await {
+        if let Err(e) = crate::anthropic::post_json(&state.meter, url, payload).await {
             worker::console_error!("alert {key}: webhook failed: {e}");
         }
     }

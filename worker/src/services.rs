@@ -5,6 +5,7 @@
 use std::sync::Arc;
 
 use pipeline::dto::QueueMessage;
+use pipeline::envelope::Entry;
 use pipeline::status::Lane;
 use worker::{Env, MessageBuilder, Queue};
 
@@ -39,10 +40,14 @@ unsafe impl Sync for Assets {}
 impl AppState {
     /// Reads the configuration and resolves every binding; a missing binding or a malformed
     /// var is an error that names it.
-    pub fn from_env(env: &Env) -> Result<AppState, String> {
+    pub fn from_env(env: &Env, entry: Entry) -> Result<AppState, String> {
         let config = Config::from_env(env)?;
         let bind = |what: &str, e: worker::Error| format!("binding {what}: {e}");
-        let meter = Arc::new(Meter::default());
+        let meter = Arc::new(Meter::new(
+            entry,
+            config.limits(entry),
+            config.envelope_strict,
+        ));
         Ok(AppState {
             store: Store::new(
                 env.d1(DB).map_err(|e| bind(DB, e))?,
@@ -63,7 +68,7 @@ impl AppState {
                 env.durable_object(BUDGET).map_err(|e| bind(BUDGET, e))?,
                 meter.clone(),
             ),
-            anthropic: Arc::new(Anthropic::new(&config)),
+            anthropic: Arc::new(Anthropic::new(&config, meter.clone())),
             config: Arc::new(config),
             meter,
             assets: env.assets(ASSETS).ok().map(Assets),
@@ -109,7 +114,7 @@ impl Lanes {
         if delay > 0 {
             builder = builder.delay_seconds(delay);
         }
-        self.meter.count(Op::QueueSent, 1);
+        self.meter.count(Op::QueueSent, 1)?;
         self.queue(lane).send(builder.build()).await
     }
 
@@ -128,8 +133,11 @@ impl Lanes {
             if delay > 0 {
                 batch = batch.delay_seconds(delay);
             }
-            self.meter.count(Op::QueueSent, chunk.len() as u64);
-            if let Err(e) = self.queue(lane).send_batch(batch.build()).await {
+            let sent = match self.meter.count(Op::QueueSent, chunk.len() as u64) {
+                Ok(()) => self.queue(lane).send_batch(batch.build()).await,
+                Err(e) => Err(e),
+            };
+            if let Err(e) = sent {
                 worker::console_error!(
                     "sending {} jobs to the {} lane failed: {e}",
                     chunk.len(),
@@ -143,7 +151,7 @@ impl Lanes {
 
     /// A health ping through the high lane.
     pub async fn ping(&self, sent_at: i64) -> worker::Result<()> {
-        self.meter.count(Op::QueueSent, 1);
+        self.meter.count(Op::QueueSent, 1)?;
         self.high.send(QueueMessage::Ping { sent_at }).await
     }
 }

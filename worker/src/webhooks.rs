@@ -92,7 +92,7 @@ async fn attempt(state: &AppState, d: &Due, resend: bool) -> worker::Result<Next
     let started = now_ms();
     let timestamp = started / 1000;
     let sig = signature(&key, &d.id, timestamp, &body);
-    let answered = post(&d.url, &d.id, timestamp, &sig, &body).await;
+    let answered = post(&state.meter, &d.url, &d.id, timestamp, &sig, &body).await;
     let ms = now_ms() - started;
     let (status, error) = match &answered {
         Ok(s) if (200..300).contains(s) => (Some(*s), None),
@@ -144,8 +144,16 @@ async fn payload(state: &AppState, job_id: &str) -> worker::Result<String> {
 }
 
 /// POSTs one signed attempt; answers the receiver's status, or why there was none.
-async fn post(url: &str, id: &str, timestamp: i64, sig: &str, body: &str) -> Result<u16, String> {
+async fn post(
+    meter: &crate::meter::Meter,
+    url: &str,
+    id: &str,
+    timestamp: i64,
+    sig: &str,
+    body: &str,
+) -> Result<u16, String> {
     let send = async {
+        let slot = meter.connect().await?;
         let headers = Headers::new();
         headers.set("content-type", "application/json")?;
         headers.set("webhook-id", id)?;
@@ -164,7 +172,12 @@ async fn post(url: &str, id: &str, timestamp: i64, sig: &str, body: &str) -> Res
         futures_util::pin_mut!(exchange);
         futures_util::pin_mut!(timer);
         match futures_util::future::select(exchange, timer).await {
-            futures_util::future::Either::Left((resp, _)) => Ok(Some(resp?.status_code())),
+            futures_util::future::Either::Left((resp, _)) => {
+                drop(slot);
+                let resp = resp?;
+                crate::anthropic::discard_body(&resp);
+                Ok(Some(resp.status_code()))
+            }
             futures_util::future::Either::Right(_) => {
                 controller.abort();
                 Ok::<_, worker::Error>(None)

@@ -76,7 +76,7 @@ async fn announce(state: &AppState, row: JobRow) {
         created_at: row.created_at,
         error,
     };
-    if let Err(e) = crate::anthropic::post_json(url, &event).await {
+    if let Err(e) = crate::anthropic::post_json(&state.meter, url, &event).await {
         // Swallowed: the notification is best effort, the row already says what happened.
         worker::console_error!("dead letter {id}: webhook failed: {e}");
     }

@@ -42,7 +42,7 @@ pub use admission::{
 };
 
 pub fn router(env: &Env) -> Router {
-    let state = match AppState::from_env(env) {
+    let state = match AppState::from_env(env, pipeline::envelope::Entry::Fetch) {
         Ok(s) => s,
         Err(msg) => {
             worker::console_error!("configuration error: {msg}");
@@ -263,6 +263,7 @@ async fn d1_use_headers(
         .d1_stats
         .then(|| format!("fetch {} {}", req.method(), req.uri().path()));
     let mut resp = next.run(req).await;
+    state.meter.finish();
     if let Some(what) = what {
         let used = state.meter.used();
         let h = resp.headers_mut();
@@ -273,7 +274,7 @@ async fn d1_use_headers(
         ] {
             h.insert(name, axum::http::HeaderValue::from(v));
         }
-        crate::log_use(Some(state.meter.clone()), &what);
+        crate::log_use(Some((state.meter.clone(), true)), &what);
     }
     resp
 }

@@ -106,6 +106,7 @@ impl Store {
 
     /// Runs one write; answers how many rows it changed.
     async fn run(&self, sql: &str, args: &[JsValue]) -> worker::Result<usize> {
+        self.meter.d1_call()?;
         let r = self.stmt(sql, args)?.run().await?;
         self.record(sql, &r);
         changes(&r)
@@ -114,6 +115,7 @@ impl Store {
     /// Runs one statement and answers its whole result (for the readers that also read it out
     /// of a batch).
     async fn result(&self, sql: &str, args: &[JsValue]) -> worker::Result<D1Result> {
+        self.meter.d1_call()?;
         let r = self.stmt(sql, args)?.all().await?;
         self.record(sql, &r);
         Ok(r)
@@ -124,6 +126,7 @@ impl Store {
         sql: &str,
         args: &[JsValue],
     ) -> worker::Result<Vec<T>> {
+        self.meter.d1_call()?;
         let r = self.stmt(sql, args)?.all().await?;
         self.record(sql, &r);
         r.results()
@@ -142,6 +145,7 @@ impl Store {
     pub async fn batch(&self, statements: Vec<Statement>) -> worker::Result<Vec<D1Result>> {
         let (prepared, shown): (Vec<_>, Vec<_>) =
             statements.into_iter().map(|s| (s.0, s.1)).unzip();
+        self.meter.d1_call()?;
         let results = self.db.batch(prepared).await?;
         for (r, sql) in results.iter().zip(&shown) {
             record(&self.meter, self.trace, sql, r);
@@ -199,6 +203,7 @@ pub struct Statement(D1PreparedStatement, String);
 impl Store {
     /// Runs a prepared write alone.
     pub async fn run_one(&self, s: Statement) -> worker::Result<usize> {
+        self.meter.d1_call()?;
         let r = s.0.run().await?;
         record(&self.meter, self.trace, &s.1, &r);
         changes(&r)
