@@ -57,8 +57,8 @@ pub const USER_MAX_QUEUED: &str = "USER_MAX_QUEUED";
 pub const USER_MAX_PER_MIN: &str = "USER_MAX_PER_MIN";
 /// How long a Message Batch may answer 404 before its jobs are released to a new batch.
 pub const BATCH_LOST_AFTER_S: &str = "BATCH_LOST_AFTER_S";
-/// The most result lines of one Message Batch a poll reads and settles (the next poll resumes
-/// after them).
+/// The most result lines a poll reads and settles, over every batch it reads (the next poll
+/// resumes after them).
 pub const BATCH_RESULTS_PER_RUN: &str = "BATCH_RESULTS_PER_RUN";
 /// Retention (`pipeline::retention::Retention`): days, hours, and rows per cron run.
 pub const RETAIN_JOBS_DAYS: &str = "RETAIN_JOBS_DAYS";
@@ -70,6 +70,14 @@ pub const RETENTION_SLICE: &str = "RETENTION_SLICE";
 /// the request asked of D1), and background invocations log the same figures. Local stacks set
 /// it; production leaves it off (the figures describe the database to whoever asks).
 pub const D1_STATS: &str = "D1_STATS";
+/// The production envelope (`pipeline::envelope`): the account's Workers plan (`paid`, the
+/// default, or `free`); the `[limits]` of `wrangler.toml`, repeated as vars because a Worker
+/// cannot read its own `[limits]`; and `on` to refuse, as production would, the subrequest
+/// that passes a limit (the dev and test profiles set it: `wrangler dev` enforces none).
+pub const WORKERS_PLAN: &str = "WORKERS_PLAN";
+pub const LIMITS_SUBREQUESTS: &str = "LIMITS_SUBREQUESTS";
+pub const LIMITS_CPU_MS: &str = "LIMITS_CPU_MS";
+pub const ENVELOPE_STRICT: &str = "ENVELOPE_STRICT";
 /// `off`: PDFs always travel as base64 (a base URL without the Files API); default `on`: each
 /// PDF is uploaded once to the Files API and read by `file_id`.
 pub const ANTHROPIC_FILES_API: &str = "ANTHROPIC_FILES_API";
@@ -121,13 +129,19 @@ pub struct Config {
     /// `D1_STATS = "trace"`: besides the counts, one log line per D1 statement with its rows
     /// read and written and the head of its SQL (to see where a job's rows go).
     pub d1_trace: bool,
-    /// `BATCH_RESULTS_PER_RUN` (default 5,000): each chunk of 100 lines is two D1 calls and up
-    /// to 100 R2 writes, so a run stays well inside a Worker invocation's limits (1,000 D1
-    /// queries, 10,000 subrequests: developers.cloudflare.com/d1/platform/limits/,
-    /// /workers/platform/limits/).
+    /// `BATCH_RESULTS_PER_RUN` (default 5,000), per run over every batch: each chunk of 100
+    /// lines is three D1 queries and up to 100 R2 writes (`pipeline::envelope::costs`); the
+    /// invocation's share stops a run sooner when its limits would be passed (10,000
+    /// subrequests and 1,000 D1 queries on Paid: developers.cloudflare.com/workers/platform/limits/,
+    /// /d1/platform/limits/).
     pub batch_results_per_run: u64,
     /// `ANTHROPIC_FILES_API` (default on): PDFs through the Files API.
     pub files_api: bool,
+    /// The plan and `[limits]` every invocation's envelope is figured from.
+    pub plan: pipeline::envelope::Plan,
+    pub configured_limits: pipeline::envelope::Configured,
+    /// `ENVELOPE_STRICT = "on"`.
+    pub envelope_strict: bool,
 }
 
 impl Config {
@@ -135,6 +149,27 @@ impl Config {
     pub fn from_env(env: &Env) -> Result<Config, String> {
         let var = |name: &str| env.var(name).ok().map(|v| v.to_string());
         let timing = Timing::from_vars(var)?;
+        let plan = pipeline::envelope::Plan::from_var(var(WORKERS_PLAN).as_deref())?;
+        let optional = |name: &str| -> Result<Option<u32>, String> {
+            match var(name).filter(|v| !v.trim().is_empty()) {
+                None => Ok(None),
+                v => Ok(Some(number(v, name, 0)? as u32)),
+            }
+        };
+        let configured_limits = pipeline::envelope::Configured {
+            subrequests: optional(LIMITS_SUBREQUESTS)?,
+            cpu_ms: optional(LIMITS_CPU_MS)?,
+        };
+        // A `[limits]` figure the plan does not allow is refused here, naming it; so is a flush
+        // size whose one flush cannot fit a cron run.
+        let cron = pipeline::envelope::Limits::of(
+            plan,
+            pipeline::envelope::Entry::Cron,
+            configured_limits,
+        )
+        .map_err(|e| e.to_string())?;
+        pipeline::envelope::check_flush_size(&cron, pipeline::batching::flush_size(&timing))
+            .map_err(|e| e.to_string())?;
         let configured: Vec<String> = var(MODEL_FALLBACKS)
             .unwrap_or_default()
             .split(',')
@@ -191,6 +226,9 @@ impl Config {
             .max(100),
             files_api: !var(ANTHROPIC_FILES_API)
                 .is_some_and(|v| v.trim().eq_ignore_ascii_case("off")),
+            plan,
+            configured_limits,
+            envelope_strict: var(ENVELOPE_STRICT).is_some_and(|v| v.trim() == "on"),
         })
     }
 }
@@ -249,6 +287,17 @@ fn number(raw: Option<String>, name: &str, default: u64) -> Result<u64, String> 
         Some(v) => v
             .parse()
             .map_err(|_| format!("{name} must be a whole number, not {v:?}")),
+    }
+}
+
+impl Config {
+    /// The limits of an invocation started by `entry` (checked at parse: they exist).
+    pub fn limits(&self, entry: pipeline::envelope::Entry) -> pipeline::envelope::Limits {
+        pipeline::envelope::Limits::of(self.plan, entry, self.configured_limits)
+            .unwrap_or_else(|_| {
+                pipeline::envelope::Limits::of(self.plan, entry, Default::default())
+                    .expect("a plan's defaults are allowed")
+            })
     }
 }
 

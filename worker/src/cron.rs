@@ -8,6 +8,7 @@
 
 use worker::ScheduledEvent;
 
+use pipeline::envelope::costs;
 use pipeline::status::Lane;
 
 use crate::config::now_ms;
@@ -90,12 +91,17 @@ async fn minute(state: &AppState, beat: &str) -> worker::Result<()> {
     let held = crate::store::pauses::held_of(&paused[1])?;
 
     let flush_then_poll = async {
-        let flushed = flush::flush_due_from(state, false, Some(waiting)).await;
+        // The flush may take half of what the run's bookkeeping leaves when batches are open
+        // too; the poll then has what the flush left (`pipeline::envelope`).
+        let weights = [u64::from(waiting.0 > 0), u64::from(!open.is_empty())];
+        let mut for_flush = state.meter.shares(costs::CRON_RESERVE, &weights)[0];
+        let flushed = flush::flush_due_from(state, false, Some(waiting), &mut for_flush).await;
+        let mut for_poll = state.meter.share(costs::CRON_RESERVE);
         // A batch created just now is polled in this run too (as the sequence always did).
         let polled = if flushed.batches_created > 0 {
-            poll::poll(state).await
+            poll::poll(state, &mut for_poll).await
         } else {
-            poll::poll_these(state, open).await
+            poll::poll_these(state, open, &mut for_poll).await
         };
         match polled {
             Ok(report) if !report.errors.is_empty() => {

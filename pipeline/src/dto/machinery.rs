@@ -23,6 +23,10 @@ pub struct FlushReport {
     /// Flushes left `claimed` because the create call's outcome is unknown.
     pub outcomes_unknown: u32,
     pub errors: Vec<String>,
+    /// The invocation's share of the platform's limits was spent with jobs still due: the
+    /// rest waits for the next run (`pipeline::envelope`).
+    #[serde(default)]
+    pub left_for_next_run: bool,
 }
 
 /// What a recovery run (of flushes whose create call's outcome was unknown) did.
@@ -54,7 +58,7 @@ pub struct PollReport {
     #[serde(default)]
     pub batches_lost: u32,
     /// Result lines read this run, over all batches (a run reads at most
-    /// `BATCH_RESULTS_PER_RUN` per batch and the next one resumes after them).
+    /// `BATCH_RESULTS_PER_RUN` in all, and the next one resumes after them).
     #[serde(default)]
     pub result_lines: u64,
     /// Batches whose results this run read in part: the next run goes on.
@@ -69,5 +73,9 @@ pub struct PollReport {
     /// The Worker's wasm memory after the run (it only ever grows: its high-water mark).
     #[serde(default)]
     pub wasm_memory_bytes: u64,
+    /// The invocation's share of the platform's limits (or the run's line budget) was spent
+    /// with batches still to look at or read: they wait for the next run.
+    #[serde(default)]
+    pub left_for_next_run: bool,
     pub errors: Vec<String>,
 }

@@ -78,7 +78,7 @@ pub async fn handle_batch(batch: MessageBatch<Value>, state: Result<AppState, St
     };
     state
         .meter
-        .count(crate::meter::Op::QueueDelivered, messages.len() as u64);
+        .delivered(messages.len() as u64);
     let mut work = Vec::new();
     for msg in messages {
         match serde_json::from_value::<QueueMessage>(msg.body().clone()) {
@@ -244,7 +244,8 @@ async fn run_jobs(state: &AppState, work: Vec<(Message<Value>, String)>) {
     });
     futures_util::future::join(small, large).await;
     if batch_mode {
-        crate::message_batches::flush::flush_due(state, false).await;
+        let mut share = state.meter.share(pipeline::envelope::costs::CALLER_RESERVE);
+        crate::message_batches::flush::flush_due(state, false, &mut share).await;
     }
 }
 

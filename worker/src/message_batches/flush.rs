@@ -17,6 +17,7 @@ use pipeline::anthropic::{BatchRequest, CreateBatch};
 use pipeline::batching::{self, Created, Recovery, Unknown};
 use pipeline::clock::parse_rfc3339;
 use pipeline::dto::{FlushReport, RecoveryReport};
+use pipeline::envelope::{costs, Allowance, Cost};
 use pipeline::ops::failures::Failure;
 use pipeline::retry::describe;
 
@@ -26,12 +27,14 @@ use crate::services::{new_id, AppState};
 use crate::store::flushes::Stranded;
 use crate::store::lifecycle::Scope;
 
-/// At most this many flushes per run (each one create call), so one invocation stays bounded.
+/// At most this many flushes per run (each one create call), so one invocation stays bounded;
+/// within it, the invocation's share decides (`pipeline::envelope`).
 const MAX_FLUSHES_PER_RUN: usize = 10;
 
-/// Flushes while a flush is due (by size or age) — or, with `force`, while any job waits.
-pub async fn flush_due(state: &AppState, force: bool) -> FlushReport {
-    flush_due_from(state, force, None).await
+/// Flushes while a flush is due (by size or age) — or, with `force`, while any job waits —
+/// and while `allowance` has room for another flush.
+pub async fn flush_due(state: &AppState, force: bool, allowance: &mut Allowance) -> FlushReport {
+    flush_due_from(state, force, None, allowance).await
 }
 
 /// [`flush_due`], starting from the waiting count the caller has read (`first`: jobs waiting
@@ -40,6 +43,7 @@ pub async fn flush_due_from(
     state: &AppState,
     force: bool,
     mut first: Option<(u32, Option<i64>)>,
+    allowance: &mut Allowance,
 ) -> FlushReport {
     let mut report = FlushReport::default();
     for _ in 0..MAX_FLUSHES_PER_RUN {
@@ -59,7 +63,12 @@ pub async fn flush_due_from(
         if !due {
             break;
         }
-        match flush_once(state, &mut report).await {
+        // A flush and at least one row, or the rest waits for the next run.
+        if allowance.fits(&(costs::FLUSH + costs::FLUSH_PDF_UPLOAD_ROW)) == 0 {
+            report.left_for_next_run = true;
+            break;
+        }
+        match flush_once(state, &mut report, allowance).await {
             Ok(true) => {}
             Ok(false) => break,
             Err(e) => {
@@ -75,7 +84,12 @@ pub async fn flush_due_from(
 }
 
 /// One flush: claim, build, create, mark. Answers whether another flush may follow at once.
-async fn flush_once(state: &AppState, report: &mut FlushReport) -> worker::Result<bool> {
+async fn flush_once(
+    state: &AppState,
+    report: &mut FlushReport,
+    allowance: &mut Allowance,
+) -> worker::Result<bool> {
+    allowance.take(&costs::FLUSH);
     let store = &state.store;
     let now = now_ms();
     let flush = format!("flush_{}", new_id()?);
@@ -93,7 +107,8 @@ async fn flush_once(state: &AppState, report: &mut FlushReport) -> worker::Resul
     let mut rest: Vec<&str> = Vec::new();
     let mut statements = Vec::new();
     for row in &rows {
-        if !rest.is_empty() {
+        if !rest.is_empty() || !allowance.take(&row_cost(state, row)) {
+            // Past the byte limit or the invocation's share: first in line for the next flush.
             rest.push(&row.id);
             continue;
         }
@@ -122,6 +137,10 @@ async fn flush_once(state: &AppState, report: &mut FlushReport) -> worker::Resul
         }
     }
     let n = requests.len();
+    let left = !rest.is_empty();
+    if left && n == 0 {
+        report.left_for_next_run = true;
+    }
     for id in rest {
         // Did not fit this create call: back to waiting, first in line for the next.
         statements.push(store.unclaim(id, &flush)?);
@@ -129,10 +148,13 @@ async fn flush_once(state: &AppState, report: &mut FlushReport) -> worker::Resul
     statements.push(store.size_flush(&flush, n, now_ms())?);
     store.batch(statements).await?;
     if requests.is_empty() {
-        store
-            .release_flush(&flush, "no request could be built", now_ms())
-            .await?;
-        return Ok(true);
+        let why = if left {
+            "the invocation's share is spent; the jobs wait for the next run"
+        } else {
+            "no request could be built"
+        };
+        store.release_flush(&flush, why, now_ms()).await?;
+        return Ok(!left);
     }
     // A prefix another request of the batch reads is cached for an hour; a lone one of ours is
     // not cached at all (`pipeline::batching::cache`).
@@ -184,6 +206,18 @@ async fn flush_once(state: &AppState, report: &mut FlushReport) -> worker::Resul
             report.errors.push(format!("{flush}: {note}"));
             Ok(false)
         }
+    }
+}
+
+/// What building `row`'s request asks of the platform (`pipeline::envelope::costs`).
+fn row_cost(state: &AppState, row: &crate::store::JobRow) -> Cost {
+    use pipeline::status::Kind;
+    match row.kind {
+        Kind::Feedback => costs::FLUSH_ROW_FROM_ITS_ROW,
+        Kind::Prompt => costs::FLUSH_PROMPT_ROW,
+        Kind::Pdf if row.file_id.is_some() => costs::FLUSH_ROW_FROM_ITS_ROW,
+        Kind::Pdf if crate::files::enabled(state) => costs::FLUSH_PDF_UPLOAD_ROW,
+        Kind::Pdf => costs::FLUSH_PDF_BASE64_ROW,
     }
 }
 

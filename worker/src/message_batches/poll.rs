@@ -1,9 +1,10 @@
 //! The batch mode's poller (run by the cron, and on demand): for every Anthropic batch that
 //! still has submitted jobs, retrieve it; once ended, stream its JSONL results and settle them
 //! a chunk of lines per transaction, the read's cursor in the same transaction, at most
-//! `BATCH_RESULTS_PER_RUN` lines per run — a batch of 100,000 answers settles in constant
-//! memory over as many runs as it takes, and a restart resumes after the last chunk. Guarded
-//! updates make it safe to run twice or concurrently.
+//! `BATCH_RESULTS_PER_RUN` lines per run across every batch, and only as many batches and
+//! chunks as the invocation's share allows (`pipeline::envelope`) — a batch of 100,000 answers
+//! settles in constant memory over as many runs as it takes, and a restart resumes after the
+//! last chunk. Guarded updates make it safe to run twice or concurrently.
 
 use futures_util::StreamExt;
 use pipeline::answer::{settle_answer, End};
@@ -13,6 +14,7 @@ use pipeline::batching::{
     after_missing, bill_after_cancel, line_outcome, lost_batch_job, Missing, Outcome,
 };
 use pipeline::dto::PollReport;
+use pipeline::envelope::{costs, Allowance, Cost};
 use pipeline::ops::failures::Failure;
 use pipeline::pricing::Tier;
 use pipeline::retry::{describe, CallOutcome};
@@ -24,14 +26,28 @@ use crate::services::AppState;
 use crate::store::lifecycle::Scope;
 use crate::store::Statement;
 
-pub async fn poll(state: &AppState) -> worker::Result<PollReport> {
-    poll_these(state, state.store.open_batches().await?).await
+pub async fn poll(state: &AppState, allowance: &mut Allowance) -> worker::Result<PollReport> {
+    poll_these(state, state.store.open_batches().await?, allowance).await
 }
 
 /// [`poll`] of the open batches the caller has read (the cron, in its one round trip).
-pub async fn poll_these(state: &AppState, open: Vec<String>) -> worker::Result<PollReport> {
+pub async fn poll_these(
+    state: &AppState,
+    open: Vec<String>,
+    allowance: &mut Allowance,
+) -> worker::Result<PollReport> {
     let mut report = PollReport::default();
+    let mut run = Run {
+        allowance,
+        lines_left: state.config.batch_results_per_run,
+        chunk: chunk_cost(state),
+    };
     for batch_id in open {
+        if !run.allowance.take(&costs::BATCH_CHECK) {
+            // The rest are looked at next run (the open list is oldest first).
+            report.left_for_next_run = true;
+            break;
+        }
         report.batches_checked += 1;
         let batch = match state.anthropic.retrieve_batch(&batch_id).await {
             Ok(b) => b,
@@ -65,9 +81,9 @@ pub async fn poll_these(state: &AppState, open: Vec<String>) -> worker::Result<P
                 .record_batch_times(&batch_id, created, ended)
                 .await?;
         }
-        settle_batch(state, &batch_id, url, &mut report).await?;
+        settle_batch(state, &batch_id, url, &mut report, &mut run).await?;
     }
-    report.wasm_memory_bytes = wasm_memory();
+    report.wasm_memory_bytes = crate::meter::wasm_memory();
     Ok(report)
 }
 
@@ -165,18 +181,6 @@ fn carry_out(
     })
 }
 
-/// The Worker's linear memory now, in bytes.
-fn wasm_memory() -> u64 {
-    #[cfg(target_arch = "wasm32")]
-    {
-        core::arch::wasm32::memory_size(0) as u64 * 65_536
-    }
-    #[cfg(not(target_arch = "wasm32"))]
-    {
-        0
-    }
-}
-
 /// Result lines settled per D1 transaction.
 const CHUNK_LINES: usize = 100;
 /// Rows per statement batch when ending what the results did not name.
@@ -185,14 +189,50 @@ const SLICE: u32 = 500;
 /// JSON); a longer line is an error, not an allocation.
 const MAX_LINE: usize = 8 << 20;
 
+/// What one poll may still settle: its share of the invocation, and the lines of the
+/// `BATCH_RESULTS_PER_RUN` budget that are left.
+struct Run<'a> {
+    allowance: &'a mut Allowance,
+    lines_left: u64,
+    /// What settling one chunk of lines asks of the platform.
+    chunk: Cost,
+}
+
+impl Run<'_> {
+    /// Takes one chunk's lines and calls if both fit; answers whether they did.
+    fn take_chunk(&mut self) -> bool {
+        if self.lines_left == 0 || !self.allowance.take(&self.chunk) {
+            return false;
+        }
+        self.lines_left = self.lines_left.saturating_sub(CHUNK_LINES as u64);
+        true
+    }
+}
+
+/// A chunk's cost: with a dead-letter webhook set, each of its lines may be announced.
+fn chunk_cost(state: &AppState) -> Cost {
+    match state.config.notify_webhook_url {
+        Some(_) => costs::RESULT_CHUNK_ANNOUNCED,
+        None => costs::RESULT_CHUNK,
+    }
+}
+
 /// Reads an ended batch's results from where the last run stopped and settles them a chunk at
-/// a time; once the body is read to its end, ends what it did not name.
+/// a time while the run's share and line budget last; once the body is read to its end, ends
+/// what it did not name.
 async fn settle_batch(
     state: &AppState,
     batch_id: &str,
     url: &str,
     report: &mut PollReport,
+    run: &mut Run<'_>,
 ) -> worker::Result<()> {
+    if run.lines_left == 0 || run.allowance.fits(&run.chunk) == 0 {
+        // Nothing of it can settle in this run: not even its results are fetched.
+        report.batches_resumable += 1;
+        report.left_for_next_run = true;
+        return Ok(());
+    }
     let (offset, lines_before) = state.store.results_cursor(batch_id).await?;
     let mut stream = match state.anthropic.batch_results(url).await {
         Ok(s) => s,
@@ -205,7 +245,6 @@ async fn settle_batch(
     };
     let mut router = crate::routing::Lines::new(state, state.store.rescued(batch_id).await?);
     let mut reader = LineReader::new(offset, lines_before, MAX_LINE);
-    let budget = state.config.batch_results_per_run;
     let mut read = 0u64;
     let mut chunk: Vec<Line> = Vec::with_capacity(CHUNK_LINES);
     let too_long = |e: pipeline::anthropic::jsonl::LineTooLong| {
@@ -229,23 +268,24 @@ async fn settle_batch(
         };
         for line in lines {
             chunk.push(line);
-            if chunk.len() >= CHUNK_LINES {
-                read += settle_lines(state, batch_id, &chunk, &mut router, report).await?;
-                chunk.clear();
+            if chunk.len() < CHUNK_LINES {
+                continue;
             }
+            if !run.take_chunk() {
+                // The rest waits for the next run: it resumes after the last chunk settled.
+                resumable(report, read);
+                return Ok(());
+            }
+            read += settle_lines(state, batch_id, &chunk, &mut router, report).await?;
+            chunk.clear();
         }
         report.peak_line_bytes = report.peak_line_bytes.max(reader.peak as u64);
-        if read >= budget && !ended {
-            // The rest waits for the next run (it resumes after the last chunk settled).
-            if !chunk.is_empty() {
-                read += settle_lines(state, batch_id, &chunk, &mut router, report).await?;
-            }
-            report.result_lines += read;
-            report.batches_resumable += 1;
-            return Ok(());
-        }
     }
     if !chunk.is_empty() {
+        if !run.take_chunk() {
+            resumable(report, read);
+            return Ok(());
+        }
         read += settle_lines(state, batch_id, &chunk, &mut router, report).await?;
     }
     report.result_lines += read;
@@ -254,6 +294,13 @@ async fn settle_batch(
     })
     .await?;
     Ok(())
+}
+
+/// Counts a batch left part-read: its next lines wait for the next run.
+fn resumable(report: &mut PollReport, read: u64) {
+    report.result_lines += read;
+    report.batches_resumable += 1;
+    report.left_for_next_run = true;
 }
 
 /// Settles the jobs these lines name, with the cursor after the last line, in one transaction;

@@ -6,6 +6,7 @@ use axum::extract::State;
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use pipeline::dto::BatchMachinery;
+use pipeline::envelope::costs;
 use pipeline::error::ApiError;
 
 use crate::error::AppError;
@@ -39,9 +40,12 @@ async fn batch_machinery(
     if !caller.is_admin() {
         return Err(ApiError::forbidden("only admins may run the batch machinery").into());
     }
-    let flushed = flush::flush_due(state, force).await;
+    // Half of the request's room each for the flushes and the poll (`pipeline::envelope`).
+    let shares = state.meter.shares(costs::CALLER_RESERVE, &[1, 1]);
+    let (mut for_flush, mut for_poll) = (shares[0], shares[1]);
+    let flushed = flush::flush_due(state, force, &mut for_flush).await;
     let recovered = flush::recover(state).await?;
-    let report = poll::poll(state).await?;
+    let report = poll::poll(state, &mut for_poll).await?;
     Ok(Json(BatchMachinery {
         flush: flushed,
         recovery: recovered,
