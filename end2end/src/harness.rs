@@ -153,6 +153,16 @@ fn run(suite: Suite, filter: Option<&str>) -> ExitCode {
                 }
             }
         }
+        // Every suite is a production-limits test: no invocation of its stack may have
+        // passed a limit of Cloudflare's (which `wrangler dev` does not enforce).
+        let exceeded = stack.envelope_exceeded();
+        let name = "no_invocation_passed_a_production_limit";
+        if exceeded.is_empty() {
+            println!("test {name} ... ok");
+        } else {
+            println!("test {name} ... FAILED");
+            failures.push((name.to_string(), exceeded.join("\n")));
+        }
         // Stops wrangler dev (and workerd) before the runtime and the simulator go away.
         let t0 = Instant::now();
         drop(stack);
@@ -172,7 +182,7 @@ fn run(suite: Suite, filter: Option<&str>) -> ExitCode {
     println!(
         "\ntest result: {}. {} passed; {} failed; 0 ignored; 0 measured; {} filtered out; finished in {:.2}s\n",
         if failed == 0 { "ok" } else { "FAILED" },
-        selected.len() - failed,
+        selected.len() + usize::from(!selected.is_empty()) - failed,
         failed,
         tests.len() - selected.len(),
         started.elapsed().as_secs_f64()

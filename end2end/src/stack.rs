@@ -48,6 +48,12 @@ impl TestStack {
         self.runtime().log_tail(n)
     }
 
+    /// The Worker's `envelope exceeded` lines: every invocation that passed a production
+    /// limit (`crate::meter` in the Worker logs the first limit each one passes).
+    pub fn envelope_exceeded(&self) -> Vec<String> {
+        self.runtime().log_lines("envelope exceeded")
+    }
+
     /// Resident memory of the runtime's `workerd` processes in KiB: (now, peak since start).
     pub fn runtime_memory_kib(&self) -> (u64, u64) {
         self.runtime().runtime_memory_kib()

@@ -105,6 +105,16 @@ impl Service {
         lines[lines.len().saturating_sub(n)..].join("\n")
     }
 
+    /// The lines of its log that contain `needle`.
+    pub fn log_lines(&self, needle: &str) -> Vec<String> {
+        let text = std::fs::read(&self.log).unwrap_or_default();
+        String::from_utf8_lossy(&text)
+            .lines()
+            .filter(|l| l.contains(needle))
+            .map(str::to_owned)
+            .collect()
+    }
+
     /// SIGTERM to the process group, then SIGKILL after a grace period.
     pub fn stop(&mut self) {
         let Some(mut child) = self.child.take() else {

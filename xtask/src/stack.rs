@@ -410,6 +410,11 @@ impl Stack {
         self.wrangler.log_tail(n)
     }
 
+    /// The lines of the runtime's log (every start of this stack's) that contain `needle`.
+    pub fn log_lines(&self, needle: &str) -> Vec<String> {
+        self.wrangler.log_lines(needle)
+    }
+
     pub fn stop(&mut self) {
         self.wrangler.stop();
     }

@@ -103,6 +103,8 @@ pub fn local(settings: &LocalSettings) -> Result<String> {
         ("BUDGET_OTPM", "400000"),
         // What each request asked of D1, as headers (local stacks only).
         ("D1_STATS", "on"),
+        // Refuse what production would: `wrangler dev` enforces no per-invocation limit.
+        ("ENVELOPE_STRICT", "on"),
         // A webhook receiver on this machine (`http://127.0.0.1:…`) is allowed locally only.
         ("WEBHOOK_ALLOW_LOOPBACK", "on"),
     ] {
@@ -226,6 +228,40 @@ mod tests {
         assert_eq!(from_toml, Timing::production());
         for (name, _) in Timing::production().to_vars() {
             assert!(vars.contains_key(name), "wrangler.toml lacks {name}");
+        }
+    }
+
+    /// Every var the Worker reads (a name constant of `worker/src/config.rs`, and `CELLS`)
+    /// stands in `wrangler.toml`: as a var with its default, or — a secret, a binding, or the
+    /// cells' count the tooling sets — named in it, so an operator sees what can be tuned.
+    #[test]
+    fn every_var_the_worker_reads_stands_in_wrangler_toml() {
+        let config = std::fs::read_to_string(root().join("worker/src/config.rs")).unwrap();
+        let text = std::fs::read_to_string(root().join("wrangler.toml")).unwrap();
+        let t = production().unwrap();
+        let vars = t["vars"].as_table().unwrap();
+        let names: Vec<&str> = config
+            .lines()
+            .filter_map(|l| l.strip_prefix("pub const ")?.split_once(": &str = \""))
+            .map(|(name, _)| name)
+            .chain(["CELLS"])
+            .collect();
+        assert!(names.len() > 30, "{names:?}");
+        let named_only = [
+            "ANTHROPIC_API_KEY",
+            "ANTHROPIC_ADMIN_KEY",
+            "WEBHOOK_SECRET",
+            "METRICS_SCRAPE_TOKEN",
+            "QUEUE_ROLLOUT_PERCENT",
+            "CELLS",
+        ];
+        let binding = |name: &str| text.contains(&format!("= \"{name}\""));
+        for name in names {
+            if named_only.contains(&name) || binding(name) {
+                assert!(text.contains(name), "wrangler.toml does not name {name}");
+            } else {
+                assert!(vars.contains_key(name), "wrangler.toml lacks the var {name}");
+            }
         }
     }
 
