@@ -623,7 +623,10 @@ impl Limits {
             .iter()
             .filter_map(|&figure| {
                 let limit = self.get(figure)?;
-                Some((figure, 100.0 * used.get(figure) as f64 / limit.max(1) as f64))
+                Some((
+                    figure,
+                    100.0 * used.get(figure) as f64 / limit.max(1) as f64,
+                ))
             })
             .collect()
     }

@@ -293,11 +293,12 @@ fn number(raw: Option<String>, name: &str, default: u64) -> Result<u64, String> 
 impl Config {
     /// The limits of an invocation started by `entry` (checked at parse: they exist).
     pub fn limits(&self, entry: pipeline::envelope::Entry) -> pipeline::envelope::Limits {
-        pipeline::envelope::Limits::of(self.plan, entry, self.configured_limits)
-            .unwrap_or_else(|_| {
+        pipeline::envelope::Limits::of(self.plan, entry, self.configured_limits).unwrap_or_else(
+            |_| {
                 pipeline::envelope::Limits::of(self.plan, entry, Default::default())
                     .expect("a plan's defaults are allowed")
-            })
+            },
+        )
     }
 }
 

@@ -260,7 +260,10 @@ mod tests {
             if named_only.contains(&name) || binding(name) {
                 assert!(text.contains(name), "wrangler.toml does not name {name}");
             } else {
-                assert!(vars.contains_key(name), "wrangler.toml lacks the var {name}");
+                assert!(
+                    vars.contains_key(name),
+                    "wrangler.toml lacks the var {name}"
+                );
             }
         }
     }

@@ -245,7 +245,10 @@ fn a_use_within_every_limit_passes_none_and_the_first_one_over_is_named() {
     assert_eq!(l.passed(&used), None, "at a limit is not past it");
     used.d1_queries = 1_001;
     let p = l.passed(&used).unwrap();
-    assert_eq!((p.figure, p.used, p.limit), (Figure::D1Queries, 1_001, 1_000));
+    assert_eq!(
+        (p.figure, p.used, p.limit),
+        (Figure::D1Queries, 1_001, 1_000)
+    );
     assert_eq!(p.to_string(), "d1_queries 1001 of 1000 allowed");
 }
 
@@ -269,7 +272,9 @@ fn an_http_request_has_no_wall_limit_and_its_share_is_not_shown() {
 fn the_plan_var_is_paid_unless_it_says_free() {
     assert_eq!(Plan::from_var(None), Ok(Plan::Paid));
     assert_eq!(Plan::from_var(Some(" Free ")), Ok(Plan::Free));
-    assert!(Plan::from_var(Some("pro")).unwrap_err().contains("WORKERS_PLAN"));
+    assert!(Plan::from_var(Some("pro"))
+        .unwrap_err()
+        .contains("WORKERS_PLAN"));
 }
 
 #[test]
@@ -340,7 +345,10 @@ fn a_flush_size_that_cannot_fit_a_cron_run_is_refused_naming_the_var() {
     assert_eq!(refused, FlushTooLarge { size: 100_000, max });
     let message = refused.to_string();
     assert!(message.contains("BATCH_FLUSH_SIZE = 100000"), "{message}");
-    assert!(message.contains(&format!("set it to {max} or less")), "{message}");
+    assert!(
+        message.contains(&format!("set it to {max} or less")),
+        "{message}"
+    );
     // A raised [limits] subrequests lets larger flushes fit.
     let raised = Configured {
         subrequests: Some(1_000_000),

@@ -76,9 +76,7 @@ pub async fn handle_batch(batch: MessageBatch<Value>, state: Result<AppState, St
             return;
         }
     };
-    state
-        .meter
-        .delivered(messages.len() as u64);
+    state.meter.delivered(messages.len() as u64);
     let mut work = Vec::new();
     for msg in messages {
         match serde_json::from_value::<QueueMessage>(msg.body().clone()) {
