@@ -48,6 +48,11 @@ impl TestStack {
         self.runtime().log_tail(n)
     }
 
+    /// The lines the runtime printed that contain `needle` (the Worker's `use:` lines, say).
+    pub fn log_lines(&self, needle: &str) -> Vec<String> {
+        self.runtime().log_lines(needle)
+    }
+
     /// The Worker's `envelope exceeded` lines: every invocation that passed a production
     /// limit (`crate::meter` in the Worker logs the first limit each one passes).
     pub fn envelope_exceeded(&self) -> Vec<String> {

@@ -35,6 +35,10 @@
 
 use std::fmt;
 
+use serde::{Deserialize, Serialize};
+
+pub mod headroom;
+
 /// The Workers plan of the account.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Plan {
@@ -43,7 +47,9 @@ pub enum Plan {
 }
 
 /// What started an invocation.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "snake_case")]
 pub enum Entry {
     /// An HTTP request.
     Fetch,
@@ -512,7 +518,9 @@ impl Entry {
 }
 
 /// A figure an invocation's limits cap.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "snake_case")]
 pub enum Figure {
     Subrequests,
     Fetches,
@@ -630,6 +638,17 @@ impl Limits {
             })
             .collect()
     }
+}
+
+/// The share of an entry point's wall-time limit, in per cent, its calls are planned to end in.
+pub const WALL_PLAN_PCT: u64 = 80;
+
+/// Whether a call that may last up to `call_ms` may start `elapsed_ms` into an invocation whose
+/// wall time is capped at `limit_ms` (`None`: not capped): only if it ends inside
+/// [`WALL_PLAN_PCT`] of the limit. What does not fit is delivered again to a later invocation,
+/// never cut mid-call (a call killed with its invocation is billed, and made again).
+pub fn call_fits(elapsed_ms: u64, call_ms: u64, limit_ms: Option<u64>) -> bool {
+    limit_ms.is_none_or(|limit| elapsed_ms.saturating_add(call_ms) <= limit * WALL_PLAN_PCT / 100)
 }
 
 #[cfg(test)]

@@ -29,6 +29,7 @@ mod consumer;
 mod cron;
 mod error;
 mod files;
+mod headroom;
 mod identity;
 mod message_batches;
 mod meter;
@@ -116,40 +117,36 @@ async fn queue(
     _ctx: Context,
 ) -> worker::Result<()> {
     let state = services::AppState::from_env(&env, pipeline::envelope::Entry::Queue);
-    let meter = metered(&state);
+    let kept = state.as_ref().ok().cloned();
     let queue = batch.queue();
     consumer::handle_batch(batch, state).await;
-    log_use(meter, &format!("queue {queue}"));
+    ended(kept.as_ref(), &format!("queue {queue}")).await;
     Ok(())
 }
 
 #[event(scheduled)]
 async fn scheduled(event: ScheduledEvent, env: Env, _ctx: ScheduleContext) {
     let state = services::AppState::from_env(&env, pipeline::envelope::Entry::Cron);
-    let meter = metered(&state);
+    let kept = state.as_ref().ok().cloned();
     cron::run(&event, state).await;
-    log_use(meter, "cron");
+    ended(kept.as_ref(), "cron").await;
 }
 
-/// The meter of an invocation whose use is logged (`D1_STATS = "on"`).
-pub(crate) fn metered(
-    state: &Result<services::AppState, String>,
-) -> Option<(std::sync::Arc<meter::Meter>, bool)> {
-    state
-        .as_ref()
-        .ok()
-        .map(|s| (s.meter.clone(), s.config.d1_stats))
-}
-
-/// At an invocation's end: a limit passed without a subrequest is logged, and (`D1_STATS`)
-/// one line says what it asked of the platform (`cargo xtask bench cost` sums them; the
-/// envelope suite reads each entry point's peaks from them).
-pub(crate) fn log_use(meter: Option<(std::sync::Arc<meter::Meter>, bool)>, what: &str) {
-    if let Some((m, logged)) = meter {
-        m.finish();
-        if logged {
-            let used = serde_json::to_string(&m.used()).unwrap_or_default();
-            worker::console_log!("use: {what}: {used}");
-        }
+/// At an invocation's end: a limit passed without a subrequest is logged, (`D1_STATS`) one
+/// line says what it asked of the platform (`cargo xtask bench cost` sums them; the envelope
+/// suite reads each entry point's peaks from them), and the peaks it raised are recorded for
+/// the operator's headroom.
+pub(crate) async fn ended(state: Option<&services::AppState>, what: &str) {
+    let Some(state) = state else { return };
+    state.meter.finish();
+    if state.config.d1_stats {
+        log_use(&state.meter, what);
     }
+    headroom::record(state).await;
+}
+
+/// The `use:` line of an invocation.
+pub(crate) fn log_use(meter: &meter::Meter, what: &str) {
+    let used = serde_json::to_string(&meter.used()).unwrap_or_default();
+    worker::console_log!("use: {what}: {used}");
 }

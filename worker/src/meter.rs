@@ -134,6 +134,23 @@ impl Meter {
         }
     }
 
+    /// What started the invocation.
+    pub fn entry(&self) -> Entry {
+        self.entry
+    }
+
+    /// The invocation's limits.
+    pub fn limits(&self) -> Limits {
+        self.limits
+    }
+
+    /// Whether a call that may last up to `call_ms` can start now and end inside the planned
+    /// share of the invocation's wall time (`pipeline::envelope::call_fits`).
+    pub fn call_fits(&self, call_ms: u64) -> bool {
+        let elapsed = (crate::config::now_ms() - self.started_ms).max(0) as u64;
+        pipeline::envelope::call_fits(elapsed, call_ms, self.limits.wall_ms)
+    }
+
     /// What is left of the invocation's room now, divided between loops that run side by side
     /// (`pipeline::envelope::split`) after `reserve` for the rest of the invocation.
     pub fn shares(&self, reserve: Cost, weights: &[u64]) -> Vec<Allowance> {

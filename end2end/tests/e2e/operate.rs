@@ -41,6 +41,7 @@ pub fn suite() -> Suite {
             a_batch_job_waiting_an_hour_raises_no_sync_warning,
             a_slow_sync_path_warns_and_names_its_path,
             the_prometheus_scrape_parses_and_counts_every_ended_job_once,
+            the_headroom_is_each_entry_points_highest_use_of_each_limit,
             every_log_line_about_a_job_is_one_json_object_with_the_same_fields,
             a_paused_lane_holds_its_work_without_a_retry_and_resuming_drains_it,
             a_paused_user_or_model_holds_only_its_own_work_on_both_paths,
@@ -293,6 +294,84 @@ async fn the_prometheus_scrape_parses_and_counts_every_ended_job_once(s: Arc<Tes
         slow_bucket.count < inf.count,
         "the slow jobs took over 2.5 s: {buckets:?}"
     );
+}
+
+/// The highest `figure` of the stack's `use: <entry>` lines (every invocation logs one: the
+/// stack runs with `D1_STATS = "on"`).
+fn logged_max(s: &TestStack, entry: &str, figure: &str) -> Option<u64> {
+    let needle = format!("use: {entry}");
+    s.log_lines(&needle)
+        .iter()
+        .filter_map(|l| l.split_once(&needle))
+        .filter_map(|(_, rest)| rest.split_once(": {").map(|(_, j)| format!("{{{j}")))
+        .filter_map(|j| serde_json::from_str::<Value>(&j).ok())
+        .filter_map(|v| v[figure].as_u64())
+        .max()
+}
+
+/// The headroom row of `entry` and `figure` in a metrics report.
+fn headroom_row<'a>(report: &'a Value, entry: &str, figure: &str) -> Option<&'a Value> {
+    report["headroom"]
+        .as_array()?
+        .iter()
+        .find(|p| p["entry"] == entry && p["figure"] == figure)
+}
+
+/// The headroom (`GET /api/metrics`, the scrape) holds each entry point's highest use of each
+/// limit as the stack's own per-invocation lines count it, against the Paid plan's limits.
+async fn the_headroom_is_each_entry_points_highest_use_of_each_limit(s: Arc<TestStack>) {
+    assert_eq!(s.cron().await, 200);
+    let s2 = s.clone();
+    let (cron, fetch) = end2end::eventually("the headroom matches the logs", WAIT, move || {
+        let s = s2.clone();
+        async move {
+            let (status, report) = s.user(ADMIN).get("/api/metrics?minutes=10").await;
+            assert_eq!(status, 200, "{report}");
+            let cron = headroom_row(&report, "cron", "d1_queries")?.clone();
+            let fetch = headroom_row(&report, "fetch", "subrequests")?.clone();
+            let same =
+                |row: &Value, entry, figure| row["peak"].as_u64() == logged_max(&s, entry, figure);
+            (same(&cron, "cron", "d1_queries") && same(&fetch, "fetch", "subrequests"))
+                .then_some((cron, fetch))
+        }
+    })
+    .await;
+    // Paid plan: 1,000 D1 queries and 10,000 subrequests per invocation.
+    assert_eq!(cron["limit"], 1_000, "{cron}");
+    assert_eq!(fetch["limit"], 10_000, "{fetch}");
+    let peak = cron["peak"].as_u64().unwrap();
+    assert!(peak > 0, "a cron run reads D1: {cron}");
+    let pct = cron["share_pct"].as_f64().unwrap();
+    assert!((pct - peak as f64 / 10.0).abs() < 0.01, "{cron}");
+    // The scrape shows the same peak as a ratio, and the limit.
+    let text = s
+        .user(ADMIN)
+        .request(reqwest::Method::GET, "/api/metrics/prometheus")
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    let scrape = prometheus_parse::Scrape::parse(text.lines().map(|l| Ok(l.to_string())))
+        .expect("the text format parses");
+    let sample = |name: &str| {
+        scrape
+            .samples
+            .iter()
+            .find(|x| {
+                x.metric == name
+                    && x.labels.get("entry") == Some("cron")
+                    && x.labels.get("figure") == Some("d1_queries")
+            })
+            .map(|x| match x.value {
+                prometheus_parse::Value::Gauge(v) => v,
+                ref other => panic!("{name} is not a gauge: {other:?}"),
+            })
+    };
+    assert_eq!(sample("claude_pipeline_envelope_limit"), Some(1_000.0));
+    let ratio = sample("claude_pipeline_envelope_peak_ratio").expect("{text}");
+    assert!(ratio >= peak as f64 / 1_000.0, "{ratio} against {cron}");
 }
 
 async fn every_log_line_about_a_job_is_one_json_object_with_the_same_fields(s: Arc<TestStack>) {

@@ -379,3 +379,40 @@ proptest! {
         prop_assert!(half.after(one_more).is_none());
     }
 }
+
+#[test]
+fn a_queue_invocation_starts_a_five_minute_call_only_while_it_can_end_inside_twelve_minutes() {
+    let queue = Limits::of(Plan::Paid, Entry::Queue, Configured::default()).unwrap();
+    let limit = queue.wall_ms;
+    assert_eq!(limit, Some(900_000));
+    let call = 300_000;
+    assert!(call_fits(0, call, limit));
+    assert!(call_fits(420_000, call, limit), "ends at 12 min: 80% of 15");
+    assert!(!call_fits(420_001, call, limit));
+    // An HTTP request's wall time is not capped.
+    let fetch = Limits::of(Plan::Paid, Entry::Fetch, Configured::default()).unwrap();
+    assert!(call_fits(u64::MAX, call, fetch.wall_ms));
+}
+
+proptest! {
+    /// Calls started only when they fit end inside the plan's share of the limit, however
+    /// long each takes up to its worst case, and the first call always starts.
+    #[test]
+    fn serial_calls_that_fit_never_pass_the_wall_limit(
+        call_ms in 1u64..400_000,
+        took in proptest::collection::vec(0.0f64..=1.0, 1..50),
+    ) {
+        let limit = Some(900_000);
+        let mut elapsed = 0u64;
+        let mut started = 0;
+        for t in took {
+            if !call_fits(elapsed, call_ms, limit) {
+                break;
+            }
+            started += 1;
+            elapsed += (call_ms as f64 * t) as u64;
+            prop_assert!(elapsed <= 720_000);
+        }
+        prop_assert!(started >= 1, "a call up to 6.7 min always fits an idle invocation");
+    }
+}

@@ -553,6 +553,10 @@ pub struct MetricsReport {
     /// Spend the pipeline may not have recorded, since the database was made.
     #[serde(default)]
     pub unrecorded: Unrecorded,
+    /// Each entry point's highest use of each production limit over the last day
+    /// (`pipeline::envelope::headroom`), the tightest first.
+    #[serde(default)]
+    pub headroom: Vec<crate::envelope::headroom::Peak>,
 }
 
 /// What may have been spent without being recorded: calls abandoned at our timeout (the API

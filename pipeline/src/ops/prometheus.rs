@@ -125,6 +125,8 @@ pub struct Scrape<'a> {
     pub counts: &'a [JobCount],
     pub latest: Option<&'a Metrics>,
     pub pauses: &'a [crate::pause::Pause],
+    /// Each entry point's peaks over the last day (`envelope::headroom::current`).
+    pub headroom: &'a [crate::envelope::headroom::Peak],
 }
 
 /// Whether `authorization` carries the scrape token (compared as digests, so the comparison
@@ -197,6 +199,32 @@ fn dollars(micros: u64) -> String {
     format!("{}.{:06}", micros / 1_000_000, micros % 1_000_000)
 }
 
+/// Each entry point's peak of each production limit over the last day, and the limit.
+fn headroom(o: &mut Out, peaks: &[crate::envelope::headroom::Peak]) {
+    o.family(
+        "claude_pipeline_envelope_peak_ratio",
+        "gauge",
+        "Highest use of each per-invocation production limit over the last day, by entry point (fetch, queue, cron) and figure (1 = at the limit).",
+    );
+    for p in peaks {
+        let labels = [("entry", p.entry.as_str()), ("figure", p.figure.as_str())];
+        o.sample(
+            "claude_pipeline_envelope_peak_ratio",
+            &labels,
+            p.peak as f64 / p.limit.max(1) as f64,
+        );
+    }
+    o.family(
+        "claude_pipeline_envelope_limit",
+        "gauge",
+        "The per-invocation limit each peak is measured against (calls, connections, milliseconds or bytes).",
+    );
+    for p in peaks {
+        let labels = [("entry", p.entry.as_str()), ("figure", p.figure.as_str())];
+        o.sample("claude_pipeline_envelope_limit", &labels, p.limit);
+    }
+}
+
 /// The exposition text.
 pub fn render(s: &Scrape<'_>) -> String {
     let mut o = Out(String::new());
@@ -238,6 +266,7 @@ pub fn render(s: &Scrape<'_>) -> String {
             1,
         );
     }
+    headroom(&mut o, s.headroom);
     let t = s.totals;
     o.family(
         "claude_pipeline_jobs_ended_total",
@@ -436,7 +465,20 @@ mod tests {
             counts: &counts,
             latest: None,
             pauses: &[],
+            headroom: &[crate::envelope::headroom::Peak::new(
+                crate::envelope::Entry::Cron,
+                crate::envelope::Figure::Subrequests,
+                2_500,
+                10_000,
+                0,
+            )],
         });
+        assert!(text.contains(
+            "claude_pipeline_envelope_peak_ratio{entry=\"cron\",figure=\"subrequests\"} 0.25\n"
+        ));
+        assert!(text.contains(
+            "claude_pipeline_envelope_limit{entry=\"cron\",figure=\"subrequests\"} 10000\n"
+        ));
         assert!(text
             .contains("claude_pipeline_jobs{status=\"queued\",lane=\"bulk\",path=\"batch\"} 7\n"));
         assert!(text.contains("claude_pipeline_dead_letters 3\n"));

@@ -262,6 +262,20 @@ impl Handle {
         }
     }
 
+    /// Delivers the job again at once in a new message, spending none of the queue's retries
+    /// (a job this invocation has no time left for); the queue retries it if the send fails.
+    pub async fn deliver_again(&self, state: &AppState, lane: Lane, id: &str) {
+        match state.lanes.send_after(lane, id, None).await {
+            Ok(()) => self.ack(),
+            Err(e) => {
+                worker::console_error!("job {id}: cannot be sent again ({e}); retried");
+                if let Handle::Message(m) = self {
+                    m.retry();
+                }
+            }
+        }
+    }
+
     /// Delivers the job again after `delay_s` (0: the queue's own retry delay).
     pub async fn retry(&self, state: &AppState, delay_s: u32) {
         match self {

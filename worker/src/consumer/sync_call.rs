@@ -24,10 +24,23 @@ use crate::store::lifecycle::{Attempt, Scope};
 use crate::store::JobRow;
 
 /// Runs one delivered sync job to its end (or puts it back on its lane).
+/// A sync call's work outside the Messages call itself, at most: reading its request, counting
+/// its tokens, uploading its PDF, settling (what the wall-time plan adds to the call timeout).
+const OUTSIDE_THE_CALL_MS: u64 = 60_000;
+
 pub async fn run(state: &AppState, msg: Handle, row: JobRow) {
     let id = row.id.clone();
     let lane = row.lane;
     let timing = &state.config.timing;
+    let worst_ms = u64::from(timing.call_timeout_ms) + OUTSIDE_THE_CALL_MS;
+    if !state.meter.call_fits(worst_ms) {
+        worker::console_log!(
+            "job {id}: a call of up to {worst_ms} ms would not end inside this invocation's \
+             planned wall time; delivered again"
+        );
+        msg.deliver_again(state, lane, &id).await;
+        return;
+    }
     let mut request = match request_of(state, &row).await {
         Ok(r) => r,
         Err(e) => {

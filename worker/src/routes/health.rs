@@ -12,7 +12,9 @@ use crate::error::AppError;
 use crate::identity::Caller;
 use crate::routes::AppState;
 
-const PROBE_KEY: &str = "health/probe";
+/// Each probe writes, reads back and deletes its own object under this prefix: R2 allows one
+/// write per second to the same key, and probes may come faster than that.
+const PROBE_PREFIX: &str = "health/probe/";
 
 // The Workers runtime is single-threaded and its futures are !Send; axum wants Send handlers.
 #[worker::send]
@@ -40,15 +42,12 @@ pub async fn get(
 
     let t = now_ms();
     let r2 = async {
+        let key = format!("{PROBE_PREFIX}{}", crate::services::new_id()?);
         let written = format!("probe at {t}");
-        state
-            .blobs
-            .put(PROBE_KEY, written.clone().into_bytes())
-            .await?;
-        let read = state
-            .blobs
-            .get(PROBE_KEY)
-            .await?
+        state.blobs.put(&key, written.clone().into_bytes()).await?;
+        let read = state.blobs.get(&key).await;
+        state.blobs.delete(&key).await;
+        let read = read?
             .map(|b| String::from_utf8_lossy(&b).into_owned())
             .unwrap_or_default();
         if read != written {

@@ -76,19 +76,21 @@ pub async fn get(
         lost_batches: counter(Unrecorded::LOST_BATCHES).await?,
         lost_batch_jobs: counter(Unrecorded::LOST_BATCH_JOBS).await?,
     };
+    let headroom = state.store.peaks(now_ms()).await?;
     Ok(Json(MetricsReport {
         latest,
         warnings,
         series,
         dlq_alert_threshold: state.config.dlq_alert_threshold,
         unrecorded,
+        headroom,
     })
     .into_response())
 }
 
 /// The Prometheus text format: jobs by status, lane and path; ended jobs, latency histograms,
 /// tokens and cost (counters the cron keeps); budget use, oldest pending and SLO warnings (the
-/// latest metrics row). One round trip of three small reads.
+/// latest metrics row); each entry point's headroom. One round trip of five small reads.
 #[worker::send]
 pub async fn prometheus(
     State(state): State<AppState>,
@@ -112,6 +114,7 @@ pub async fn prometheus(
             store.job_counts_statement()?,
             store.totals_statement()?,
             store.latest_metrics_statement()?,
+            store.peaks_statement(now_ms())?,
             store.pauses_statement()?,
         ]])
         .await?;
@@ -119,12 +122,14 @@ pub async fn prometheus(
     let counts = r[0].results()?;
     let totals = crate::store::ops::totals_of(&r[1])?;
     let latest = crate::store::ops::latest_metrics_of(&r[2])?;
-    let pauses = crate::store::pauses::pauses_of(&r[3..])?;
+    let headroom = crate::store::peaks::peaks_of(&r[3], now_ms())?;
+    let pauses = crate::store::pauses::pauses_of(&r[4..])?;
     let text = pipeline::ops::prometheus::render(&pipeline::ops::prometheus::Scrape {
         totals: &totals,
         counts: &counts,
         latest: latest.as_ref(),
         pauses: &pauses,
+        headroom: &headroom,
     });
     Ok((
         [(

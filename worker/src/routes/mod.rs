@@ -251,8 +251,8 @@ async fn security_headers(mut res: axum::response::Response) -> axum::response::
     res
 }
 
-/// With `D1_STATS = "on"`: what the request asked of D1, as headers (the bench's rows-read
-/// column).
+/// At the request's end: with `D1_STATS = "on"`, what it asked of D1, as headers (the bench's
+/// rows-read column) and its `use:` line; and the peaks it raised, for the headroom.
 async fn d1_use_headers(
     axum::extract::State(state): axum::extract::State<AppState>,
     req: axum::extract::Request,
@@ -274,8 +274,9 @@ async fn d1_use_headers(
         ] {
             h.insert(name, axum::http::HeaderValue::from(v));
         }
-        crate::log_use(Some((state.meter.clone(), true)), &what);
+        crate::log_use(&state.meter, &what);
     }
+    worker::send::SendFuture::new(crate::headroom::record(&state)).await;
     resp
 }
 

@@ -17,6 +17,7 @@
 //! - [`retention`]: finished jobs and their logs, oldest first, in bounded slices.
 //! - [`rollups`]: the usage rollup's consistency check and rebuild.
 //! - [`budgets`]: per-user caps, spend and commitments, share weights, load on the producers.
+//! - [`peaks`]: the headroom, each entry point's highest use of each production limit.
 //! - [`sql`]: the query text the plan test checks.
 
 pub mod batch_results;
@@ -28,6 +29,7 @@ pub mod keys;
 pub mod lifecycle;
 pub mod ops;
 pub mod pauses;
+pub mod peaks;
 pub mod retention;
 pub mod rollups;
 pub mod routing;

@@ -3,6 +3,7 @@
 use leptos::prelude::*;
 use pipeline::ops::metrics::{span, MetricsReport};
 
+use super::headroom::HeadroomTable;
 use super::latest::Latest;
 use super::series::{batch_latency, compact, latency, line, tokens};
 use super::unrecorded::UnrecordedSpend;
@@ -18,6 +19,7 @@ pub fn MetricsView(m: MetricsReport) -> impl IntoView {
     });
     let series = m.series;
     let unrecorded = m.unrecorded;
+    let headroom = m.headroom;
     let sync_slo = series
         .last()
         .and_then(|r| r.slo)
@@ -51,5 +53,7 @@ pub fn MetricsView(m: MetricsReport) -> impl IntoView {
                 ]
                 y_fmt=percent x_fmt={|x| clock(x as i64)} />
         </div>
+        <h2>"Production headroom (per invocation, last day)"</h2>
+        <HeadroomTable peaks=headroom />
     }
 }

@@ -1,6 +1,7 @@
 //! The Dashboard (`/ui/dashboard`, admins): live metrics and the Worker's health.
 
 mod budget_use;
+mod headroom;
 mod health_table;
 mod lane_card;
 mod latest;
