@@ -474,15 +474,16 @@ pub mod costs {
     pub const FLUSH_ROW_FROM_ITS_ROW: Cost = cost(0, 0, 0, 0, 0);
 
     /// One open batch looked at: retrieved; once ended, its times, the results' cursor, the
-    /// results fetch, the rescued lines, and ending what its results did not name (two reads
-    /// and a write per slice).
+    /// results fetch, the rescued lines, and the missing-batch note (ending what its results
+    /// did not name is [`END_SLICE`] per slice).
     pub const BATCH_CHECK: Cost = cost(2, 6, 0, 0, 0);
     /// A chunk of 100 result lines: the rows they name, up to 100 answers written to R2, the
     /// transaction, the deadline router's estimate, and one send of the jobs moved to sync.
     pub const RESULT_CHUNK: Cost = cost(0, 3, 100, 1, 0);
-    /// With a dead-letter webhook set, each of a chunk's lines may be dead-lettered and
-    /// announced: the row read and the post.
-    pub const RESULT_CHUNK_ANNOUNCED: Cost = cost(100, 103, 100, 1, 0);
+    /// One dead letter announced to the webhook: its row read, and the post.
+    pub const DEAD_LETTER_ANNOUNCED: Cost = cost(1, 1, 0, 0, 0);
+    /// A slice of the jobs an ended batch's results did not name: two reads and a write.
+    pub const END_SLICE: Cost = cost(0, 3, 0, 0, 0);
 
     /// Everything a cron run does beside the flushes and the poll, at its largest: the first
     /// round trip and the budget object's state, the recovery's ten pages of batches and its

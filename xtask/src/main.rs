@@ -29,6 +29,7 @@
 //! - `sizes [--top N]`: the crates and functions that make the SPA and the Worker big.
 //! - `bench queries [--rows N[,M…]]`: dashboard, usage and DLQ queries over generated jobs at each size.
 //! - `bench load [--clients N] [--seconds S]`: the producers under 200 concurrent clients.
+//! - `bench startup`: the Worker's startup CPU (`wrangler check startup`), goal ≤ 200 ms.
 //! - `key create --user NAME [--admin] [--port N] [--remote]`: an API key, printed alone on the
 //!   last line; into the state of the dev stack on port N (default 8787), or the deployed
 //!   database with `--remote`.
@@ -41,7 +42,7 @@ use xtask::proc::cargo;
 use xtask::stack::wrangler;
 use xtask::{build, step, testing, tools, Result};
 
-const USAGE: &str = "usage: cargo xtask <dev [--reset] [--auth] [--port N] [--sim-port N] | test [--soak | --suite NAME] [--jobs N] | build | chaos [--jobs N] [--kills K] | bench [all] | bench budget [--jobs N] | bench fairness [--jobs N] | bench e2e [--jobs N] | bench render | bench queries [--rows N] | bench load [--clients N] [--seconds S] | bench cost [--jobs N] [--trace] | sizes [--top N] | key create --user NAME [--admin] [--port N] [--remote]>";
+const USAGE: &str = "usage: cargo xtask <dev [--reset] [--auth] [--port N] [--sim-port N] | test [--soak | --suite NAME] [--jobs N] | build | chaos [--jobs N] [--kills K] | bench [all] | bench budget [--jobs N] | bench fairness [--jobs N] | bench e2e [--jobs N] | bench render | bench queries [--rows N] | bench load [--clients N] [--seconds S] | bench cost [--jobs N] [--trace] | bench startup | sizes [--top N] | key create --user NAME [--admin] [--port N] [--remote]>";
 
 mod dev;
 
@@ -105,10 +106,19 @@ fn bench(args: &[String]) -> Result<()> {
     let which = args.first().map(String::as_str).unwrap_or("all");
     if !matches!(
         which,
-        "all" | "budget" | "fairness" | "queries" | "load" | "e2e" | "render" | "cost" | "routing"
+        "all"
+            | "budget"
+            | "fairness"
+            | "queries"
+            | "load"
+            | "e2e"
+            | "render"
+            | "cost"
+            | "routing"
+            | "startup"
     ) {
         return Err(format!(
-            "unknown benchmark {which:?}; known: all (the default), budget, fairness, queries, load, e2e, render, cost, routing"
+            "unknown benchmark {which:?}; known: all (the default), budget, fairness, queries, load, e2e, render, cost, routing, startup"
         )
         .into());
     }

@@ -77,5 +77,9 @@ pub struct PollReport {
     /// with batches still to look at or read: they wait for the next run.
     #[serde(default)]
     pub left_for_next_run: bool,
+    /// Dead letters this run could not announce to the webhook within its share (logged; the
+    /// DLQ alert still counts them).
+    #[serde(default)]
+    pub dead_letters_unannounced: u32,
     pub errors: Vec<String>,
 }

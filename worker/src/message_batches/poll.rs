@@ -14,7 +14,7 @@ use pipeline::batching::{
     after_missing, bill_after_cancel, line_outcome, lost_batch_job, Missing, Outcome,
 };
 use pipeline::dto::PollReport;
-use pipeline::envelope::{costs, Allowance, Cost};
+use pipeline::envelope::{costs, Allowance};
 use pipeline::ops::failures::Failure;
 use pipeline::pricing::Tier;
 use pipeline::retry::{describe, CallOutcome};
@@ -40,7 +40,6 @@ pub async fn poll_these(
     let mut run = Run {
         allowance,
         lines_left: state.config.batch_results_per_run,
-        chunk: chunk_cost(state),
     };
     for batch_id in open {
         if !run.allowance.take(&costs::BATCH_CHECK) {
@@ -52,7 +51,7 @@ pub async fn poll_these(
         let batch = match state.anthropic.retrieve_batch(&batch_id).await {
             Ok(b) => b,
             Err(CallOutcome::Http { status: 404, .. }) => {
-                missing(state, &batch_id, &mut report).await?;
+                missing(state, &batch_id, &mut report, &mut run).await?;
                 continue;
             }
             Err(e) => {
@@ -91,7 +90,12 @@ pub async fn poll_these(
 /// waited for `BATCH_LOST_AFTER_S`, then given up — its jobs go back to the accumulation for a
 /// new batch (or are dead-lettered after their last try), the ones canceled inside it stop
 /// waiting for a bill that cannot be read, and the loss is counted as possible unrecorded spend.
-async fn missing(state: &AppState, batch_id: &str, report: &mut PollReport) -> worker::Result<()> {
+async fn missing(
+    state: &AppState,
+    batch_id: &str,
+    report: &mut PollReport,
+    run: &mut Run<'_>,
+) -> worker::Result<()> {
     let store = &state.store;
     let key = format!("batch_missing:{batch_id}");
     let now = now_ms();
@@ -110,10 +114,19 @@ async fn missing(state: &AppState, batch_id: &str, report: &mut PollReport) -> w
             since_ms / 1000
         )),
         Missing::GiveUp => {
-            let released = end_remaining(state, batch_id, report, |row| {
+            let (released, all) = end_remaining(state, batch_id, report, run, |row| {
                 lost_batch_job(batch_id, row.batch_tries.max(0) as u32)
             })
             .await?;
+            if !all {
+                // The run's share is spent: the next run releases the rest (and counts it).
+                store
+                    .count_by(Unrecorded::LOST_BATCH_JOBS, released, now)
+                    .await?;
+                report.batches_resumable += 1;
+                report.left_for_next_run = true;
+                return Ok(());
+            }
             use pipeline::ops::metrics::Unrecorded;
             store.count(Unrecorded::LOST_BATCHES, now).await?;
             store
@@ -194,26 +207,34 @@ const MAX_LINE: usize = 8 << 20;
 struct Run<'a> {
     allowance: &'a mut Allowance,
     lines_left: u64,
-    /// What settling one chunk of lines asks of the platform.
-    chunk: Cost,
 }
 
 impl Run<'_> {
     /// Takes one chunk's lines and calls if both fit; answers whether they did.
     fn take_chunk(&mut self) -> bool {
-        if self.lines_left == 0 || !self.allowance.take(&self.chunk) {
+        if self.lines_left == 0 || !self.allowance.take(&costs::RESULT_CHUNK) {
             return false;
         }
         self.lines_left = self.lines_left.saturating_sub(CHUNK_LINES as u64);
         true
     }
-}
 
-/// A chunk's cost: with a dead-letter webhook set, each of its lines may be announced.
-fn chunk_cost(state: &AppState) -> Cost {
-    match state.config.notify_webhook_url {
-        Some(_) => costs::RESULT_CHUNK_ANNOUNCED,
-        None => costs::RESULT_CHUNK,
+    /// Announces these dead letters to the webhook (best effort) while the share lasts; the
+    /// rest are counted and logged, not announced: the DLQ alert still counts them.
+    async fn announce(&mut self, state: &AppState, dead: Vec<String>, report: &mut PollReport) {
+        if state.config.notify_webhook_url.is_none() {
+            return;
+        }
+        for id in dead {
+            if self.allowance.take(&costs::DEAD_LETTER_ANNOUNCED) {
+                crate::consumer::announce_dead_letter(state, &id).await;
+            } else {
+                report.dead_letters_unannounced += 1;
+                worker::console_error!(
+                    "dead letter {id}: not announced, the invocation's share is spent"
+                );
+            }
+        }
     }
 }
 
@@ -227,7 +248,7 @@ async fn settle_batch(
     report: &mut PollReport,
     run: &mut Run<'_>,
 ) -> worker::Result<()> {
-    if run.lines_left == 0 || run.allowance.fits(&run.chunk) == 0 {
+    if run.lines_left == 0 || run.allowance.fits(&costs::RESULT_CHUNK) == 0 {
         // Nothing of it can settle in this run: not even its results are fetched.
         report.batches_resumable += 1;
         report.left_for_next_run = true;
@@ -276,7 +297,9 @@ async fn settle_batch(
                 resumable(report, read);
                 return Ok(());
             }
-            read += settle_lines(state, batch_id, &chunk, &mut router, report).await?;
+            let (n, dead) = settle_lines(state, batch_id, &chunk, &mut router, report).await?;
+            read += n;
+            run.announce(state, dead, report).await;
             chunk.clear();
         }
         report.peak_line_bytes = report.peak_line_bytes.max(reader.peak as u64);
@@ -286,13 +309,20 @@ async fn settle_batch(
             resumable(report, read);
             return Ok(());
         }
-        read += settle_lines(state, batch_id, &chunk, &mut router, report).await?;
+        let (n, dead) = settle_lines(state, batch_id, &chunk, &mut router, report).await?;
+        read += n;
+        run.announce(state, dead, report).await;
     }
     report.result_lines += read;
-    end_remaining(state, batch_id, report, |_| {
+    let (_, all) = end_remaining(state, batch_id, report, run, |_| {
         Outcome::Fail("the job is missing from its batch's results".into())
     })
     .await?;
+    if !all {
+        // Read to its end; what it did not name is ended by the next run.
+        report.batches_resumable += 1;
+        report.left_for_next_run = true;
+    }
     Ok(())
 }
 
@@ -304,14 +334,14 @@ fn resumable(report: &mut PollReport, read: u64) {
 }
 
 /// Settles the jobs these lines name, with the cursor after the last line, in one transaction;
-/// answers the lines.
+/// answers the lines, and the jobs dead-lettered (for the caller to announce within its share).
 async fn settle_lines(
     state: &AppState,
     batch_id: &str,
     lines: &[Line],
     routing: &mut crate::routing::Lines<'_>,
     report: &mut PollReport,
-) -> worker::Result<u64> {
+) -> worker::Result<(u64, Vec<String>)> {
     let store = &state.store;
     let now = now_ms();
     let scope = Scope::InBatch(batch_id);
@@ -413,9 +443,6 @@ async fn settle_lines(
         }
         .line()
     );
-    for id in dead {
-        crate::consumer::announce_dead_letter(state, &id).await;
-    }
     if !to_sync.is_empty() {
         // Unsent ones stay queued: the reconciler sends them after its window.
         let unsent = state.lanes.send_many(Lane::High, &to_sync).await;
@@ -425,23 +452,30 @@ async fn settle_lines(
             unsent.len()
         );
     }
-    Ok(lines.len() as u64)
+    Ok((lines.len() as u64, dead))
 }
 
 /// Ends what is left of a batch, a slice at a time (it may hold 100,000 jobs): each submitted
 /// job by `outcome` — missing from results that were read to their end, or released from a
 /// batch given up — and each job canceled inside it stops waiting for a bill that will not come.
-/// Answers how many submitted jobs it ended.
+/// Answers how many submitted jobs it ended, and whether it ended them all (a slice at a time
+/// while the run's share lasts; the next run ends the rest).
 async fn end_remaining(
     state: &AppState,
     batch_id: &str,
     report: &mut PollReport,
+    run: &mut Run<'_>,
     outcome: impl Fn(&crate::store::JobRow) -> Outcome,
-) -> worker::Result<u64> {
+) -> worker::Result<(u64, bool)> {
     let store = &state.store;
     let mut dead = Vec::new();
     let mut ended = 0u64;
+    let mut all = true;
     loop {
+        if !run.allowance.take(&costs::END_SLICE) {
+            all = false;
+            break;
+        }
         let rows = store.in_batch(batch_id, SLICE).await?;
         let canceled = store.awaiting_bill(batch_id, SLICE).await?;
         if rows.is_empty() && canceled.is_empty() {
@@ -466,8 +500,6 @@ async fn end_remaining(
         ended += rows.len() as u64;
         store.batch(statements).await?;
     }
-    for id in dead {
-        crate::consumer::announce_dead_letter(state, &id).await;
-    }
-    Ok(ended)
+    run.announce(state, dead, report).await;
+    Ok((ended, all))
 }

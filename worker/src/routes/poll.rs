@@ -40,11 +40,12 @@ async fn batch_machinery(
     if !caller.is_admin() {
         return Err(ApiError::forbidden("only admins may run the batch machinery").into());
     }
-    // Half of the request's room each for the flushes and the poll (`pipeline::envelope`).
-    let shares = state.meter.shares(costs::CALLER_RESERVE, &[1, 1]);
-    let (mut for_flush, mut for_poll) = (shares[0], shares[1]);
+    // The flushes may take half of the request's room; the poll then takes all that is left
+    // (`pipeline::envelope`): with nothing due, the poll has nearly the whole request.
+    let mut for_flush = state.meter.shares(costs::CALLER_RESERVE, &[1, 1])[0];
     let flushed = flush::flush_due(state, force, &mut for_flush).await;
     let recovered = flush::recover(state).await?;
+    let mut for_poll = state.meter.share(costs::CALLER_RESERVE);
     let report = poll::poll(state, &mut for_poll).await?;
     Ok(Json(BatchMachinery {
         flush: flushed,

@@ -2,7 +2,8 @@
 //! its own fresh stack, and writes them into one file, `target/bench/results.md`, headed by the
 //! date, the commit and the machine: sizes and the dashboard's first render (`render.rs`), a
 //! sync job end to end (`e2e.rs`), the producers under load (`load.rs`), the rate-limit
-//! benchmark (below) and the ops queries at 1,000,000 rows (`queries.rs`).
+//! benchmark (below), the ops queries at 1,000,000 rows (`queries.rs`) and the Worker's startup
+//! CPU (`startup.rs`).
 //! `cargo xtask bench <name>` runs one.
 //!
 //! The rate-limit benchmark of the token budget:
@@ -37,9 +38,11 @@ mod load;
 mod queries;
 mod render;
 mod routing;
+mod startup;
 
 /// Every benchmark, in the order `all` runs them (and the results file shows them).
-const ALL: [(&str, &str); 8] = [
+const ALL: [(&str, &str); 9] = [
+    ("startup", "Worker startup CPU"),
     ("render", "Sizes and the dashboard's first render"),
     ("e2e", "Sync job end to end"),
     ("load", "Producers under load"),
@@ -71,8 +74,9 @@ fn main() {
         Some("render") => render::run(&args),
         Some("cost") => cost::run(&args),
         Some("routing") => routing::run(&args),
+        Some("startup") => startup::run(&args),
         _ => {
-            eprintln!("usage: bench [all] | bench budget [--jobs N] | bench fairness [--jobs N] | bench queries [--rows N] | bench load [--clients N] [--seconds S] | bench e2e [--jobs N] | bench render | bench cost [--jobs N] | bench routing [--jobs N]");
+            eprintln!("usage: bench [all] | bench budget [--jobs N] | bench fairness [--jobs N] | bench queries [--rows N] | bench load [--clients N] [--seconds S] | bench e2e [--jobs N] | bench render | bench cost [--jobs N] | bench routing [--jobs N] | bench startup");
             std::process::exit(2);
         }
     }
