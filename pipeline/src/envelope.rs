@@ -641,6 +641,17 @@ impl Limits {
     }
 }
 
+/// How long a cron run starts new work for (flushes, batches, result chunks): the cron fires
+/// every minute, and a run still working when the next one starts makes them pile up. A run
+/// ends by this plus one item's worst case (its call timeout), far inside the 15-minute limit.
+pub const CRON_PLAN_MS: u64 = 45_000;
+
+/// Whether an invocation of `entry`, `elapsed_ms` in, may start another item of work: a cron
+/// run only inside [`CRON_PLAN_MS`]; the others are bounded by their shares and [`call_fits`].
+pub fn may_start(entry: Entry, elapsed_ms: u64) -> bool {
+    entry != Entry::Cron || elapsed_ms < CRON_PLAN_MS
+}
+
 /// The share of an entry point's wall-time limit, in per cent, its calls are planned to end in.
 pub const WALL_PLAN_PCT: u64 = 80;
 

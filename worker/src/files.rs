@@ -7,7 +7,10 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use futures_util::stream::{self, StreamExt};
-use pipeline::anthropic::files::{expires_in_s, provider_filename, upload_failed, UploadFailed};
+use pipeline::anthropic::files::{
+    expires_in_s, provider_filename, upload_failed, upload_waves, UploadFailed,
+    UPLOAD_BYTES_IN_FLIGHT,
+};
 use pipeline::retry::{describe, CallOutcome};
 
 use crate::services::AppState;
@@ -94,19 +97,24 @@ async fn upload(
     Ok(kept)
 }
 
-/// Uploads the PDFs of a just-accepted upload (`(job, R2 key, file name)`), a few at a time,
-/// before its jobs are queued; a PDF whose upload fails is uploaded by its first request.
-pub async fn upload_all(state: &AppState, files: &[(String, String, String)]) {
+/// Uploads the PDFs of a just-accepted upload (`(job, R2 key, file name, size)`) in waves of
+/// at most six files and `UPLOAD_BYTES_IN_FLIGHT` bytes (`pipeline::anthropic::files::
+/// upload_waves`), before its jobs are queued; a PDF whose upload fails is uploaded by its first
+/// request.
+pub async fn upload_all(state: &AppState, files: &[(String, String, String, u64)]) {
     if !enabled(state) {
         return;
     }
-    stream::iter(files)
-        .for_each_concurrent(CONCURRENT_UPLOADS, |(job, key, name)| async move {
-            if let Err(e) = upload(state, job, key, Some(name)).await {
-                worker::console_error!("job {job}: its PDF is uploaded later: {e}");
-            }
-        })
-        .await;
+    let sizes: Vec<u64> = files.iter().map(|f| f.3).collect();
+    for wave in upload_waves(&sizes, CONCURRENT_UPLOADS, UPLOAD_BYTES_IN_FLIGHT) {
+        stream::iter(&files[wave])
+            .for_each_concurrent(CONCURRENT_UPLOADS, |(job, key, name, _)| async move {
+                if let Err(e) = upload(state, job, key, Some(name)).await {
+                    worker::console_error!("job {job}: its PDF is uploaded later: {e}");
+                }
+            })
+            .await;
+    }
 }
 
 /// Deletes files from the provider, a few at a time; answers how many are gone (a file the

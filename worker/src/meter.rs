@@ -144,6 +144,13 @@ impl Meter {
         self.limits
     }
 
+    /// Whether the invocation may start another item of work now (a cron run: inside its
+    /// minute, `pipeline::envelope::may_start`).
+    pub fn may_start(&self) -> bool {
+        let elapsed = (crate::config::now_ms() - self.started_ms).max(0) as u64;
+        pipeline::envelope::may_start(self.entry, elapsed)
+    }
+
     /// Whether a call that may last up to `call_ms` can start now and end inside the planned
     /// share of the invocation's wall time (`pipeline::envelope::call_fits`).
     pub fn call_fits(&self, call_ms: u64) -> bool {

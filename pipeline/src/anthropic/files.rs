@@ -200,9 +200,68 @@ pub fn reads_a_file(req: &super::MessagesRequest) -> bool {
         || req.messages.iter().any(|m| m.content.reads_a_file())
 }
 
+/// Bytes of PDFs uploaded side by side when an upload is accepted. Each upload holds its PDF
+/// about three times (read from R2, the multipart body, its copy into the request), and an
+/// isolate has 128 MB (developers.cloudflare.com/workers/platform/limits/, "Memory"): 24 MiB
+/// in flight keeps a 20 MB PDF's upload alone, and small ones six at a time.
+pub const UPLOAD_BYTES_IN_FLIGHT: u64 = 24 << 20;
+
+/// The files (their sizes, in order) as waves uploaded one after another: each wave at most
+/// `max_files` files and `max_bytes` bytes, and a file larger than `max_bytes` alone.
+pub fn upload_waves(
+    sizes: &[u64],
+    max_files: usize,
+    max_bytes: u64,
+) -> Vec<std::ops::Range<usize>> {
+    let mut waves = Vec::new();
+    let (mut start, mut bytes) = (0, 0u64);
+    for (i, &size) in sizes.iter().enumerate() {
+        let full = i - start >= max_files.max(1) || bytes.saturating_add(size) > max_bytes;
+        if i > start && full {
+            waves.push(start..i);
+            (start, bytes) = (i, 0);
+        }
+        bytes = bytes.saturating_add(size);
+    }
+    if start < sizes.len() {
+        waves.push(start..sizes.len());
+    }
+    waves
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_large_pdf_uploads_alone_and_small_ones_six_at_a_time() {
+        let mb = 1 << 20;
+        let sizes = [19 * mb, 19 * mb, mb, mb, mb, mb, mb, mb, mb, 30 * mb];
+        let waves = upload_waves(&sizes, 6, UPLOAD_BYTES_IN_FLIGHT);
+        assert_eq!(waves, vec![0..1, 1..7, 7..9, 9..10]);
+        assert!(upload_waves(&[], 6, UPLOAD_BYTES_IN_FLIGHT).is_empty());
+    }
+
+    proptest::proptest! {
+        /// Every file is in exactly one wave, in order; no wave has more than the files allowed,
+        /// nor more bytes unless it is one file alone.
+        #[test]
+        fn waves_cover_every_file_once_within_both_bounds(
+            sizes in proptest::collection::vec(0u64..40 << 20, 0..40),
+            max_files in 1usize..8,
+        ) {
+            let waves = upload_waves(&sizes, max_files, UPLOAD_BYTES_IN_FLIGHT);
+            let mut next = 0;
+            for w in &waves {
+                proptest::prop_assert_eq!(w.start, next);
+                proptest::prop_assert!(!w.is_empty() && w.len() <= max_files);
+                let bytes: u64 = sizes[w.clone()].iter().sum();
+                proptest::prop_assert!(w.len() == 1 || bytes <= UPLOAD_BYTES_IN_FLIGHT);
+                next = w.end;
+            }
+            proptest::prop_assert_eq!(next, sizes.len());
+        }
+    }
 
     #[test]
     fn the_upload_body_is_a_form_the_products_reader_parses() {

@@ -416,3 +416,12 @@ proptest! {
         prop_assert!(started >= 1, "a call up to 6.7 min always fits an idle invocation");
     }
 }
+
+#[test]
+fn a_cron_run_starts_new_work_inside_its_minute_only() {
+    assert!(may_start(Entry::Cron, 0));
+    assert!(may_start(Entry::Cron, CRON_PLAN_MS - 1));
+    assert!(!may_start(Entry::Cron, CRON_PLAN_MS));
+    assert!(may_start(Entry::Fetch, 10 * CRON_PLAN_MS));
+    assert!(may_start(Entry::Queue, 10 * CRON_PLAN_MS));
+}

@@ -63,8 +63,9 @@ pub async fn flush_due_from(
         if !due {
             break;
         }
-        // A flush and at least one row, or the rest waits for the next run.
-        if allowance.fits(&(costs::FLUSH + costs::FLUSH_PDF_UPLOAD_ROW)) == 0 {
+        // A flush and at least one row, inside the run's time, or the rest waits for the next.
+        let fits = allowance.fits(&(costs::FLUSH + costs::FLUSH_PDF_UPLOAD_ROW)) > 0;
+        if !fits || !state.meter.may_start() {
             report.left_for_next_run = true;
             break;
         }

@@ -40,9 +40,10 @@ pub async fn poll_these(
     let mut run = Run {
         allowance,
         lines_left: state.config.batch_results_per_run,
+        meter: &state.meter,
     };
     for batch_id in open {
-        if !run.allowance.take(&costs::BATCH_CHECK) {
+        if !run.meter.may_start() || !run.allowance.take(&costs::BATCH_CHECK) {
             // The rest are looked at next run (the open list is oldest first).
             report.left_for_next_run = true;
             break;
@@ -207,12 +208,17 @@ const MAX_LINE: usize = 8 << 20;
 struct Run<'a> {
     allowance: &'a mut Allowance,
     lines_left: u64,
+    /// The invocation's clock: a cron run starts no chunk past its minute.
+    meter: &'a crate::meter::Meter,
 }
 
 impl Run<'_> {
     /// Takes one chunk's lines and calls if both fit; answers whether they did.
     fn take_chunk(&mut self) -> bool {
-        if self.lines_left == 0 || !self.allowance.take(&costs::RESULT_CHUNK) {
+        if self.lines_left == 0 || !self.meter.may_start() {
+            return false;
+        }
+        if !self.allowance.take(&costs::RESULT_CHUNK) {
             return false;
         }
         self.lines_left = self.lines_left.saturating_sub(CHUNK_LINES as u64);

@@ -231,9 +231,9 @@ pub async fn submit(
     }
     // Each PDF goes to the Files API once, now, so that its requests (and the batch lines of
     // hundreds of them) carry a `file_id` instead of its bytes; one that fails goes later.
-    let uploads: Vec<(String, String, String)> = files
+    let uploads: Vec<(String, String, String, u64)> = files
         .iter()
-        .map(|f| (f.job_id.clone(), f.key.clone(), f.name.clone()))
+        .map(|f| (f.job_id.clone(), f.key.clone(), f.name.clone(), f.size))
         .collect();
     crate::files::upload_all(&state, &uploads).await;
     let ids: Vec<String> = files.iter().map(|f| f.job_id.clone()).collect();
