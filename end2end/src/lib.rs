@@ -20,6 +20,7 @@
 //! - [`api`]: the HTTP layer under the client, and the error envelope check.
 //! - [`browser`]: Chromium through playwright-rs, with action / find / check helpers.
 //! - [`pdfs`]: real small PDFs made in the tests.
+//! - [`heap`]: the Worker isolate's memory through the runtime's inspector.
 //! - [`timing`]: where a suite's time goes (stack start, waiting, running), for the xtask.
 
 pub mod api;
@@ -27,6 +28,7 @@ pub mod browser;
 pub mod client;
 pub mod d1_file;
 pub mod harness;
+pub mod heap;
 pub mod pdfs;
 pub mod sim;
 pub mod stack;

@@ -17,6 +17,8 @@ pub struct TestStack {
     /// The simulator serving the Worker's Anthropic calls.
     pub sim_url: String,
     pub sim: sim::Sim,
+    /// The runtime's inspector port (see [`crate::heap`]).
+    pub inspector_port: u16,
     /// Where this suite may write screenshots and other artifacts.
     pub artifacts: PathBuf,
     /// How long the simulator took to start, in ms.
@@ -343,6 +345,7 @@ pub fn spawn_stack_of(suite: &str, rt: &tokio::runtime::Runtime, config: StackCo
         sim,
         artifacts,
         sim_ms,
+        inspector_port: stack.inspector_port,
         phases: stack.phases,
         persist: stack.persist().to_path_buf(),
         stack: Mutex::new(stack),

@@ -55,6 +55,9 @@ pub struct Stack {
     pub config: PathBuf,
     /// Every cell's config, cell 0 first.
     pub configs: Vec<PathBuf>,
+    /// The runtime's inspector (Chrome DevTools Protocol, `--inspector-port`): what reads the
+    /// isolate's heap (`Runtime.getHeapUsage`).
+    pub inspector_port: u16,
     persist: PathBuf,
     wrangler: Service,
 }
@@ -82,7 +85,12 @@ pub fn wrangler(config: Option<&Path>) -> Command {
 
 /// `wrangler dev` on `port` with persisted state, its output in `<state>/wrangler.log`; with
 /// several configs, one Worker each in the same session (the first serves the port).
-fn spawn_dev(configs: &[PathBuf], persist: &Path, port: u16, state_dir: &Path) -> Result<Service> {
+fn spawn_dev(
+    configs: &[PathBuf],
+    persist: &Path,
+    (port, inspector): (u16, u16),
+    state_dir: &Path,
+) -> Result<Service> {
     step(&format!("starting wrangler dev on 127.0.0.1:{port}"));
     let mut cmd = wrangler(None);
     cmd.arg("dev");
@@ -90,7 +98,7 @@ fn spawn_dev(configs: &[PathBuf], persist: &Path, port: u16, state_dir: &Path) -
         cmd.arg("--config").arg(c);
     }
     cmd.args(["--ip", "127.0.0.1", "--port", &port.to_string()])
-        .args(["--inspector-port", &free_port()?.to_string()])
+        .args(["--inspector-port", &inspector.to_string()])
         .arg("--persist-to")
         .arg(persist)
         .args(["--test-scheduled", "--show-interactive-dev-session=false"])
@@ -152,7 +160,8 @@ impl Stack {
                 0 => free_port()?,
                 p => p,
             };
-            let wrangler = spawn_dev(&configs, &persist, port, &opts.state_dir)?;
+            let inspector_port = free_port()?;
+            let wrangler = spawn_dev(&configs, &persist, (port, inspector_port), &opts.state_dir)?;
             let mut stack = Stack {
                 phases,
                 port,
@@ -160,6 +169,7 @@ impl Stack {
                 state_dir: opts.state_dir.clone(),
                 config: config.clone(),
                 configs: configs.clone(),
+                inspector_port,
                 persist: persist.clone(),
                 wrangler,
             };
@@ -273,7 +283,12 @@ impl Stack {
     /// same port and state: what a crash or a deploy does to in-flight work.
     pub fn restart(&mut self) -> Result<()> {
         self.wrangler.stop();
-        self.wrangler = spawn_dev(&self.configs, &self.persist, self.port, &self.state_dir)?;
+        self.wrangler = spawn_dev(
+            &self.configs,
+            &self.persist,
+            (self.port, self.inspector_port),
+            &self.state_dir,
+        )?;
         self.wait_ready(Duration::from_secs(120))
     }
 
