@@ -17,8 +17,6 @@ pub struct TestStack {
     /// The simulator serving the Worker's Anthropic calls.
     pub sim_url: String,
     pub sim: sim::Sim,
-    /// The runtime's inspector port (see [`crate::heap`]).
-    pub inspector_port: u16,
     /// Where this suite may write screenshots and other artifacts.
     pub artifacts: PathBuf,
     /// How long the simulator took to start, in ms.
@@ -43,6 +41,11 @@ impl TestStack {
     /// so a cron asked for meanwhile waits instead of failing).
     fn runtime(&self) -> MutexGuard<'_, Stack> {
         self.stack.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The runtime's inspector port (see [`crate::heap`]); a restart picks another.
+    pub fn inspector_port(&self) -> u16 {
+        self.runtime().inspector_port
     }
 
     /// The last `n` lines the runtime (`wrangler dev`) printed: the Worker's logs among them.
@@ -345,7 +348,6 @@ pub fn spawn_stack_of(suite: &str, rt: &tokio::runtime::Runtime, config: StackCo
         sim,
         artifacts,
         sim_ms,
-        inspector_port: stack.inspector_port,
         phases: stack.phases,
         persist: stack.persist().to_path_buf(),
         stack: Mutex::new(stack),

@@ -56,7 +56,7 @@ pub struct Stack {
     /// Every cell's config, cell 0 first.
     pub configs: Vec<PathBuf>,
     /// The runtime's inspector (Chrome DevTools Protocol, `--inspector-port`): what reads the
-    /// isolate's heap (`Runtime.getHeapUsage`).
+    /// isolate's heap (`Runtime.getHeapUsage`). Picked again at every (re)start.
     pub inspector_port: u16,
     persist: PathBuf,
     wrangler: Service,
@@ -283,6 +283,8 @@ impl Stack {
     /// same port and state: what a crash or a deploy does to in-flight work.
     pub fn restart(&mut self) -> Result<()> {
         self.wrangler.stop();
+        // A fresh inspector port, as at the first start: the old one may be taken meanwhile.
+        self.inspector_port = free_port()?;
         self.wrangler = spawn_dev(
             &self.configs,
             &self.persist,
