@@ -30,26 +30,130 @@ pub const WORST_TOKENS_PER_PAGE: u64 = 3_000;
 /// taken at [`MAX_PAGES`], the most the API reads — the count is for reserving a worst case,
 /// never for billing.
 pub fn pages_at_most(bytes: &[u8]) -> u32 {
-    let mut n = 0u32;
-    let mut i = 0;
-    while let Some(at) = find(&bytes[i..], b"/Type") {
-        let mut j = i + at + 5;
-        while bytes.get(j).is_some_and(u8::is_ascii_whitespace) {
-            j += 1;
-        }
-        if bytes[j..].starts_with(b"/Page") && bytes.get(j + 5) != Some(&b's') {
-            n += 1;
-        }
-        i = j;
+    let mut scan = Scan::default();
+    scan.pages_in(bytes);
+    scan.pages_at_most()
+}
+
+/// Whitespace looked across between `/Type` and its value: a longer run is no page object, in
+/// whole files and streamed ones alike (so both count the same).
+const GAP: usize = 256;
+
+/// A PDF read as its bytes arrive (an upload streams in, and a file of 20 MiB need never be
+/// held whole): its size checked as it grows, its first bytes, and its page objects — the same
+/// figures [`check_file`] and [`pages_at_most`] give for the whole file, whatever the chunks.
+#[derive(Debug, Default, Clone)]
+pub struct Scan {
+    len: u64,
+    head: Vec<u8>,
+    /// The end of the bytes so far that may begin a `/Type` not yet decided.
+    carry: Vec<u8>,
+    pages: u32,
+}
+
+impl Scan {
+    /// The next bytes of the file named `name`: past [`MAX_FILE_BYTES`], a 413.
+    pub fn feed(&mut self, name: &str, chunk: &[u8]) -> Result<(), ApiError> {
+        check_size(name, self.len + chunk.len() as u64)?;
+        self.count(chunk);
+        Ok(())
     }
-    match n {
-        0 => MAX_PAGES,
-        n => n.min(MAX_PAGES),
+
+    /// The next bytes of a file already checked (a stored upload read again): counted, never
+    /// refused.
+    pub fn count(&mut self, chunk: &[u8]) {
+        self.len += chunk.len() as u64;
+        let want = 5usize.saturating_sub(self.head.len()).min(chunk.len());
+        self.head.extend_from_slice(&chunk[..want]);
+        let mut buf = std::mem::take(&mut self.carry);
+        buf.extend_from_slice(chunk);
+        let keep = self.pages_in_stream(&buf, false);
+        buf.drain(..keep);
+        self.carry = buf;
+    }
+
+    /// The bytes read so far.
+    pub fn len(&self) -> u64 {
+        self.len
+    }
+
+    /// Whether no byte has arrived.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The whole file has arrived: refused as [`check_file`] would, else its pages at most.
+    pub fn finish(self, name: &str) -> Result<u32, ApiError> {
+        if self.len == 0 {
+            return Err(ApiError::bad_request(
+                "empty_file",
+                format!("{name} is empty"),
+                Some(FILES_FIELD),
+            ));
+        }
+        if !self.head.starts_with(b"%PDF-") {
+            return Err(not_a_pdf(name));
+        }
+        Ok(self.pages())
+    }
+
+    /// The pages at most of the bytes counted, as [`pages_at_most`] gives them.
+    pub fn pages(mut self) -> u32 {
+        let rest = std::mem::take(&mut self.carry);
+        self.pages_in(&rest);
+        self.pages_at_most()
+    }
+
+    fn pages_in(&mut self, bytes: &[u8]) {
+        self.pages_in_stream(bytes, true);
+    }
+
+    fn pages_at_most(&self) -> u32 {
+        match self.pages {
+            0 => MAX_PAGES,
+            n => n.min(MAX_PAGES),
+        }
+    }
+
+    /// Counts the page objects of `bytes` whose kind is decided; answers where the bytes that
+    /// must wait for the next chunk begin (`bytes.len()` at the `last` chunk).
+    fn pages_in_stream(&mut self, bytes: &[u8], last: bool) -> usize {
+        let mut i = 0;
+        while let Some(at) = find(&bytes[i..], b"/Type") {
+            let start = i + at;
+            let mut j = start + 5;
+            while j - (start + 5) < GAP && bytes.get(j).is_some_and(u8::is_ascii_whitespace) {
+                j += 1;
+            }
+            let long_gap = j - (start + 5) >= GAP;
+            // "/Page" and the byte after it decide; at the file's end a missing byte is none.
+            if !last && !long_gap && j + 6 > bytes.len() {
+                return start;
+            }
+            if !long_gap && bytes[j..].starts_with(b"/Page") && bytes.get(j + 5) != Some(&b's') {
+                self.pages = self.pages.saturating_add(1);
+            }
+            i = j.max(start + 1);
+        }
+        if last {
+            bytes.len()
+        } else {
+            // A "/Type" may begin in the last four bytes.
+            i.max(bytes.len().saturating_sub(4))
+        }
     }
 }
 
 fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
     hay.windows(needle.len()).position(|w| w == needle)
+}
+
+fn not_a_pdf(name: &str) -> ApiError {
+    ApiError::bad_request(
+        "not_a_pdf",
+        format!("{name} is not a PDF (it does not start with %PDF-)"),
+        Some(FILES_FIELD),
+    )
 }
 
 /// 0 or more than [`MAX_FILES`] files.
@@ -108,11 +212,7 @@ pub fn check_file(name: &str, bytes: &[u8]) -> Result<(), ApiError> {
     }
     check_size(name, bytes.len() as u64)?;
     if !bytes.starts_with(b"%PDF-") {
-        return Err(ApiError::bad_request(
-            "not_a_pdf",
-            format!("{name} is not a PDF (it does not start with %PDF-)"),
-            Some(FILES_FIELD),
-        ));
+        return Err(not_a_pdf(name));
     }
     Ok(())
 }

@@ -125,32 +125,66 @@ pub fn upload_body(
     // A boundary that cannot occur in the file: checked, and changed until it does not.
     let mut seed = boundary_seed;
     let boundary = loop {
-        let b = format!("----claude-pipeline-{seed:016x}");
+        let b = boundary(seed);
         if !contains(bytes, b.as_bytes()) {
             break b;
         }
         seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
     };
-    let quoted = filename.replace('\\', "\\\\").replace('"', "\\\"");
-    let mut body = Vec::with_capacity(bytes.len() + 512);
-    if let Some(s) = expires_in_s {
-        body.extend_from_slice(
+    let frame = UploadFrame::new(filename, mime_type, expires_in_s, &boundary);
+    let mut body = Vec::with_capacity(frame.head.len() + bytes.len() + frame.tail.len());
+    body.extend_from_slice(&frame.head);
+    body.extend_from_slice(bytes);
+    body.extend_from_slice(&frame.tail);
+    (frame.content_type, body)
+}
+
+/// A multipart boundary from a random seed.
+pub fn boundary(seed: u64) -> String {
+    format!("----claude-pipeline-{seed:016x}")
+}
+
+/// What an upload's body holds around the file's bytes, for a Worker that sends the file from
+/// JS memory as it is (R2's Blob) without reading it: the content type, the bytes before the
+/// file, the bytes after. The boundary cannot be checked against bytes never read; drawn from
+/// 64 random bits, the chance that a 20 MB file holds it is about 2^-40.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UploadFrame {
+    pub content_type: String,
+    pub head: Vec<u8>,
+    pub tail: Vec<u8>,
+}
+
+impl UploadFrame {
+    pub fn new(
+        filename: &str,
+        mime_type: &str,
+        expires_in_s: Option<u64>,
+        boundary: &str,
+    ) -> UploadFrame {
+        let quoted = filename.replace('\\', "\\\\").replace('"', "\\\"");
+        let mut head = Vec::with_capacity(512);
+        if let Some(s) = expires_in_s {
+            head.extend_from_slice(
+                format!(
+                    "--{boundary}\r\ncontent-disposition: form-data; name=\"{EXPIRES_FIELD}\"\r\n\r\n{s}\r\n"
+                )
+                .as_bytes(),
+            );
+        }
+        head.extend_from_slice(
             format!(
-                "--{boundary}\r\ncontent-disposition: form-data; name=\"{EXPIRES_FIELD}\"\r\n\r\n{s}\r\n"
+                "--{boundary}\r\ncontent-disposition: form-data; name=\"{FILE_FIELD}\"; \
+                 filename=\"{quoted}\"\r\ncontent-type: {mime_type}\r\n\r\n"
             )
             .as_bytes(),
         );
+        UploadFrame {
+            content_type: format!("multipart/form-data; boundary={boundary}"),
+            head,
+            tail: format!("\r\n--{boundary}--\r\n").into_bytes(),
+        }
     }
-    body.extend_from_slice(
-        format!(
-            "--{boundary}\r\ncontent-disposition: form-data; name=\"{FILE_FIELD}\"; \
-             filename=\"{quoted}\"\r\ncontent-type: {mime_type}\r\n\r\n"
-        )
-        .as_bytes(),
-    );
-    body.extend_from_slice(bytes);
-    body.extend_from_slice(format!("\r\n--{boundary}--\r\n").as_bytes());
-    (format!("multipart/form-data; boundary={boundary}"), body)
 }
 
 fn contains(hay: &[u8], needle: &[u8]) -> bool {
@@ -201,9 +235,10 @@ pub fn reads_a_file(req: &super::MessagesRequest) -> bool {
 }
 
 /// Bytes of PDFs uploaded side by side when an upload is accepted. Each upload holds its PDF
-/// about three times (read from R2, the multipart body, its copy into the request), and an
-/// isolate has 128 MB (developers.cloudflare.com/workers/platform/limits/, "Memory"): 24 MiB
-/// in flight keeps a 20 MB PDF's upload alone, and small ones six at a time.
+/// in JS memory twice (R2's Blob, and the request's Blob around it; none of it in the Worker's
+/// own memory since 2026-12-06), and an isolate has 128 MB
+/// (developers.cloudflare.com/workers/platform/limits/, "Memory"): 24 MiB in flight keeps a
+/// 20 MB PDF's upload alone, and small ones six at a time.
 pub const UPLOAD_BYTES_IN_FLIGHT: u64 = 24 << 20;
 
 /// The files (their sizes, in order) as waves uploaded one after another: each wave at most

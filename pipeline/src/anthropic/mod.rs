@@ -10,6 +10,7 @@
 //! - `batches`: the Message Batches API.
 //! - [`admin`]: the Usage & Cost Admin API's cost report (reconciliation).
 //! - [`files`]: the Files API (PDFs uploaded once, referenced by `file_id`).
+//! - [`inline`]: a PDF sent as base64 without the Worker holding it (a reference, expanded in JS).
 //! - [`jsonl`]: a batch's JSONL results read line by line as they arrive, resumable.
 
 /// The API version header every request carries.
@@ -33,6 +34,7 @@ pub mod admin;
 mod batches;
 mod errors;
 pub mod files;
+pub mod inline;
 pub mod jsonl;
 mod request;
 mod response;

@@ -19,20 +19,21 @@ use crate::anthropic::BatchRequest;
 /// Sets the breakpoints of a batch's requests as above, in place. `ours[i]` says whether
 /// request `i` was built by the product (its unshared breakpoints may go).
 pub fn shared_breakpoints(requests: &mut [BatchRequest], ours: &[bool]) {
-    let mut values: Vec<Value> = requests
+    // One request's JSON tree at a time (a flush may carry 32 MB of requests: their trees all
+    // at once would hold it twice more): first every breakpoint's prefix hash, then the edits.
+    let found: Vec<Vec<(String, u64)>> = requests
         .iter()
-        .map(|r| serde_json::to_value(&r.params).unwrap_or(Value::Null))
+        .map(|r| breakpoints(&serde_json::to_value(&r.params).unwrap_or(Value::Null)))
         .collect();
-    let found: Vec<Vec<(String, u64)>> = values.iter().map(breakpoints).collect();
     let mut count = std::collections::HashMap::<u64, usize>::new();
     for h in found.iter().flatten().map(|(_, h)| *h) {
         *count.entry(h).or_default() += 1;
     }
-    for (i, (r, (v, points))) in requests
-        .iter_mut()
-        .zip(values.iter_mut().zip(&found))
-        .enumerate()
-    {
+    for (i, (r, points)) in requests.iter_mut().zip(&found).enumerate() {
+        if points.is_empty() {
+            continue;
+        }
+        let mut v = serde_json::to_value(&r.params).unwrap_or(Value::Null);
         for (pointer, h) in points {
             let shared = count.get(h).copied().unwrap_or(0) >= 2;
             let Some(block) = v.pointer_mut(pointer).and_then(Value::as_object_mut) else {
@@ -50,8 +51,8 @@ pub fn shared_breakpoints(requests: &mut [BatchRequest], ours: &[bool]) {
             }
         }
         // The same request, re-read from its JSON; every breakpoint at 1 hour if that failed.
-        r.params = serde_json::from_value(v.take())
-            .unwrap_or_else(|_| r.params.clone().with_one_hour_cache());
+        r.params =
+            serde_json::from_value(v).unwrap_or_else(|_| r.params.clone().with_one_hour_cache());
     }
 }
 

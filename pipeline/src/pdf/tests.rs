@@ -115,3 +115,73 @@ proptest! {
         prop_assert!(n != "..");
     }
 }
+
+/// A PDF's bytes made of the pieces a page count turns on.
+fn pdf_like() -> impl Strategy<Value = Vec<u8>> {
+    let piece = prop_oneof![
+        Just(b"/Type".to_vec()),
+        Just(b"/Type /Page".to_vec()),
+        Just(b"/Type\n/Pages".to_vec()),
+        Just(b"/Page".to_vec()),
+        Just(b"/Pages".to_vec()),
+        Just(b"s".to_vec()),
+        Just(b" ".to_vec()),
+        Just(b"\n".to_vec()),
+        Just(b"/Typ".to_vec()),
+        Just(b"<<".to_vec()),
+        Just(vec![b' '; 300]),
+        any::<u8>().prop_map(|b| vec![b]),
+    ];
+    prop::collection::vec(piece, 0..80).prop_map(|p| {
+        let mut b = b"%PDF-1.7\n".to_vec();
+        b.extend(p.concat());
+        b
+    })
+}
+
+proptest! {
+    #[test]
+    fn a_pdf_streamed_in_any_chunks_counts_as_the_whole_file(
+        bytes in pdf_like(),
+        cuts in prop::collection::vec(any::<prop::sample::Index>(), 0..64),
+    ) {
+        let mut cuts: Vec<usize> = cuts.iter().map(|c| c.index(bytes.len() + 1)).collect();
+        cuts.sort_unstable();
+        let mut scan = Scan::default();
+        let mut from = 0;
+        for cut in cuts.into_iter().chain([bytes.len()]) {
+            scan.feed("f.pdf", &bytes[from..cut]).unwrap();
+            from = cut;
+        }
+        prop_assert_eq!(scan.len(), bytes.len() as u64);
+        prop_assert_eq!(scan.finish("f.pdf").unwrap(), pages_at_most(&bytes));
+    }
+}
+
+#[test]
+fn a_streamed_file_is_refused_as_the_whole_one_would_be() {
+    let code = |chunks: &[&[u8]]| {
+        let mut scan = Scan::default();
+        for c in chunks {
+            if let Err(e) = scan.feed("a.pdf", c) {
+                return e.body.code;
+            }
+        }
+        scan.finish("a.pdf")
+            .map(|_| "ok".into())
+            .unwrap_or_else(|e| e.body.code)
+    };
+    assert_eq!(code(&[]), "empty_file");
+    assert_eq!(code(&[b"\x89P", b"NG\r\n"]), "not_a_pdf");
+    assert_eq!(code(&[b"%P", b"DF", b"-1.7"]), "ok");
+    let big = vec![b'x'; MAX_FILE_BYTES as usize];
+    assert_eq!(code(&[b"%PDF-", &big]), "file_too_large");
+    // A page object split anywhere is still one.
+    let pdf = b"%PDF-1.7 <</Type /Page>>";
+    for cut in 0..pdf.len() {
+        let mut scan = Scan::default();
+        scan.feed("a.pdf", &pdf[..cut]).unwrap();
+        scan.feed("a.pdf", &pdf[cut..]).unwrap();
+        assert_eq!(scan.finish("a.pdf").unwrap(), 1, "cut at {cut}");
+    }
+}
