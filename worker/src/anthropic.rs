@@ -9,14 +9,14 @@ use futures_util::future::{select, Either};
 use futures_util::pin_mut;
 use pipeline::anthropic::files::{self, FileDeleted, FileObject};
 use pipeline::anthropic::{
-    header, CreateBatch, ErrorResponse, Message, MessageBatch, MessageBatchList, API_VERSION,
+    header, ErrorResponse, Message, MessageBatch, MessageBatchList, API_VERSION,
 };
 use pipeline::budget::{reported, Reported};
 use pipeline::retry::CallOutcome;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 use wasm_bindgen::JsValue;
-use worker::{AbortController, Delay, Fetch, Headers, Method, Request, RequestInit};
+use worker::{web_sys, AbortController, Delay, Fetch, Headers, Method, Request, RequestInit};
 
 use crate::config::Config;
 use crate::meter::Meter;
@@ -60,9 +60,20 @@ impl Anthropic {
 
     /// `POST /v1/messages` for one job, with the rate-limit headers of the answer.
     pub async fn messages<B: Serialize>(&self, body: &B, job_id: &str) -> Answered {
+        match json_body(body) {
+            Ok(b) => self.messages_body(b, job_id).await,
+            Err(e) => Answered {
+                result: Err(e),
+                reported: Vec::new(),
+            },
+        }
+    }
+
+    /// [`Anthropic::messages`] with the body already assembled (`crate::requests::body_of`).
+    pub async fn messages_body(&self, body: JsValue, job_id: &str) -> Answered {
         let url = format!("{}/v1/messages", self.base_url);
         match self
-            .send(Method::Post, &url, Some(body), Some(job_id))
+            .send_raw(Method::Post, &url, Some((JSON, body)), Some(job_id))
             .await
         {
             Ok(raw) => {
@@ -79,16 +90,19 @@ impl Anthropic {
         }
     }
 
-    /// `POST /v1/messages/count_tokens`: the input tokens of a request (documents included).
-    pub async fn count_tokens<B: Serialize>(&self, body: &B) -> Result<u64, CallOutcome> {
+    /// `POST /v1/messages/count_tokens`: the input tokens of a request (documents included),
+    /// its body already assembled.
+    pub async fn count_tokens_body(&self, body: JsValue) -> Result<u64, CallOutcome> {
         #[derive(serde::Deserialize)]
         struct Count {
             input_tokens: u64,
         }
-        let c: Count = self
-            .call(Method::Post, "/v1/messages/count_tokens", Some(body), None)
+        let path = "/v1/messages/count_tokens";
+        let url = format!("{}{path}", self.base_url);
+        let raw = self
+            .send_raw(Method::Post, &url, Some((JSON, body)), None)
             .await?;
-        Ok(c.input_tokens)
+        decode::<Count>(raw, path).map(|c| c.input_tokens)
     }
 
     /// `GET /v1/messages/batches`: a page of the account's batches, newest first.
@@ -127,15 +141,29 @@ impl Anthropic {
         &self,
         filename: &str,
         mime_type: &str,
-        bytes: &[u8],
+        file: &web_sys::Blob,
         expires_in_s: Option<u64>,
     ) -> Result<FileObject, CallOutcome> {
+        let net = |e: JsValue| CallOutcome::Network(format!("{e:?}"));
         let seed = js_sys::Math::random().to_bits();
-        let (ctype, body) = files::upload_body(filename, mime_type, bytes, expires_in_s, seed);
+        let frame =
+            files::UploadFrame::new(filename, mime_type, expires_in_s, &files::boundary(seed));
+        // The body is a Blob of the framing and the file's own Blob: the PDF goes from R2 to
+        // the API in JS memory, never copied into the Worker's (which never shrinks).
+        let parts = js_sys::Array::of3(
+            &js_sys::Uint8Array::from(frame.head.as_slice()),
+            file,
+            &js_sys::Uint8Array::from(frame.tail.as_slice()),
+        );
+        let body = web_sys::Blob::new_with_blob_sequence(&parts).map_err(net)?;
         let url = format!("{}{}", self.base_url, files::FILES_PATH);
-        let body = js_sys::Uint8Array::from(body.as_slice());
         let raw = self
-            .send_raw(Method::Post, &url, Some((&ctype, body.into())), None)
+            .send_raw(
+                Method::Post,
+                &url,
+                Some((&frame.content_type, body.into())),
+                None,
+            )
             .await?;
         decode(raw, files::FILES_PATH)
     }
@@ -158,10 +186,14 @@ impl Anthropic {
         self.call::<(), _>(Method::Post, &path, None, None).await
     }
 
-    /// `POST /v1/messages/batches`.
-    pub async fn create_batch(&self, body: &CreateBatch) -> Result<MessageBatch, CallOutcome> {
-        self.call(Method::Post, "/v1/messages/batches", Some(body), None)
-            .await
+    /// `POST /v1/messages/batches`, its body already assembled (`message_batches::flush`).
+    pub async fn create_batch_body(&self, body: JsValue) -> Result<MessageBatch, CallOutcome> {
+        let path = "/v1/messages/batches";
+        let url = format!("{}{path}", self.base_url);
+        let raw = self
+            .send_raw(Method::Post, &url, Some((JSON, body)), None)
+            .await?;
+        decode(raw, path)
     }
 
     /// `GET /v1/messages/batches/{id}`.
@@ -229,11 +261,7 @@ impl Anthropic {
         job_id: Option<&str>,
     ) -> Result<Raw, CallOutcome> {
         let body = match body {
-            Some(b) => {
-                let json = serde_json::to_string(b)
-                    .map_err(|e| CallOutcome::Network(format!("cannot encode the request: {e}")))?;
-                Some(("application/json", JsValue::from_str(&json)))
-            }
+            Some(b) => Some((JSON, json_body(b)?)),
             None => None,
         };
         self.send_raw(method, url, body, job_id).await
@@ -298,6 +326,15 @@ impl Anthropic {
             }
         }
     }
+}
+
+const JSON: &str = "application/json";
+
+/// A request's JSON as a JS string, its one copy outside the Worker's memory.
+fn json_body<B: Serialize>(body: &B) -> Result<JsValue, CallOutcome> {
+    let json = serde_json::to_string(body)
+        .map_err(|e| CallOutcome::Network(format!("cannot encode the request: {e}")))?;
+    Ok(JsValue::from_str(&json))
 }
 
 /// A 2xx answer's body as `T`; anything else as an outcome.

@@ -6,10 +6,17 @@
 use std::collections::HashMap;
 
 use pipeline::answer::{judge, Verdict};
+use pipeline::anthropic::inline;
 use pipeline::anthropic::{Message, OutputBlock, Role, StopReason, Usage};
-use worker::{Bucket, Conditional};
+use wasm_bindgen::{JsCast, JsValue};
+use wasm_bindgen_futures::JsFuture;
+use worker::{web_sys, Bucket, Conditional};
 
 use crate::meter::{Meter, Op};
+
+/// The most of an object's bytes the Worker holds at once while it reads one through
+/// [`Blobs::each_slice`].
+const SLICE: u32 = 768 * 1024;
 
 /// The R2 bucket `RESULTS`.
 #[derive(Clone)]
@@ -50,6 +57,97 @@ impl Blobs {
         self.meter.count(Op::R2ClassA, 1)?;
         self.bucket.put(key, bytes).execute().await?;
         Ok(())
+    }
+
+    /// Writes an object from chunks that are already JS memory (an upload's file as it
+    /// arrived), as one Blob: its bytes never pass through the Worker's linear memory.
+    pub async fn put_chunks(&self, key: &str, chunks: &js_sys::Array) -> worker::Result<()> {
+        self.meter.count(Op::R2ClassA, 1)?;
+        let blob = web_sys::Blob::new_with_u8_array_sequence(chunks)?;
+        // workers-rs's `put` takes no Blob; R2's own `put(key, value)` does.
+        let bucket: &JsValue = self.bucket.as_ref();
+        let put = js_sys::Reflect::get(bucket, &JsValue::from_str("put"))?;
+        let put: js_sys::Function = put.dyn_into()?;
+        let written = put.call2(bucket, &JsValue::from_str(key), &blob)?;
+        JsFuture::from(js_sys::Promise::from(written)).await?;
+        Ok(())
+    }
+
+    /// An object as a Blob (JS memory: a PDF on its way to the Files API, never copied into
+    /// the Worker's linear memory); `None` when there is no such object.
+    pub async fn get_blob(&self, key: &str) -> worker::Result<Option<web_sys::Blob>> {
+        let Some(stream) = self.js_stream(key).await? else {
+            return Ok(None);
+        };
+        let response = web_sys::Response::new_with_opt_readable_stream(Some(&stream))?;
+        let blob = JsFuture::from(response.blob()?).await?;
+        Ok(Some(blob.dyn_into()?))
+    }
+
+    /// Appends to `parts` the base64 of the object at `key` as JS strings, encoded a slice at a
+    /// time (`pipeline::anthropic::inline`).
+    pub async fn base64_into(&self, key: &str, parts: &js_sys::Array) -> worker::Result<()> {
+        let mut encoder = inline::Base64Chunks::default();
+        let found = self
+            .each_slice(key, |slice| {
+                parts.push(&JsValue::from_str(&encoder.feed(slice)));
+            })
+            .await?;
+        if !found {
+            return Err(worker::Error::RustError(format!(
+                "{key} is missing from R2"
+            )));
+        }
+        parts.push(&JsValue::from_str(&encoder.finish()));
+        Ok(())
+    }
+
+    /// The pages at most of the PDF at `key` (`pipeline::pdf::Scan`), read a slice at a time;
+    /// `None` when there is no such object.
+    pub async fn pdf_pages(&self, key: &str) -> worker::Result<Option<u32>> {
+        let mut scan = pipeline::pdf::Scan::default();
+        let found = self.each_slice(key, |slice| scan.count(slice)).await?;
+        Ok(found.then(|| scan.pages()))
+    }
+
+    /// Reads the object at `key` as it streams from R2 (in JS memory), handing `each` a slice
+    /// of at most [`SLICE`] bytes at a time: what passes through the Worker's own memory, which
+    /// never shrinks, is a slice, never the object. False when there is no such object.
+    async fn each_slice(&self, key: &str, mut each: impl FnMut(&[u8])) -> worker::Result<bool> {
+        let Some(stream) = self.js_stream(key).await? else {
+            return Ok(false);
+        };
+        let reader: web_sys::ReadableStreamDefaultReader = stream.get_reader().unchecked_into();
+        loop {
+            let next = JsFuture::from(reader.read()).await?;
+            if js_sys::Reflect::get(&next, &JsValue::from_str("done"))?.is_truthy() {
+                return Ok(true);
+            }
+            let chunk: js_sys::Uint8Array =
+                js_sys::Reflect::get(&next, &JsValue::from_str("value"))?.dyn_into()?;
+            let mut at = 0;
+            while at < chunk.length() {
+                let end = (at + SLICE).min(chunk.length());
+                each(&chunk.subarray(at, end).to_vec());
+                at = end;
+            }
+        }
+    }
+
+    /// The object at `key` as R2's own ReadableStream (its bytes stay in JS memory); `None`
+    /// when there is no such object.
+    async fn js_stream(&self, key: &str) -> worker::Result<Option<web_sys::ReadableStream>> {
+        self.meter.count(Op::R2ClassB, 1)?;
+        let Some(object) = self.bucket.get(key).execute().await? else {
+            return Ok(None);
+        };
+        let Some(body) = object.body() else {
+            return Ok(None);
+        };
+        match body.response_body()? {
+            worker::ResponseBody::Stream(stream) => Ok(Some(stream)),
+            _ => Err(worker::Error::RustError(format!("{key} is not a stream"))),
+        }
     }
 
     /// Deletes an object (what a refused request wrote); best effort, logged.

@@ -60,18 +60,19 @@ async fn upload(
     key: &str,
     name: Option<&str>,
 ) -> Result<Option<String>, String> {
-    let bytes = state
+    let pdf = state
         .blobs
-        .claim_check(key)
+        .get_blob(key)
         .await
-        .map_err(|e| e.to_string())?;
+        .map_err(|e| e.to_string())?
+        .ok_or_else(|| format!("{key} is missing from R2"))?;
     let expires = expires_in_s(state.config.retention.jobs_days.max(0) as u32);
     let filename = provider_filename(name.unwrap_or("document.pdf"));
     let uploaded = state
         .anthropic
-        .upload_file(&filename, "application/pdf", &bytes, expires)
+        .upload_file(&filename, "application/pdf", &pdf, expires)
         .await;
-    drop(bytes);
+    drop(pdf);
     let file = match uploaded {
         Ok(f) => f,
         Err(e) => {

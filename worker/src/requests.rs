@@ -2,11 +2,12 @@
 //! R2 for PDFs (by reference to the Files API, or inline), read back from its R2 claim-check for
 //! prompt jobs.
 
-use base64::Engine;
-use pipeline::anthropic::MessagesRequest;
+use pipeline::anthropic::{inline, MessagesRequest};
 use pipeline::pricing::DEFAULT_MODEL;
 use pipeline::status::Kind;
 use pipeline::{feedback, pdf};
+use wasm_bindgen::JsValue;
+use worker::web_sys;
 
 use crate::blobs::prompt_key;
 use crate::services::AppState;
@@ -15,7 +16,6 @@ use crate::store::JobRow;
 /// The request a job sends. A PDF is read by its `file_id` in the Files API (uploaded first if
 /// it has none), or carried as base64 where that is not available.
 pub async fn request_of(state: &AppState, row: &JobRow) -> worker::Result<MessagesRequest> {
-    let blobs = &state.blobs;
     let model = row.model.as_deref().unwrap_or(DEFAULT_MODEL);
     match row.kind {
         Kind::Feedback => Ok(feedback::request(
@@ -32,20 +32,46 @@ pub async fn request_of(state: &AppState, row: &JobRow) -> worker::Result<Messag
             if let Some(id) = crate::files::file_for(state, &row.id, key, known, name).await {
                 return Ok(pdf::request_for_file(model, row.template(), id));
             }
-            // The PDF itself, from R2, as a base64 document block with the template's question.
-            let bytes = blobs.claim_check(key).await?;
-            let data = base64::engine::general_purpose::STANDARD.encode(&bytes);
-            drop(bytes);
-            Ok(pdf::request(model, row.template(), data))
+            // The PDF itself as a base64 document block with the template's question — by
+            // reference to R2 here, its base64 put in as the body is sent ([`body_of`]).
+            Ok(pdf::request(model, row.template(), inline::reference(key)))
         }
         Kind::Prompt => {
             let key = row
                 .prompt_key
                 .clone()
                 .unwrap_or_else(|| prompt_key(&row.id));
-            let body = blobs.claim_check(&key).await?;
+            let body = state.blobs.claim_check(&key).await?;
             serde_json::from_slice(&body)
                 .map_err(|e| worker::Error::RustError(format!("{key} is not a request: {e}")))
         }
     }
+}
+
+/// The R2 object a PDF job's request carries inline, when its request (as JSON) holds the
+/// reference to it: (key, bytes).
+pub fn inline_pdf<'a>(row: &'a JobRow, json: &str) -> Option<(&'a str, u64)> {
+    match (row.kind, row.prompt_key.as_deref()) {
+        (Kind::Pdf, Some(key)) if inline::split(json, key).is_some() => {
+            Some((key, row.file_size.unwrap_or(0).max(0) as u64))
+        }
+        _ => None,
+    }
+}
+
+/// A job's request body as sent: its JSON, where a PDF job's own PDF goes inline the base64 of
+/// the R2 object put between the JSON's halves — the whole assembled as a Blob in JS memory, a
+/// chunk at a time through the Worker (`pipeline::anthropic::inline`).
+pub async fn body_of(state: &AppState, row: &JobRow, json: String) -> worker::Result<JsValue> {
+    let Some((key, _)) = inline_pdf(row, &json) else {
+        return Ok(JsValue::from_str(&json));
+    };
+    let Some((before, after)) = inline::split(&json, key) else {
+        return Ok(JsValue::from_str(&json));
+    };
+    let parts = js_sys::Array::new();
+    parts.push(&JsValue::from_str(before));
+    state.blobs.base64_into(key, &parts).await?;
+    parts.push(&JsValue::from_str(after));
+    Ok(web_sys::Blob::new_with_str_sequence(&parts)?.into())
 }

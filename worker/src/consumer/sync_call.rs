@@ -3,7 +3,7 @@
 //! settlement — each step as `pipeline` decides it.
 
 use pipeline::answer::{settle_answer, settle_undecodable, End};
-use pipeline::anthropic::CountTokensRequest;
+use pipeline::anthropic::{CountTokensRequest, MessagesRequest};
 use pipeline::budget::{Need, Reserve, Settle};
 use pipeline::delivery::{
     after_count_failed, after_grant, defer_delay_s, BudgetStep, CountFailed, BUDGET_SILENT_DEFER_MS,
@@ -14,9 +14,11 @@ use pipeline::retry::{
     decide, describe, is_overload, is_spend_limit, model_for, CallOutcome, Decision,
 };
 use pipeline::status::{Lane, Transition};
+use wasm_bindgen::JsValue;
 use worker::Delay;
 
 use super::{dead_letters::announce_dead_letter, Handle};
+use crate::anthropic::Answered;
 use crate::config::now_ms;
 use crate::requests::request_of;
 use crate::services::AppState;
@@ -60,11 +62,7 @@ pub async fn run(state: &AppState, msg: Handle, row: JobRow) {
     request = pipeline::shape::conform(request, &model);
     let input = match pipeline::tokens::estimate_request(&request) {
         Some(n) => n,
-        None => match state
-            .anthropic
-            .count_tokens(&CountTokensRequest::from(&request))
-            .await
-        {
+        None => match count_tokens(state, &row, &request).await {
             Ok(n) => n,
             Err(e)
                 if pipeline::anthropic::files::is_missing_file(&e)
@@ -148,7 +146,7 @@ pub async fn run(state: &AppState, msg: Handle, row: JobRow) {
             return Ok(());
         }
         let started_at = now_ms();
-        let answered = state.anthropic.messages(&request, &id).await;
+        let answered = call(state, &row, &request).await;
         settlement = Settle::after_call(&id, &model, &answered.result, answered.reported);
         if matches!(answered.result, Err(CallOutcome::Timeout)) {
             crate::ops::timed_out(state, &model, &reservation.need, row.reserved_micros).await;
@@ -297,4 +295,41 @@ async fn apply(
             "dead_lettered"
         }
     })
+}
+
+/// The body a job's request is sent with (its PDF put in where it goes inline); nothing sent
+/// when it cannot be assembled.
+async fn body(
+    state: &AppState,
+    row: &JobRow,
+    json: serde_json::Result<String>,
+) -> Result<JsValue, CallOutcome> {
+    let json = json.map_err(|e| CallOutcome::Network(format!("cannot encode the request: {e}")))?;
+    crate::requests::body_of(state, row, json)
+        .await
+        .map_err(|e| CallOutcome::Network(format!("cannot read the request's PDF: {e}")))
+}
+
+/// `count_tokens` for a job's request.
+async fn count_tokens(
+    state: &AppState,
+    row: &JobRow,
+    request: &MessagesRequest,
+) -> Result<u64, CallOutcome> {
+    let json = serde_json::to_string(&CountTokensRequest::from(request));
+    state
+        .anthropic
+        .count_tokens_body(body(state, row, json).await?)
+        .await
+}
+
+/// The Messages call of a job's request.
+async fn call(state: &AppState, row: &JobRow, request: &MessagesRequest) -> Answered {
+    match body(state, row, serde_json::to_string(request)).await {
+        Ok(b) => state.anthropic.messages_body(b, &row.id).await,
+        Err(e) => Answered {
+            result: Err(e),
+            reported: Vec::new(),
+        },
+    }
 }

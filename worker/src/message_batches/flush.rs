@@ -13,7 +13,7 @@
 //!   among the account's batches (`pipeline::batching::recover`): adopted if found, released if
 //!   the create certainly never reached the API.
 
-use pipeline::anthropic::{BatchRequest, CreateBatch};
+use pipeline::anthropic::{inline, BatchRequest};
 use pipeline::batching::{self, Created, Recovery, Unknown};
 use pipeline::clock::parse_rfc3339;
 use pipeline::dto::{FlushReport, RecoveryReport};
@@ -22,7 +22,7 @@ use pipeline::ops::failures::Failure;
 use pipeline::retry::describe;
 
 use crate::config::now_ms;
-use crate::requests::request_of;
+use crate::requests::{inline_pdf, request_of};
 use crate::services::{new_id, AppState};
 use crate::store::flushes::Stranded;
 use crate::store::lifecycle::Scope;
@@ -103,6 +103,7 @@ async fn flush_once(
     // Requests are built one by one and stop at the byte limit, so that a flush of large PDFs
     // never holds more than one create call's worth in memory.
     let mut requests = Vec::new();
+    let mut inlines = Vec::new();
     let mut ours = Vec::new();
     let mut bytes = 0;
     let mut rest: Vec<&str> = Vec::new();
@@ -121,10 +122,17 @@ async fn flush_once(
                     custom_id: row.id.clone(),
                     params: params.with_one_hour_cache(),
                 };
-                let size = serde_json::to_string(&r).map(|s| s.len()).unwrap_or(0);
+                let json = serde_json::to_string(&r).unwrap_or_default();
+                // A PDF that goes inline counts at its base64's length.
+                let inline = inline_pdf(row, &json).map(|(key, _)| key);
+                let size = match inline_pdf(row, &json) {
+                    Some((key, pdf)) => inline::expanded_len(json.len() as u64, key, pdf) as usize,
+                    None => json.len(),
+                };
                 if batching::fits(requests.len(), bytes, size, batching::MAX_FLUSH_BYTES) {
                     bytes += size;
                     requests.push(r);
+                    inlines.push(inline);
                     ours.push(row.kind != pipeline::status::Kind::Prompt);
                 } else {
                     rest.push(&row.id);
@@ -161,10 +169,17 @@ async fn flush_once(
     // not cached at all (`pipeline::batching::cache`).
     batching::cache::shared_breakpoints(&mut requests, &ours);
     let ids: Vec<String> = requests.iter().map(|r| r.custom_id.clone()).collect();
-    let created = state
-        .anthropic
-        .create_batch(&CreateBatch { requests })
-        .await;
+    let body = match create_body(state, requests, &inlines).await {
+        Ok(body) => body,
+        Err(e) => {
+            // Nothing was sent: the jobs wait again for the next flush.
+            let why = format!("the batch's body could not be assembled: {e}");
+            store.release_flush(&flush, &why, now_ms()).await?;
+            report.errors.push(why);
+            return Ok(false);
+        }
+    };
+    let created = state.anthropic.create_batch_body(body).await;
     match batching::after_create(created.as_ref().map(|b| b.id.clone())) {
         Created::Batch(batch) => {
             let marked = store.mark_created(&flush, &batch, now_ms()).await;
@@ -208,6 +223,40 @@ async fn flush_once(
             Ok(false)
         }
     }
+}
+
+/// The create call's body, `{"requests":[…]}`, assembled in JS memory a request at a time:
+/// each request's JSON is made once and handed over, and a PDF that goes inline is put in as
+/// base64 from R2 a slice at a time (`crate::requests::body_of`) — the Worker never holds the
+/// batch, whose 32 MB its memory would keep for life.
+async fn create_body(
+    state: &AppState,
+    requests: Vec<BatchRequest>,
+    inlines: &[Option<&str>],
+) -> worker::Result<wasm_bindgen::JsValue> {
+    use wasm_bindgen::JsValue;
+    let parts = js_sys::Array::new();
+    parts.push(&JsValue::from_str("{\"requests\":["));
+    for (i, (request, key)) in requests.into_iter().zip(inlines).enumerate() {
+        if i > 0 {
+            parts.push(&JsValue::from_str(","));
+        }
+        let json =
+            serde_json::to_string(&request).map_err(|e| worker::Error::RustError(e.to_string()))?;
+        drop(request);
+        match key.and_then(|k| inline::split(&json, k).map(|halves| (k, halves))) {
+            Some((k, (before, after))) => {
+                parts.push(&JsValue::from_str(before));
+                state.blobs.base64_into(k, &parts).await?;
+                parts.push(&JsValue::from_str(after));
+            }
+            None => {
+                parts.push(&JsValue::from_str(&json));
+            }
+        }
+    }
+    parts.push(&JsValue::from_str("]}"));
+    Ok(worker::web_sys::Blob::new_with_str_sequence(&parts)?.into())
 }
 
 /// What building `row`'s request asks of the platform (`pipeline::envelope::costs`).

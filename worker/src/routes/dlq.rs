@@ -321,11 +321,7 @@ async fn unprompted_worst_case(
         Kind::Pdf => {
             let template = pipeline::pdf::Template::parse(original.template.as_deref())?;
             let pages = match original.prompt_key.as_deref() {
-                Some(key) => state
-                    .blobs
-                    .get(key)
-                    .await?
-                    .map(|bytes| pipeline::pdf::pages_at_most(&bytes)),
+                Some(key) => state.blobs.pdf_pages(key).await?,
                 None => None,
             };
             (

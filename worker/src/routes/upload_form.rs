@@ -30,10 +30,19 @@ pub struct Form {
     pub callback_url: Option<String>,
 }
 
-/// The part being read.
+/// The part being read. A file's bytes wait in JS memory, as the chunks they arrived in, never
+/// in the Worker's linear memory: wasm memory never shrinks, so one 20 MB file held there would
+/// be carried by every later request of the isolate (issue 32, "Memory held once").
 enum Current {
-    File { name: String, bytes: Vec<u8> },
-    Field { name: String, value: Vec<u8> },
+    File {
+        name: String,
+        scan: pdf::Scan,
+        chunks: js_sys::Array,
+    },
+    Field {
+        name: String,
+        value: Vec<u8>,
+    },
     Other,
 }
 
@@ -80,7 +89,8 @@ pub async fn read_files(
                             }
                             Current::File {
                                 name: pdf::display_name(part.filename.as_deref().unwrap_or("")),
-                                bytes: Vec::new(),
+                                scan: pdf::Scan::default(),
+                                chunks: js_sys::Array::new(),
                             }
                         }
                         "mode" | "template" | "model" | "expires_in_s" | "callback_url" => {
@@ -95,9 +105,9 @@ pub async fn read_files(
                 multipart::Event::Data(data) => {
                     hasher.update(&data);
                     match &mut current {
-                        Current::File { name, bytes } => {
-                            pdf::check_size(name, (bytes.len() + data.len()) as u64)?;
-                            bytes.extend_from_slice(&data);
+                        Current::File { name, scan, chunks } => {
+                            scan.feed(name, &data)?;
+                            chunks.push(&js_sys::Uint8Array::from(&data[..]));
                         }
                         Current::Field { name, value } => {
                             if value.len() + data.len() > 100 {
@@ -113,13 +123,12 @@ pub async fn read_files(
                     }
                 }
                 multipart::Event::End => match std::mem::replace(&mut current, Current::Other) {
-                    Current::File { name, bytes } => {
-                        pdf::check_file(&name, &bytes)?;
+                    Current::File { name, scan, chunks } => {
+                        let size = scan.len();
+                        let pages = scan.finish(&name)?;
                         let job_id = new_id().map_err(internal)?;
                         let key = format!("uploads/{upload_id}/{job_id}.pdf");
-                        let size = bytes.len() as u64;
-                        let pages = pdf::pages_at_most(&bytes);
-                        blobs.put(&key, bytes).await.map_err(internal)?;
+                        blobs.put_chunks(&key, &chunks).await.map_err(internal)?;
                         files.push(NewFile {
                             job_id,
                             index: files.len() as u32,
