@@ -8,10 +8,12 @@
 //! session to sample every 200 ms in the background, keeps the peak, and gives the session
 //! back. One session at a time: wrangler's inspector proxy closes a second client (1013).
 //!
-//! Not yet used by a suite: on 2026-12-05 workerd's own inspector answered `Runtime.enable`
-//! and `Runtime.getHeapUsage` (a Node client), but a session through wrangler's proxy
-//! (`--inspector-port`) connected and was never answered; the `envelope` suite that uses this
-//! waits on branch `wip/envelope-memory` until that is understood.
+//! workerd's inspector never answers `HeapProfiler.collectGarbage` (seen 2026-12-06 on wrangler
+//! 4.164, through its inspector proxy; every other call is answered), which
+//! is what left a session "connected and never answered" on 2026-12-05. A heap snapshot
+//! (`HeapProfiler.takeHeapSnapshot`) starts with a full collection and is answered, so
+//! [`Inspector::heap_kept`] takes one (its chunks arrive as events and are dropped). Every call
+//! waits at most [`ANSWER_WITHIN`]: a silent inspector fails the test, it does not hang it.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -19,6 +21,9 @@ use std::time::Duration;
 use futures_util::{SinkExt, StreamExt};
 use serde_json::{json, Value};
 use tokio_tungstenite::tungstenite::Message;
+
+/// The longest an inspector call may go unanswered (a heap snapshot of a busy isolate included).
+pub const ANSWER_WITHIN: Duration = Duration::from_secs(120);
 
 /// One MiB.
 pub const MIB: u64 = 1024 * 1024;
@@ -88,17 +93,22 @@ impl Inspector {
         self.next_id += 1;
         let ask = json!({"id": id, "method": method}).to_string();
         self.socket.send(Message::text(ask)).await?;
-        while let Some(msg) = self.socket.next().await {
-            let Message::Text(text) = msg? else { continue };
-            let answer: Value = serde_json::from_str(&text)?;
-            if answer["id"].as_u64() == Some(id) {
-                if let Some(e) = answer.get("error") {
-                    return Err(format!("{method}: {e}").into());
+        let answer = async {
+            while let Some(msg) = self.socket.next().await {
+                let Message::Text(text) = msg? else { continue };
+                let answer: Value = serde_json::from_str(&text)?;
+                if answer["id"].as_u64() == Some(id) {
+                    if let Some(e) = answer.get("error") {
+                        return Err(format!("{method}: {e}").into());
+                    }
+                    return Ok(answer["result"].clone());
                 }
-                return Ok(answer["result"].clone());
             }
-        }
-        Err(format!("the inspector closed before answering {method}").into())
+            Err(format!("the inspector closed before answering {method}").into())
+        };
+        tokio::time::timeout(ANSWER_WITHIN, answer)
+            .await
+            .map_err(|_| format!("the inspector did not answer {method} in {ANSWER_WITHIN:?}"))?
     }
 
     /// The isolate's heap now.
@@ -108,9 +118,10 @@ impl Inspector {
             .ok_or_else(|| format!("Runtime.getHeapUsage answered {result}").into())
     }
 
-    /// The isolate's heap after a full garbage collection: what it keeps.
+    /// The isolate's heap after a full garbage collection: what it keeps. The collection is
+    /// a heap snapshot's (workerd answers no `HeapProfiler.collectGarbage`).
     pub async fn heap_kept(&mut self) -> Result<HeapUsage, Error> {
-        self.call("HeapProfiler.collectGarbage").await?;
+        self.call("HeapProfiler.takeHeapSnapshot").await?;
         self.heap().await
     }
 }

@@ -37,6 +37,33 @@ pub fn make(title: &str, pages: usize) -> Vec<u8> {
     pdf.finish()
 }
 
+/// A PDF of `pages` pages titled `title`, `bytes` long: the rest is an unreferenced stream of
+/// pseudo-random (incompressible) bytes, as a scanned document's images are — for the uploads
+/// at the size limits.
+pub fn padded(title: &str, pages: usize, bytes: usize) -> Vec<u8> {
+    let mut pdf = make(title, pages);
+    let tail = b"\nendstream\nendobj\n";
+    // The stream's length, so that the whole file is `bytes` long (its digits counted in).
+    let mut room = bytes.saturating_sub(pdf.len() + tail.len());
+    for _ in 0..3 {
+        let head = format!("\n99 0 obj\n<< /Length {room} >>\nstream\n").len();
+        room = bytes.saturating_sub(pdf.len() + head + tail.len());
+    }
+    pdf.extend_from_slice(format!("\n99 0 obj\n<< /Length {room} >>\nstream\n").as_bytes());
+    let end = pdf.len() + room;
+    let mut x: u64 = 0x9e37_79b9_7f4a_7c15 ^ title.len() as u64;
+    while pdf.len() < end {
+        // xorshift64: fast, deterministic, and nothing of it compresses.
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        let take = (end - pdf.len()).min(8);
+        pdf.extend_from_slice(&x.to_le_bytes()[..take]);
+    }
+    pdf.extend_from_slice(tail);
+    pdf
+}
+
 /// A PDF that says it is encrypted (its trailer names an `/Encrypt` dictionary), as a
 /// password-protected file does.
 pub fn encrypted(title: &str) -> Vec<u8> {
@@ -55,5 +82,15 @@ mod tests {
         let pages = text.matches("/Type /Page").count() - text.matches("/Type /Pages").count();
         assert_eq!(pages, 3, "{text}");
         assert!(text.contains("/Title (Quarterly plan)"));
+    }
+
+    #[test]
+    fn a_padded_pdf_has_the_size_asked_and_its_pages() {
+        let b = super::padded("Scan", 2, 1_000_000);
+        assert_eq!(b.len(), 1_000_000);
+        assert!(b.starts_with(b"%PDF-"));
+        let text = String::from_utf8_lossy(&b);
+        let pages = text.matches("/Type /Page").count() - text.matches("/Type /Pages").count();
+        assert_eq!(pages, 2);
     }
 }

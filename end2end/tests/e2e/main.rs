@@ -14,6 +14,7 @@ mod browser;
 mod budget;
 mod cells;
 mod chaos;
+mod envelope;
 mod feedback;
 mod hostile;
 mod jobs;
@@ -39,6 +40,7 @@ const SUITES: &[Named] = &[
     ("budget", budget::suite),
     ("cells", cells::suite),
     ("chaos", chaos::suite),
+    ("envelope", envelope::suite),
     ("feedback", feedback::suite),
     ("hostile", hostile::suite),
     ("jobs", jobs::suite),

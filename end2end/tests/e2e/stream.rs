@@ -11,6 +11,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use end2end::api::{client, send_json};
+use end2end::heap::{Inspector, MIB};
 use end2end::{tests, StackConfig, Suite, TestStack};
 use serde_json::{json, Value};
 
@@ -124,6 +125,13 @@ async fn a_big_batch_settles_in_bounded_memory_and_a_restart_loses_and_doubles_n
     })
     .await;
     let (rss_before, _) = s.runtime_memory_kib();
+    // Our isolate's own memory, beside the runtime process's: V8's heap after a collection
+    // (what the Worker keeps) through the inspector — the runtime's RSS also holds Miniflare's
+    // D1 and R2 simulators, which run in the same process.
+    let mut inspector = Inspector::connect(s.inspector_port())
+        .await
+        .expect("the runtime's inspector");
+    let kept_before = inspector.heap_kept().await.expect("heap");
     let objects_before = s.r2_objects();
     let t0 = Instant::now();
 
@@ -136,6 +144,9 @@ async fn a_big_batch_settles_in_bounded_memory_and_a_restart_loses_and_doubles_n
     assert_eq!(first["jobs_completed"], lines, "{first}");
     let mut reports = vec![first];
     let mut rss = vec![s.runtime_memory_kib().0];
+    let kept_first = inspector.heap_kept().await.expect("heap");
+    // The restart below ends the session.
+    drop(inspector);
 
     // The second is killed part-way, once it has stored 1,000 answers (ten chunks; counted on
     // disk — D1 is not read meanwhile: a `wrangler d1 execute` beside a running request can make
@@ -183,6 +194,35 @@ async fn a_big_batch_settles_in_bounded_memory_and_a_restart_loses_and_doubles_n
         }
     }
     let elapsed = t0.elapsed();
+    let (rss_end, _) = s.runtime_memory_kib();
+    let kept_end = Inspector::connect(s.inspector_port())
+        .await
+        .expect("the runtime's inspector after the restart")
+        .heap_kept()
+        .await
+        .expect("heap");
+    let mib = |b: u64| b as f64 / MIB as f64;
+    println!(
+        "where the runtime's memory goes: workerd RSS {} → {} MiB over the first {lines} lines \
+         and {} MiB at the end; the Worker isolate's heap kept (JS {:.1} + backing {:.1} MiB) \
+         {:.1} MiB before, {:.1} MiB after the first {lines} lines, {:.1} MiB at the end",
+        rss_before / 1024,
+        rss[0] / 1024,
+        rss_end / 1024,
+        mib(kept_end.total),
+        mib(kept_end.backing),
+        mib(kept_before.isolate()),
+        mib(kept_first.isolate()),
+        mib(kept_end.isolate()),
+    );
+    // The answers pass through; the isolate does not keep them (what the RSS gains is not ours).
+    assert!(
+        kept_first.isolate() < kept_before.isolate() + 8 * MIB && kept_end.isolate() < 32 * MIB,
+        "the isolate kept {:.1} MiB after {lines} lines ({:.1} before), {:.1} MiB at the end",
+        mib(kept_first.isolate()),
+        mib(kept_before.isolate()),
+        mib(kept_end.isolate())
+    );
     let completed = count(
         &s,
         &format!(
