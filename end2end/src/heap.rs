@@ -1,12 +1,16 @@
 //! The Worker isolate's memory, read the way production's 128 MB limit sees it: V8's own
 //! figures through the runtime's inspector (`wrangler dev --inspector-port`, Chrome DevTools
 //! Protocol), `Runtime.getHeapUsage` — the JS heap, and the backing store of every ArrayBuffer
-//! (the wasm memory and every body in flight among them).
+//! (every body in flight among them).
 //!
 //! [`Inspector`] reads it once, and can ask for a full garbage collection first (what is left
 //! then is what the isolate holds, not what it has yet to collect); [`HeapWatch`] borrows the
-//! session to sample every 200 ms in the background, keeps the peak, and gives the session
-//! back. One session at a time: wrangler's inspector proxy closes a second client (1013).
+//! session to sample every 200 ms in the background — some samples after a collection, when
+//! asked — keeps the peaks, and gives the session back. One session at a time: wrangler's
+//! inspector proxy closes a second client (1013).
+//!
+//! The backing stores do not include the Worker's wasm memory (an idle isolate whose wasm
+//! memory is 61.8 MiB reports 0.3 MiB of them): a caller adds it, from the Worker's own figures.
 //!
 //! workerd's inspector never answers `HeapProfiler.collectGarbage` (seen 2026-12-06 on wrangler
 //! 4.164, through its inspector proxy; every other call is answered), which
@@ -35,8 +39,8 @@ pub struct HeapUsage {
     pub used: u64,
     /// The JS heap as allocated (live and not yet collected).
     pub total: u64,
-    /// ArrayBuffers' backing stores: request and response bodies (whether workerd counts the
-    /// wasm linear memory here is not yet established: 0.3 MB on an idle Rust Worker).
+    /// ArrayBuffers' backing stores: request and response bodies (not the wasm linear memory:
+    /// 0.3 MiB on an idle Rust Worker whose wasm memory was 61.8 MiB, 2026-12-06).
     pub backing: u64,
 }
 
@@ -127,54 +131,88 @@ impl Inspector {
 }
 
 /// Samples the isolate's heap every 200 ms with a borrowed [`Inspector`] until
-/// [`HeapWatch::stop`], which gives the session back with the peak.
+/// [`HeapWatch::stop`], which gives the session back with what it saw. With `collect_every`
+/// (n), every n-th sample is taken after a full collection: the live memory, which is what the
+/// isolate must hold — the other samples count ArrayBuffers V8 has not collected yet.
 pub struct HeapWatch {
-    peak: Arc<Mutex<(HeapUsage, u64)>>,
+    seen: Arc<Mutex<Seen>>,
     stop: Arc<tokio::sync::Notify>,
     task: tokio::task::JoinHandle<Inspector>,
+}
+
+/// What a [`HeapWatch`] saw.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Seen {
+    /// The highest sample.
+    pub peak: HeapUsage,
+    /// The highest sample taken after a collection (zero without `collect_every`).
+    pub live_peak: HeapUsage,
+    pub samples: u64,
+    pub collections: u64,
 }
 
 /// How often [`HeapWatch`] samples.
 pub const SAMPLE_EVERY: Duration = Duration::from_millis(200);
 
 impl HeapWatch {
-    pub async fn start(mut inspector: Inspector) -> Result<HeapWatch, Error> {
+    pub async fn start(
+        mut inspector: Inspector,
+        collect_every: Option<u64>,
+    ) -> Result<HeapWatch, Error> {
         let first = inspector.heap().await?;
-        let peak = Arc::new(Mutex::new((first, 1)));
+        let seen = Arc::new(Mutex::new(Seen {
+            peak: first,
+            samples: 1,
+            ..Seen::default()
+        }));
         let stop = Arc::new(tokio::sync::Notify::new());
-        let (seen, stopped) = (peak.clone(), stop.clone());
+        let (shared, stopped) = (seen.clone(), stop.clone());
         let task = tokio::spawn(async move {
             let mut tick = tokio::time::interval(SAMPLE_EVERY);
+            let mut n = 0u64;
             loop {
                 tokio::select! {
                     _ = stopped.notified() => return inspector,
                     _ = tick.tick() => {}
                 }
+                n += 1;
+                let collect = collect_every.is_some_and(|every| n.is_multiple_of(every.max(1)));
                 // A sample the busy isolate answers late is late, not lost; a failed one (the
                 // runtime restarted) is skipped.
-                let Ok(now) = inspector.heap().await else {
+                let sample = if collect {
+                    inspector.heap_kept().await
+                } else {
+                    inspector.heap().await
+                };
+                let Ok(now) = sample else {
                     continue;
                 };
-                let mut p = seen.lock().unwrap();
-                p.1 += 1;
-                if now.isolate() > p.0.isolate() {
-                    p.0 = now;
+                let mut s = shared.lock().unwrap();
+                s.samples += 1;
+                if now.isolate() > s.peak.isolate() {
+                    s.peak = now;
+                }
+                if collect {
+                    s.collections += 1;
+                    if now.isolate() > s.live_peak.isolate() {
+                        s.live_peak = now;
+                    }
                 }
             }
         });
-        Ok(HeapWatch { peak, stop, task })
+        Ok(HeapWatch { seen, stop, task })
     }
 
-    /// The highest sample so far, and how many were taken.
-    pub fn peak(&self) -> (HeapUsage, u64) {
-        *self.peak.lock().unwrap()
+    /// What it saw so far.
+    pub fn seen(&self) -> Seen {
+        *self.seen.lock().unwrap()
     }
 
-    /// Stops sampling: the session back, the highest sample, and how many were taken.
-    pub async fn stop(self) -> (Inspector, (HeapUsage, u64)) {
+    /// Stops sampling: the session back, and what it saw.
+    pub async fn stop(self) -> (Inspector, Seen) {
         self.stop.notify_one();
         let inspector = self.task.await.expect("the heap sampler");
-        (inspector, *self.peak.lock().unwrap())
+        (inspector, *self.seen.lock().unwrap())
     }
 }
 

@@ -28,12 +28,11 @@ const IDLE_GOAL: u64 = 64 * MIB;
 /// The Worker's own linear memory never shrinks: it must never hold a file (20 MiB), only
 /// slices of one.
 const WASM_GOAL: u64 = 16 * MIB;
-/// Issue 32's goal for the peak. Not asserted: V8's figures count every ArrayBuffer not yet
-/// collected, and an upload's bytes pass through the isolate as such buffers (each chunk as it
-/// arrives, the file's parts until R2 has them, R2's stream read into a Blob for the Files
-/// API) — 2–2.5× the upload at the peak, measured 2026-12-06, with no collection inside the
-/// request. What production's limit makes of
-/// uncollected buffers is not known here; the figure is printed beside the goal.
+/// Issue 32's goal for the peak: the live memory (after a collection, sampled once a second
+/// through the upload's life), which is what the isolate must hold. The samples between
+/// collections also count ArrayBuffers V8 has not yet collected — an upload's bytes pass
+/// through as such buffers 2–2.5 times, and without a collection inside the request the raw
+/// figure reached 2–2.5× the upload (2026-12-06); it is printed beside the live one.
 const PEAK_GOAL: u64 = 100 * MIB;
 
 fn files_in_upload() -> usize {
@@ -87,27 +86,36 @@ async fn the_largest_upload_leaves_the_isolate_as_small_as_it_found_it_in_every_
         (false, "batch"),
     ] {
         s.sim.lock().knobs.files_api = files_api;
-        let watch = HeapWatch::start(inspector).await.expect("sampling");
+        // Every fifth sample (once a second) after a full collection: the live memory.
+        let watch = HeapWatch::start(inspector, Some(5))
+            .await
+            .expect("sampling");
         let user = s.user(&format!("scanner-{mode}-{files_api}"));
         let id = user.submit_upload(&files, &[("mode", mode)]).await;
         let b = user.upload_finished(&id, Duration::from_secs(600)).await;
-        let (back, (peak, samples)) = watch.stop().await;
+        let (back, seen) = watch.stop().await;
+        let (peak, live) = (seen.peak, seen.live_peak);
         inspector = back;
         assert_eq!(b["counts"]["completed"].as_u64(), Some(n as u64), "{b}");
         let idle = inspector.heap_kept().await.expect("heap");
         let wasm = wasm_memory(&s);
         let row = format!(
-            "| {} MiB in {n} files | {mode} | Files API {} | {} (JS {} + backing {} + wasm {}) | {} | {samples} |",
+            "| {} MiB in {n} files | {mode} | Files API {} | {} (JS {} + backing {} + wasm {}) | {} (JS {} + backing {}) | {} | {} samples, {} after a collection |",
             n as u64 * FILE_BYTES as u64 / MIB,
             if files_api { "on" } else { "off" },
+            mib(isolate(&live, wasm)),
+            mib(live.total),
+            mib(live.backing),
+            mib(wasm),
             mib(isolate(&peak, wasm)),
             mib(peak.total),
             mib(peak.backing),
-            mib(wasm),
             mib(isolate(&idle, wasm)),
+            seen.samples,
+            seen.collections,
         );
         println!("envelope memory: {row}");
-        rows.push((row, isolate(&peak, wasm), isolate(&idle, wasm), wasm));
+        rows.push((row, isolate(&live, wasm), isolate(&idle, wasm), wasm));
     }
     s.sim.lock().knobs.files_api = true;
     println!(
@@ -117,16 +125,13 @@ async fn the_largest_upload_leaves_the_isolate_as_small_as_it_found_it_in_every_
         mib(start.backing),
         mib(wasm_memory(&s))
     );
-    for (row, peak, idle, wasm) in &rows {
-        println!(
-            "envelope memory: peak {} against the goal of {}{}",
-            mib(*peak),
-            mib(PEAK_GOAL),
-            if *peak <= PEAK_GOAL { "" } else { " (not met)" }
-        );
+    for (row, live, idle, wasm) in &rows {
         assert!(
-            *idle <= IDLE_GOAL && *wasm <= WASM_GOAL,
-            "idle {} (goal {}), the Worker's memory {} (goal {}): {row}",
+            *live <= PEAK_GOAL && *idle <= IDLE_GOAL && *wasm <= WASM_GOAL,
+            "live at the peak {} (goal {}), idle {} (goal {}), the Worker's memory {} (goal {}): \
+             {row}",
+            mib(*live),
+            mib(PEAK_GOAL),
             mib(*idle),
             mib(IDLE_GOAL),
             mib(*wasm),
