@@ -49,11 +49,14 @@ pub async fn request_of(state: &AppState, row: &JobRow) -> worker::Result<Messag
 }
 
 /// The R2 object a PDF job's request carries inline, when its request (as JSON) holds the
-/// reference to it: (key, bytes).
+/// reference to it: (key, bytes — the largest file allowed where the row does not say).
 pub fn inline_pdf<'a>(row: &'a JobRow, json: &str) -> Option<(&'a str, u64)> {
     match (row.kind, row.prompt_key.as_deref()) {
         (Kind::Pdf, Some(key)) if inline::split(json, key).is_some() => {
-            Some((key, row.file_size.unwrap_or(0).max(0) as u64))
+            let bytes = row
+                .file_size
+                .map_or(pdf::MAX_FILE_BYTES, |b| b.max(0) as u64);
+            Some((key, bytes))
         }
         _ => None,
     }
