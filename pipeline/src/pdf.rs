@@ -84,16 +84,7 @@ impl Scan {
 
     /// The whole file has arrived: refused as [`check_file`] would, else its pages at most.
     pub fn finish(self, name: &str) -> Result<u32, ApiError> {
-        if self.len == 0 {
-            return Err(ApiError::bad_request(
-                "empty_file",
-                format!("{name} is empty"),
-                Some(FILES_FIELD),
-            ));
-        }
-        if !self.head.starts_with(b"%PDF-") {
-            return Err(not_a_pdf(name));
-        }
+        check_head(name, self.len, &self.head)?;
         Ok(self.pages())
     }
 
@@ -148,14 +139,6 @@ fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
     hay.windows(needle.len()).position(|w| w == needle)
 }
 
-fn not_a_pdf(name: &str) -> ApiError {
-    ApiError::bad_request(
-        "not_a_pdf",
-        format!("{name} is not a PDF (it does not start with %PDF-)"),
-        Some(FILES_FIELD),
-    )
-}
-
 /// 0 or more than [`MAX_FILES`] files.
 pub fn check_count(n: usize) -> Result<(), ApiError> {
     if n == 0 || n > MAX_FILES {
@@ -203,16 +186,25 @@ pub fn check_total(bytes: u64) -> Result<(), ApiError> {
 /// A complete file: not empty, within the size, and really a PDF (its first bytes, not its name
 /// or content type).
 pub fn check_file(name: &str, bytes: &[u8]) -> Result<(), ApiError> {
-    if bytes.is_empty() {
+    check_head(name, bytes.len() as u64, bytes)
+}
+
+/// A file of `len` bytes that begins with `head`: not empty, within the size, and a PDF.
+fn check_head(name: &str, len: u64, head: &[u8]) -> Result<(), ApiError> {
+    if len == 0 {
         return Err(ApiError::bad_request(
             "empty_file",
             format!("{name} is empty"),
             Some(FILES_FIELD),
         ));
     }
-    check_size(name, bytes.len() as u64)?;
-    if !bytes.starts_with(b"%PDF-") {
-        return Err(not_a_pdf(name));
+    check_size(name, len)?;
+    if !head.starts_with(b"%PDF-") {
+        return Err(ApiError::bad_request(
+            "not_a_pdf",
+            format!("{name} is not a PDF (it does not start with %PDF-)"),
+            Some(FILES_FIELD),
+        ));
     }
     Ok(())
 }

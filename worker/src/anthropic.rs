@@ -97,12 +97,8 @@ impl Anthropic {
         struct Count {
             input_tokens: u64,
         }
-        let path = "/v1/messages/count_tokens";
-        let url = format!("{}{path}", self.base_url);
-        let raw = self
-            .send_raw(Method::Post, &url, Some((JSON, body)), None)
-            .await?;
-        decode::<Count>(raw, path).map(|c| c.input_tokens)
+        let c: Count = self.post_body("/v1/messages/count_tokens", body).await?;
+        Ok(c.input_tokens)
     }
 
     /// `GET /v1/messages/batches`: a page of the account's batches, newest first.
@@ -188,12 +184,7 @@ impl Anthropic {
 
     /// `POST /v1/messages/batches`, its body already assembled (`message_batches::flush`).
     pub async fn create_batch_body(&self, body: JsValue) -> Result<MessageBatch, CallOutcome> {
-        let path = "/v1/messages/batches";
-        let url = format!("{}{path}", self.base_url);
-        let raw = self
-            .send_raw(Method::Post, &url, Some((JSON, body)), None)
-            .await?;
-        decode(raw, path)
+        self.post_body("/v1/messages/batches", body).await
     }
 
     /// `GET /v1/messages/batches/{id}`.
@@ -238,6 +229,20 @@ impl Anthropic {
             retry_after_s: None,
             reported: Vec::new(),
         }))
+    }
+
+    /// [`Anthropic::call`] for a POST whose JSON body is already assembled.
+    async fn post_body<T: DeserializeOwned>(
+        &self,
+        path: &str,
+        body: JsValue,
+    ) -> Result<T, CallOutcome> {
+        let url = format!("{}{path}", self.base_url);
+        decode(
+            self.send_raw(Method::Post, &url, Some((JSON, body)), None)
+                .await?,
+            path,
+        )
     }
 
     async fn call<B: Serialize, T: DeserializeOwned>(

@@ -69,12 +69,28 @@ pub async fn body_of(state: &AppState, row: &JobRow, json: String) -> worker::Re
     let Some((key, _)) = inline_pdf(row, &json) else {
         return Ok(JsValue::from_str(&json));
     };
-    let Some((before, after)) = inline::split(&json, key) else {
-        return Ok(JsValue::from_str(&json));
-    };
     let parts = js_sys::Array::new();
-    parts.push(&JsValue::from_str(before));
-    state.blobs.base64_into(key, &parts).await?;
-    parts.push(&JsValue::from_str(after));
+    push_expanded(state, &parts, &json, Some(key)).await?;
     Ok(web_sys::Blob::new_with_str_sequence(&parts)?.into())
+}
+
+/// Appends a request's JSON to `parts` (Blob parts): where it holds the reference to the R2
+/// object at `key`, the two halves around the object's base64, read from R2 a slice at a time.
+pub async fn push_expanded(
+    state: &AppState,
+    parts: &js_sys::Array,
+    json: &str,
+    key: Option<&str>,
+) -> worker::Result<()> {
+    match key.and_then(|k| inline::split(json, k).map(|halves| (k, halves))) {
+        Some((key, (before, after))) => {
+            parts.push(&JsValue::from_str(before));
+            state.blobs.base64_into(key, parts).await?;
+            parts.push(&JsValue::from_str(after));
+        }
+        None => {
+            parts.push(&JsValue::from_str(json));
+        }
+    }
+    Ok(())
 }

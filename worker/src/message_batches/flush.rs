@@ -22,7 +22,7 @@ use pipeline::ops::failures::Failure;
 use pipeline::retry::describe;
 
 use crate::config::now_ms;
-use crate::requests::{inline_pdf, request_of};
+use crate::requests::{inline_pdf, push_expanded, request_of};
 use crate::services::{new_id, AppState};
 use crate::store::flushes::Stranded;
 use crate::store::lifecycle::Scope;
@@ -124,15 +124,15 @@ async fn flush_once(
                 };
                 let json = serde_json::to_string(&r).unwrap_or_default();
                 // A PDF that goes inline counts at its base64's length.
-                let inline = inline_pdf(row, &json).map(|(key, _)| key);
-                let size = match inline_pdf(row, &json) {
+                let inline = inline_pdf(row, &json);
+                let size = match inline {
                     Some((key, pdf)) => inline::expanded_len(json.len() as u64, key, pdf) as usize,
                     None => json.len(),
                 };
                 if batching::fits(requests.len(), bytes, size, batching::MAX_FLUSH_BYTES) {
                     bytes += size;
                     requests.push(r);
-                    inlines.push(inline);
+                    inlines.push(inline.map(|(key, _)| key));
                     ours.push(row.kind != pipeline::status::Kind::Prompt);
                 } else {
                     rest.push(&row.id);
@@ -227,7 +227,7 @@ async fn flush_once(
 
 /// The create call's body, `{"requests":[…]}`, assembled in JS memory a request at a time:
 /// each request's JSON is made once and handed over, and a PDF that goes inline is put in as
-/// base64 from R2 a slice at a time (`crate::requests::body_of`) — the Worker never holds the
+/// base64 from R2 a slice at a time (`crate::requests::push_expanded`) — the Worker never holds the
 /// batch, whose 32 MB its memory would keep for life.
 async fn create_body(
     state: &AppState,
@@ -244,16 +244,7 @@ async fn create_body(
         let json =
             serde_json::to_string(&request).map_err(|e| worker::Error::RustError(e.to_string()))?;
         drop(request);
-        match key.and_then(|k| inline::split(&json, k).map(|halves| (k, halves))) {
-            Some((k, (before, after))) => {
-                parts.push(&JsValue::from_str(before));
-                state.blobs.base64_into(k, &parts).await?;
-                parts.push(&JsValue::from_str(after));
-            }
-            None => {
-                parts.push(&JsValue::from_str(&json));
-            }
-        }
+        push_expanded(state, &parts, &json, *key).await?;
     }
     parts.push(&JsValue::from_str("]}"));
     Ok(worker::web_sys::Blob::new_with_str_sequence(&parts)?.into())
