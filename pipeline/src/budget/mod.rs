@@ -181,7 +181,7 @@ impl Budget {
     /// the lapsed estimate stands for the call.
     pub fn settle(&mut self, s: &Settle, settings: &Settings, now: i64) {
         self.configure(settings.limits, now);
-        self.slots.release(&s.job_id);
+        self.slots.release(&s.job_id, now);
         let lease = self.leases.remove(&s.job_id);
         let class = s
             .model
