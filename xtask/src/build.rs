@@ -12,6 +12,15 @@ use crate::{step, Result};
 
 const WASM: &str = "wasm32-unknown-unknown";
 
+/// binaryen's level for both wasm files, after rustc's `opt-level = "z"` and fat LTO. Measured
+/// on 2026-12-06 (this 2-core machine, wasm-opt from npm's binaryen, brotli 11 as Cloudflare
+/// serves browsers, gzip -9): the SPA at -O0 / -O1 / -Oz 1,409 / 1,366 / 1,279 KB raw,
+/// 360 / 356 / 358 KB brotli, 478 / 474 / 475 KB gzip, in 2 / 9 / 20 s; the Worker 1,942 /
+/// 1,890 / 1,822 KB raw, 570 / 564 / 571 KB brotli, 741 / 734 / 739 KB gzip, in 2 / 13 / 30 s.
+/// -O1 sends the fewest bytes; -Oz's 4–7 % fewer raw bytes (what the engines compile) cost
+/// 28 s of every build on the one thread left after the rest (README, "Test timings").
+const WASM_OPT_LEVEL: &str = "-O1";
+
 /// Inputs shared by both artifacts (`.cargo/config.toml` among them: it holds the lints).
 const SHARED_INPUTS: &[&str] = &["pipeline", "Cargo.lock", "Cargo.toml", ".cargo/config.toml"];
 
@@ -62,11 +71,11 @@ pub fn spa() -> Result<bool> {
             .arg(&wasm),
         "wasm-bindgen",
     )?;
-    step("wasm-opt -Oz (binaryen from npm)");
+    step(&format!("wasm-opt {WASM_OPT_LEVEL} (binaryen from npm)"));
     let bg = pkg.join("app_bg.wasm");
     run(
         Command::new(node_bin("wasm-opt"))
-            .arg("-Oz")
+            .arg(WASM_OPT_LEVEL)
             .arg(&bg)
             .arg("-o")
             .arg(&bg),
@@ -141,13 +150,18 @@ pub fn worker() -> Result<bool> {
             ),
         "worker-build",
     )?;
-    // worker-build keeps the wasm's names section (function names, for symbolized stack
-    // traces): about a fifth of the bundle (1,789 → 1,423 KB raw, 660 → 570 KiB gzip at
-    // 2026-12-02). A panic's message is still logged without it (console_error_panic_hook).
-    step("wasm-opt --strip-debug (the Worker's names section)");
+    // One wasm-opt pass after worker-build (which is told not to run it): `-O1`, and the
+    // names section worker-build would keep (function names for symbolized stack traces; a
+    // panic's message is still logged without them) stripped — about a fifth of the bundle.
+    step(&format!(
+        "wasm-opt {WASM_OPT_LEVEL} --strip-debug (the Worker)"
+    ));
     let wasm = worker_build().join("index_bg.wasm");
     let mut strip = Command::new(node_bin("wasm-opt"));
-    strip.arg("--strip-debug").arg("--strip-producers");
+    strip
+        .arg(WASM_OPT_LEVEL)
+        .arg("--strip-debug")
+        .arg("--strip-producers");
     // The features worker-build enables, so binaryen reads what rustc and wasm-bindgen wrote
     // and emits no newer encoding than workerd supports.
     for feature in [
@@ -163,7 +177,7 @@ pub fn worker() -> Result<bool> {
     }
     run(
         strip.arg(&wasm).arg("-o").arg(&wasm),
-        "wasm-opt --strip-debug",
+        "wasm-opt (the Worker)",
     )?;
     std::fs::write(&stamp, fp)?;
     step(&format!(

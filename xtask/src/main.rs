@@ -368,38 +368,47 @@ fn test_all(suites_at_once: usize) -> Result<()> {
         )?);
         Ok(())
     });
+    let tests_built = match tests_built {
+        Ok(took) => took,
+        Err(e) => {
+            let _ = (spa.join(), worker.join());
+            return Err(e);
+        }
+    };
+    // The host tests and the doc-tests need no wasm: they run while the wasm builds end.
+    let env = test_env();
+    let (host, suites) = testing::run_host(std::mem::take(&mut binaries), &env);
+    let docs = {
+        let env = env.clone();
+        std::thread::spawn(move || {
+            step("the doc-tests (cargo test --doc)");
+            testing::cargo_results(
+                &["test", "--doc", "--no-fail-fast", "--color", "always"],
+                &env,
+            )
+        })
+    };
     let spa_built = spa.join().map_err(|_| "the SPA build thread panicked")?;
     let worker_built = worker
         .join()
         .map_err(|_| "the Worker build thread panicked")?;
     timings.push(spa_built?);
     timings.push(worker_built?);
-    timings.push(tests_built?);
+    timings.push(tests_built);
     // After both: the dry run bundles the Worker with the SPA's `dist/` as its assets.
     timings.push(time_it("deploy dry run", deploy_dry_run)?);
-    let env = test_env();
     let mut ran = Vec::new();
-    let mut doc_ok = true;
-    timings.push(time_it("tests", || {
+    timings.push(time_it("suites", || {
         step(&format!(
-            "running {} test binaries ({suites_at_once} end-to-end suites at a time) and the doc-tests",
-            binaries.len()
+            "running {} end-to-end suites ({suites_at_once} at a time)",
+            suites.len()
         ));
-        let docs = {
-            let env = env.clone();
-            std::thread::spawn(move || {
-                testing::cargo_results(
-                    &["test", "--doc", "--no-fail-fast", "--color", "always"],
-                    &env,
-                )
-            })
-        };
-        ran = testing::run_all(std::mem::take(&mut binaries), &env, suites_at_once)?;
-        let (doc_ran, ok) = docs.join().map_err(|_| "the doc-tests thread panicked")??;
-        doc_ok = ok;
-        ran.extend(doc_ran);
+        ran = testing::run_suites(suites, &env, suites_at_once)?;
         Ok(())
     })?);
+    ran.extend(host.join().map_err(|_| "the host tests' thread panicked")?);
+    let (doc_ran, doc_ok) = docs.join().map_err(|_| "the doc-tests thread panicked")??;
+    ran.extend(doc_ran);
     let (summary, passed, failed) = testing::summary(&ran);
     let failed_binaries: Vec<&str> = ran
         .iter()

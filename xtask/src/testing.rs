@@ -161,13 +161,39 @@ pub struct Ran {
     pub took: Duration,
 }
 
-/// Runs `binaries` (with `env` added), at most `suites_at_once` end-to-end suites at a time
-/// and every other binary as soon as it can, longest suites first (`expected` seconds by
-/// label, from the last run). Each binary's output is echoed whole when it ends.
-/// Suites set their time apart from the machine's speed (see their docs), so they run side
-/// by side — except [`ALONE`].
-pub fn run_all(
+/// Runs the host test binaries of `binaries` (every one that starts no stack), all at once,
+/// with `env` added, and gives back the end-to-end suites for [`run_suites`]. The host tests
+/// need neither wasm build, so `cargo xtask test` runs them while the Worker's single-threaded
+/// LTO link and wasm-opt leave a core free.
+pub fn run_host(
     binaries: Vec<TestBinary>,
+    env: &[(String, String)],
+) -> (std::thread::JoinHandle<Vec<Ran>>, Vec<TestBinary>) {
+    let logs = target_dir().join("xtask-test");
+    let _ = std::fs::create_dir_all(&logs);
+    let (suites, host): (Vec<_>, Vec<_>) = binaries.into_iter().partition(|b| b.suite.is_some());
+    let mut env = env.to_vec();
+    env.extend(config_env());
+    let epoch = Instant::now();
+    let runs = std::thread::spawn(move || {
+        let threads: Vec<_> = host
+            .into_iter()
+            .map(|b| {
+                let (env, log) = (env.clone(), logs.join(file_name(&b.label)));
+                std::thread::spawn(move || run_one(&b, &env, &log, epoch))
+            })
+            .collect();
+        threads.into_iter().filter_map(|t| t.join().ok()).collect()
+    });
+    (runs, suites)
+}
+
+/// Runs the end-to-end `suites` (with `env` added), at most `suites_at_once` at a time,
+/// longest first (`expected` seconds by label, from the last run). Each binary's output is
+/// echoed whole when it ends. Suites set their time apart from the machine's speed (see their
+/// docs), so they run side by side — except [`ALONE`].
+pub fn run_suites(
+    suites: Vec<TestBinary>,
     env: &[(String, String)],
     suites_at_once: usize,
 ) -> Result<Vec<Ran>> {
@@ -176,8 +202,7 @@ pub fn run_all(
     let timing_dir = logs.join("timing");
     let _ = std::fs::remove_dir_all(&timing_dir);
     let expected = read_durations(&logs);
-    let (mut suites, host): (Vec<_>, Vec<_>) =
-        binaries.into_iter().partition(|b| b.suite.is_some());
+    let mut suites = suites;
     suites.sort_by(|a, b| {
         let t = |x: &TestBinary| expected.get(&x.label).copied().unwrap_or(60.0);
         t(b).total_cmp(&t(a))
@@ -196,11 +221,7 @@ pub fn run_all(
             let _ = tx.send(run_one(&b, &env, &log, epoch));
         });
     };
-    let total = suites.len() + host.len();
-    // Host tests are short: they run beside the first stacks' start.
-    for b in host {
-        spawn(b);
-    }
+    let total = suites.len();
     // A suite that ends makes room for the next one; the ones that must be alone run last.
     let (alone, shared): (Vec<_>, Vec<_>) = suites
         .into_iter()
@@ -223,16 +244,14 @@ pub fn run_all(
         let r = rx
             .recv()
             .map_err(|e| format!("a test runner thread died: {e}"))?;
-        if r.suite {
-            running -= 1;
-            if let Some(next) = queue.next() {
+        running -= 1;
+        if let Some(next) = queue.next() {
+            spawn(next);
+            running += 1;
+        } else if running == 0 {
+            if let Some(next) = last.next() {
                 spawn(next);
                 running += 1;
-            } else if running == 0 {
-                if let Some(next) = last.next() {
-                    spawn(next);
-                    running += 1;
-                }
             }
         }
         ran.push(r);
