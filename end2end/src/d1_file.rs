@@ -1,23 +1,26 @@
-//! A test's reads of a running stack's D1, straight from the SQLite file the local runtime keeps
-//! it in (`<persist>/v3/d1/miniflare-D1DatabaseObject/<id>.sqlite`, in WAL mode), on a read-only
-//! connection.
+//! A test's statements on a running stack's D1, straight on the SQLite file the local runtime
+//! keeps it in (`<persist>/v3/d1/miniflare-D1DatabaseObject/<object id>.sqlite`, in WAL mode).
 //!
 //! Why not `wrangler d1 execute`: that is a second runtime opening the same file, about 1.5 s of
-//! CPU per read on these machines, and while it holds the database the Worker's own D1 calls
-//! fail with `SQLITE_BUSY` (seen in the races suite's log on 2026-12-04: a consumer's job
-//! retried for it) — the harness disturbing what it measures. A read-only reader of a WAL
-//! database blocks no writer.
+//! CPU per statement on these machines (a Node process, another Node process and a runtime:
+//! 40 % of the CPU the `cells` and `retention` suites used on 2026-12-06), and while it holds the
+//! database the Worker's own D1 calls fail with `SQLITE_BUSY` (seen in the races suite's log on
+//! 2026-12-04: a consumer's job retried for it) — the harness disturbing what it measures. A
+//! read-only reader of a WAL database blocks no writer; a write (a test moving a row's
+//! timestamps back) is one short autocommitted statement that waits its turn on SQLite's lock,
+//! as the runtime's own writes do.
 //!
-//! Only plain reads come here: a statement that writes, and `EXPLAIN` (whose plan must be the
-//! runtime's own SQLite's), go through wrangler as before; so does a state with more than one
-//! database (cells), whose files are named by ids this side does not compute.
+//! `EXPLAIN` (whose plan must be the runtime's own SQLite's) and several statements at once go
+//! through wrangler as before.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use hmac::{Hmac, Mac};
 use rusqlite::types::ValueRef;
 use rusqlite::{Connection, OpenFlags};
 use serde_json::{Map, Value};
+use sha2::{Digest, Sha256};
 
 /// The stack's one D1 database file, if it has exactly one.
 pub fn database(persist: &Path) -> Option<PathBuf> {
@@ -31,6 +34,61 @@ pub fn database(persist: &Path) -> Option<PathBuf> {
     files.next().is_none().then_some(one)
 }
 
+/// The file of the database whose `database_id` is `id`, if the runtime has made it. The
+/// runtime keeps a D1 database in a Durable Object named by the id, and names the object's file
+/// by the object's id: the first 16 bytes of HMAC-SHA-256(key, name), then the first 16 of
+/// HMAC-SHA-256(key, those 16), with key = SHA-256 of the object class's unique key
+/// (`miniflare-D1DatabaseObject`) — workerd's `ActorIdFactoryImpl::idFromName`, checked against
+/// the files of a running stack (the unit test below holds one such pair).
+pub fn database_of(persist: &Path, id: &str) -> Option<PathBuf> {
+    let file = persist
+        .join("v3/d1/miniflare-D1DatabaseObject")
+        .join(format!(
+            "{}.sqlite",
+            object_id("miniflare-D1DatabaseObject", id)
+        ));
+    file.exists().then_some(file)
+}
+
+fn object_id(unique_key: &str, name: &str) -> String {
+    let key = Sha256::digest(unique_key.as_bytes());
+    let mac = |data: &[u8]| {
+        let mut m = Hmac::<Sha256>::new_from_slice(&key).expect("any key length");
+        m.update(data);
+        m.finalize().into_bytes()
+    };
+    let base = mac(name.as_bytes());
+    let check = mac(&base[..16]);
+    base[..16]
+        .iter()
+        .chain(&check[..16])
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// The rows of `sql` run on `file`, each an object of column → value (as `wrangler d1 execute
+/// --json` answers them; none for a write); `Ok(None)` when `sql` is an `EXPLAIN` or more than
+/// one statement.
+pub fn run(file: &Path, sql: &str) -> Result<Option<Vec<Value>>, String> {
+    if let Some(rows) = read(file, sql)? {
+        return Ok(Some(rows));
+    }
+    let conn = Connection::open_with_flags(file, OpenFlags::SQLITE_OPEN_READ_WRITE)
+        .map_err(|e| e.to_string())?;
+    conn.busy_timeout(Duration::from_secs(10))
+        .map_err(|e| e.to_string())?;
+    let mut stmt = match conn.prepare(sql) {
+        Ok(stmt) => stmt,
+        Err(rusqlite::Error::MultipleStatement) => return Ok(None),
+        Err(e) => return Err(format!("{e}: {sql}")),
+    };
+    if stmt.is_explain() != 0 {
+        return Ok(None);
+    }
+    stmt.raw_execute().map_err(|e| format!("{e}: {sql}"))?;
+    Ok(Some(Vec::new()))
+}
+
 /// The rows of `sql` read from `file`, each an object of column → value (as `wrangler d1
 /// execute --json` answers them); `Ok(None)` when `sql` is not a plain read.
 pub fn read(file: &Path, sql: &str) -> Result<Option<Vec<Value>>, String> {
@@ -39,7 +97,11 @@ pub fn read(file: &Path, sql: &str) -> Result<Option<Vec<Value>>, String> {
     // A reader waits out the moments the runtime's checkpoint holds the WAL index.
     conn.busy_timeout(Duration::from_secs(10))
         .map_err(|e| e.to_string())?;
-    let mut stmt = conn.prepare(sql).map_err(|e| format!("{e}: {sql}"))?;
+    let mut stmt = match conn.prepare(sql) {
+        Ok(stmt) => stmt,
+        Err(rusqlite::Error::MultipleStatement) => return Ok(None),
+        Err(e) => return Err(format!("{e}: {sql}")),
+    };
     if !stmt.readonly() || stmt.is_explain() != 0 {
         return Ok(None);
     }
@@ -83,6 +145,48 @@ mod tests {
         .unwrap();
         Connection::open(d.join("metadata.sqlite")).unwrap();
         file
+    }
+
+    #[test]
+    fn a_database_file_is_named_as_the_runtime_names_it() {
+        // The file wrangler 4.164's runtime made for the suites' database id (2026-12-06).
+        assert_eq!(
+            object_id(
+                "miniflare-D1DatabaseObject",
+                "00000000-0000-0000-0000-000000000000"
+            ),
+            "9ba2b04bf514d9facfd57ed57d849e77241a7adc99d1c1545d06688b43d84248"
+        );
+    }
+
+    #[test]
+    fn writes_run_on_the_file_and_plans_and_several_statements_are_left_to_wrangler() {
+        let dir = std::env::temp_dir().join(format!("d1-file-w-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let file = db(&dir);
+        assert_eq!(
+            run(&file, "UPDATE t SET a = a + 1 WHERE a = 1").unwrap(),
+            Some(vec![])
+        );
+        assert_eq!(
+            run(&file, "SELECT a FROM t WHERE a IS NOT NULL").unwrap(),
+            Some(vec![serde_json::json!({"a": 2})])
+        );
+        assert_eq!(
+            run(&file, "EXPLAIN QUERY PLAN SELECT * FROM t").unwrap(),
+            None
+        );
+        assert_eq!(
+            run(&file, "UPDATE t SET a = 3; UPDATE t SET a = 4").unwrap(),
+            None
+        );
+        assert_eq!(
+            run(&file, "SELECT a FROM t WHERE a IS NOT NULL").unwrap(),
+            Some(vec![serde_json::json!({"a": 2})]),
+            "nothing of a refused batch ran"
+        );
+        assert!(run(&file, "UPDATE nope SET a = 1").is_err());
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

@@ -150,27 +150,31 @@ impl TestStack {
             .to_string()
     }
 
-    /// Rows of a SQL statement run on the stack's local D1: a plain read straight from its file
-    /// ([`crate::d1_file`]), anything else with `wrangler d1 execute`.
+    /// Rows of a SQL statement run on the stack's local D1: one statement straight on its file
+    /// ([`crate::d1_file`]), an `EXPLAIN` or several statements with `wrangler d1 execute`.
     pub fn d1(&self, sql: &str) -> Vec<serde_json::Value> {
         self.d1_cell(0, sql)
     }
 
     /// [`Self::d1`] on cell `n`'s database.
     pub fn d1_cell(&self, n: usize, sql: &str) -> Vec<serde_json::Value> {
-        let file = (n == 0)
-            .then(|| crate::d1_file::database(&self.persist))
-            .flatten();
-        if let Some(file) = file {
-            match crate::d1_file::read(&file, sql) {
+        if let Some(file) = self.database_file(n) {
+            match crate::d1_file::run(&file, sql) {
                 Ok(Some(rows)) => return rows,
                 Ok(None) => {}
-                Err(e) => panic!("d1 read {sql}: {e}"),
+                Err(e) => panic!("d1 of cell {n}: {sql}: {e}"),
             }
         }
         self.runtime()
             .d1_cell(n, sql)
             .unwrap_or_else(|e| panic!("d1 of cell {n}: {sql}: {e}"))
+    }
+
+    /// Cell `n`'s database file, by the `database_id` its config gives the `DB` binding.
+    fn database_file(&self, n: usize) -> Option<std::path::PathBuf> {
+        let config = self.runtime().configs.get(n)?.clone();
+        let id = xtask::wrangler_config::database_id(&config).ok()?;
+        crate::d1_file::database_of(&self.persist, &id)
     }
 
     /// The rows of each of `statements`, in order, from one `wrangler d1 execute` (a plan the

@@ -132,6 +132,20 @@ pub fn local(settings: &LocalSettings) -> Result<String> {
     Ok(toml::to_string(&t)?)
 }
 
+/// The `database_id` the config at `path` gives the `DB` binding (the local runtime names the
+/// database's file by it).
+pub fn database_id(path: &std::path::Path) -> Result<String> {
+    let t: Table = toml::from_str(&std::fs::read_to_string(path)?)?;
+    t.get("d1_databases")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_table)
+        .find(|db| db.get("binding").and_then(Value::as_str) == Some("DB"))
+        .and_then(|db| db.get("database_id")?.as_str().map(String::from))
+        .ok_or_else(|| format!("no DB binding in {}", path.display()).into())
+}
+
 /// A local config (`local`'s text) rewritten as cell `n` of `cells` (`pipeline::cells`): cell 0
 /// keeps the name, the assets and the budget object, routes by user (`CELLS`) and binds every
 /// other cell as `CELL_<i>`; cell `n` > 0 is `<name>-c<n>`, with its own D1 database, queues and
