@@ -127,17 +127,20 @@ impl TestStack {
 
     /// A key for `user`, issued over HTTP (`POST /api/keys`) as an operator issues keys once the
     /// first admin key exists: by the harness's own admin key (user `e2e-issuer`), which is made
-    /// with the command line ([`Self::create_key`]) once per stack. Each command-line key is a
-    /// `wrangler d1 execute` — a Node process and a runtime, about a second of CPU — and the
-    /// suites issue dozens of keys; the command line itself is the `access` suite's subject.
+    /// with the row the command line would store, written straight to D1's file once per stack.
+    /// Each command-line key is a `wrangler d1 execute` — two Node processes and a runtime,
+    /// about 1.5 s of CPU — and the suites issue dozens of keys; the command line itself
+    /// ([`Self::create_key`]) is the `access` suite's subject.
     pub async fn issue_key(self: &Arc<Self>, user: &str, admin: bool) -> String {
         let issuer = self
             .issuer
             .get_or_init(|| async {
-                let s = self.clone();
-                tokio::task::spawn_blocking(move || s.create_key("e2e-issuer", true))
-                    .await
-                    .unwrap()
+                // Straight into D1's file: the command line is the access suite's subject.
+                let (key, sql) =
+                    xtask::keys::new_row("e2e-issuer", pipeline::identity::Role::Admin)
+                        .unwrap_or_else(|e| panic!("the harness's key: {e}"));
+                self.d1_now(&sql).await;
+                key
             })
             .await;
         let role = if admin { "admin" } else { "user" };

@@ -711,8 +711,10 @@ async fn batches_are_listed_newest_first_in_pages() {
 
 #[tokio::test]
 async fn a_slow_create_answer_still_creates_the_batch() {
+    // The answer comes far later than the client waits, so how busy the machine is cannot
+    // decide which ends first.
     let api = Api::start(sim::Knobs {
-        create_batch_delay_ms: 2_000,
+        create_batch_delay_ms: 60_000,
         ..fast_batches()
     })
     .await;
@@ -730,7 +732,7 @@ async fn a_slow_create_answer_still_creates_the_batch() {
         .send()
         .await;
     assert!(gave_up.is_err(), "the client timed out");
-    assert!(started.elapsed() < Duration::from_millis(1_500));
+    assert!(started.elapsed() < Duration::from_secs(30));
     // The batch exists although its creator never heard so.
     let list = api.get("/v1/messages/batches").await.2;
     assert_eq!(list["data"].as_array().unwrap().len(), 1, "{list}");

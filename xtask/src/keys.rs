@@ -24,23 +24,7 @@ pub enum Target<'a> {
 
 /// Creates a key for `user` with `role` and answers it (the only time it exists in clear).
 pub fn create(target: Target<'_>, user: &str, role: Role) -> Result<String> {
-    let user = UserId::parse(user).map_err(|e| format!("--user: {e}"))?;
-    let key = new_key(&random32()?);
-    let id = format!(
-        "key_{}",
-        pipeline::jobs::new_id(random32()?[..16].try_into()?)
-    );
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)?
-        .as_millis();
-    // Every value is an id, a hex hash, a validated user id or a fixed word: safe to inline.
-    let sql = format!(
-        "INSERT INTO api_keys (id, key_hash, user_id, role, created_at) \
-         VALUES ('{id}', '{}', '{}', '{}', {now})",
-        KeyHash::of(&key).as_str(),
-        user.as_str(),
-        role.as_str()
-    );
+    let (key, sql) = new_row(user, role)?;
     let mut cmd = match target {
         Target::Local { config, persist } => {
             let mut c = wrangler(Some(config));
@@ -58,4 +42,26 @@ pub fn create(target: Target<'_>, user: &str, role: Role) -> Result<String> {
         .stdout(std::process::Stdio::null());
     crate::proc::run(&mut cmd, "wrangler d1 execute (insert the key)")?;
     Ok(key)
+}
+
+/// A new key for `user` with `role`, and the statement that stores its hash.
+pub fn new_row(user: &str, role: Role) -> Result<(String, String)> {
+    let user = UserId::parse(user).map_err(|e| format!("--user: {e}"))?;
+    let key = new_key(&random32()?);
+    let id = format!(
+        "key_{}",
+        pipeline::jobs::new_id(random32()?[..16].try_into()?)
+    );
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)?
+        .as_millis();
+    // Every value is an id, a hex hash, a validated user id or a fixed word: safe to inline.
+    let sql = format!(
+        "INSERT INTO api_keys (id, key_hash, user_id, role, created_at) \
+         VALUES ('{id}', '{}', '{}', '{}', {now})",
+        KeyHash::of(&key).as_str(),
+        user.as_str(),
+        role.as_str()
+    );
+    Ok((key, sql))
 }

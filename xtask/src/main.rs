@@ -324,6 +324,7 @@ fn test_suite(name: &str) -> Result<()> {
             "test", "-p", "end2end", "--test", "e2e", "--color", "always", "--", name,
         ],
         &[],
+        testing::Priority::Normal,
     )?;
     let (summary, passed, failed) = testing::summary(&ran);
     step(&format!("done in {:.0} s", started.elapsed().as_secs_f64()));
@@ -381,10 +382,11 @@ fn test_all(suites_at_once: usize) -> Result<()> {
     let docs = {
         let env = env.clone();
         std::thread::spawn(move || {
-            step("the doc-tests (cargo test --doc)");
+            step("the doc-tests (cargo test --doc), at the lowest priority");
             testing::cargo_results(
                 &["test", "--doc", "--no-fail-fast", "--color", "always"],
                 &env,
+                testing::Priority::Background,
             )
         })
     };

@@ -163,8 +163,9 @@ pub struct Ran {
 
 /// Runs the host test binaries of `binaries` (every one that starts no stack), all at once,
 /// with `env` added, and gives back the end-to-end suites for [`run_suites`]. The host tests
-/// need neither wasm build, so `cargo xtask test` runs them while the Worker's single-threaded
-/// LTO link and wasm-opt leave a core free.
+/// need neither wasm build and nothing waits for them, so `cargo xtask test` starts them as
+/// soon as they are built, at the lowest priority: they take the CPU the wasm builds and the
+/// suites leave.
 pub fn run_host(
     binaries: Vec<TestBinary>,
     env: &[(String, String)],
@@ -180,7 +181,7 @@ pub fn run_host(
             .into_iter()
             .map(|b| {
                 let (env, log) = (env.clone(), logs.join(file_name(&b.label)));
-                std::thread::spawn(move || run_one(&b, &env, &log, epoch))
+                std::thread::spawn(move || run_one(&b, &env, &log, epoch, Priority::Background))
             })
             .collect();
         threads.into_iter().filter_map(|t| t.join().ok()).collect()
@@ -218,7 +219,7 @@ pub fn run_suites(
     let spawn = |b: TestBinary| {
         let (tx, env, log) = (tx.clone(), env.clone(), logs.join(file_name(&b.label)));
         std::thread::spawn(move || {
-            let _ = tx.send(run_one(&b, &env, &log, epoch));
+            let _ = tx.send(run_one(&b, &env, &log, epoch, Priority::Normal));
         });
     };
     let total = suites.len();
@@ -301,7 +302,13 @@ pub fn run_soak(binaries: Vec<TestBinary>, env: &[(String, String)]) -> Result<V
             .ok_or_else(|| format!("the soak suite {suite} was not built"))?;
         let mut env = env.clone();
         env.extend(sizes.iter().map(|(k, v)| (k.to_string(), v.to_string())));
-        ran.push(run_one(b, &env, &logs.join(file_name(&b.label)), epoch));
+        ran.push(run_one(
+            b,
+            &env,
+            &logs.join(file_name(&b.label)),
+            epoch,
+            Priority::Normal,
+        ));
     }
     Ok(ran)
 }
@@ -327,12 +334,40 @@ pub fn time_table(ran: &[Ran]) -> String {
     table
 }
 
-fn run_one(b: &TestBinary, env: &[(String, String)], log: &Path, epoch: Instant) -> Ran {
+/// How a test process is scheduled beside the others.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Priority {
+    Normal,
+    /// `nice -n 19`: what nothing else waits for takes only the CPU the rest leaves.
+    Background,
+}
+
+impl Priority {
+    fn command(self, program: &std::ffi::OsStr) -> Command {
+        match self {
+            Priority::Normal => Command::new(program),
+            Priority::Background => {
+                let mut c = Command::new("nice");
+                c.args(["-n", "19"]).arg(program);
+                c
+            }
+        }
+    }
+}
+
+fn run_one(
+    b: &TestBinary,
+    env: &[(String, String)],
+    log: &Path,
+    epoch: Instant,
+    priority: Priority,
+) -> Ran {
     step(&format!("started {}", b.label));
     let started = Instant::now();
     let status = std::fs::File::create(log).and_then(|out| {
         let err = out.try_clone()?;
-        Command::new(&b.exe)
+        priority
+            .command(b.exe.as_os_str())
             .args(&b.suite)
             .current_dir(&b.dir)
             .envs(env.iter().map(|(k, v)| (k, v)))
@@ -403,11 +438,19 @@ fn write_durations(dir: &Path, ran: &[Ran]) {
 
 /// `cargo <args>` whose output is echoed and whose `test result:` lines are labelled by the
 /// binary cargo announced before them (for doc-tests, which only cargo can run).
-pub fn cargo_results(args: &[&str], env: &[(String, String)]) -> Result<(Vec<Ran>, bool)> {
+pub fn cargo_results(
+    args: &[&str],
+    env: &[(String, String)],
+    priority: Priority,
+) -> Result<(Vec<Ran>, bool)> {
     let started = Instant::now();
+    let nice = match priority {
+        Priority::Normal => "",
+        Priority::Background => "nice -n 19 ",
+    };
     let mut cmd = Command::new("sh");
     cmd.arg("-c")
-        .arg(format!("exec cargo {} 2>&1", args.join(" ")))
+        .arg(format!("exec {nice}cargo {} 2>&1", args.join(" ")))
         .current_dir(root())
         .envs(env.iter().map(|(k, v)| (k, v)))
         .stdout(Stdio::piped());
