@@ -272,7 +272,8 @@ fn test_soak() -> Result<()> {
     tools::ensure(true)?;
     build_all()?;
     step("building the tests (cargo test --no-run), as the main set does");
-    let binaries = testing::build_tests(&["test"], "cargo test --no-run")?;
+    let binaries =
+        testing::build_tests(&["test"], "cargo test --no-run", testing::Priority::Normal)?;
     let names: Vec<&str> = testing::SOAK.iter().map(|(s, _)| *s).collect();
     step(&format!("soak runs, one at a time: {}", names.join(", ")));
     let ran = testing::run_soak(binaries, &test_env())?;
@@ -354,18 +355,24 @@ fn test_all(suites_at_once: usize) -> Result<()> {
     // SPA's and the Worker's crates for wasm32, the test build every host crate and target.
     // The wasm artifacts (release, wasm32) and the tests (debug, host) lock different build
     // directories, and the Worker has a target directory of its own, so cargo builds all
-    // three at once: each fills the others' single-threaded stretches (LTO links, links).
+    // three at once: the tests' build (at the lowest priority) fills the wasm builds'
+    // single-threaded stretches (LTO links, wasm-opt).
     let spa = std::thread::spawn(|| time_it("SPA", || build::spa().map(|_| ())));
     let worker = std::thread::spawn(|| time_it("Worker", || build::worker().map(|_| ())));
     let mut binaries = Vec::new();
     let tests_built = time_it("build tests", || {
         step("building the tests (cargo test --no-run): default members, then the app and the Worker on the host");
-        binaries = testing::build_tests(&["test"], "cargo test --no-run")?;
+        // At the lowest priority: the Worker's build is the longest chain, mostly one thread
+        // (its fat-LTO link, wasm-opt), and the suites wait for it anyway; the tests' build
+        // takes what the two wasm builds leave.
+        let behind = testing::Priority::Background;
+        binaries = testing::build_tests(&["test"], "cargo test --no-run", behind)?;
         // The app and the Worker are wasm32 crates; their unit tests (formatting, chart scales;
         // the store's rows and query text) are pure and run on the host.
         binaries.extend(testing::build_tests(
             &["test", "-p", "app", "-p", "worker-app", "--lib"],
             "cargo test -p app -p worker-app --lib --no-run",
+            behind,
         )?);
         Ok(())
     });

@@ -34,8 +34,9 @@ pub struct TestBinary {
 /// `cargo <args> --no-run --message-format=json-render-diagnostics`: builds the test targets
 /// that `args` select (compiler messages still reach the terminal) and answers their
 /// executables.
-pub fn build_tests(args: &[&str], what: &str) -> Result<Vec<TestBinary>> {
-    let mut child = Command::new("cargo")
+pub fn build_tests(args: &[&str], what: &str, priority: Priority) -> Result<Vec<TestBinary>> {
+    let mut child = priority
+        .command(std::ffi::OsStr::new("cargo"))
         .args(args)
         .args(["--no-run", "--message-format=json-render-diagnostics"])
         .current_dir(root())
@@ -223,37 +224,30 @@ pub fn run_suites(
         });
     };
     let total = suites.len();
-    // A suite that ends makes room for the next one; the ones that must be alone run last.
+    // The ones that must be alone run first, one at a time, while only the host tests and the
+    // doc-tests (at the lowest priority) use the other core; then a suite that ends makes
+    // room for the next one.
     let (alone, shared): (Vec<_>, Vec<_>) = suites
         .into_iter()
         .partition(|b| b.suite.as_deref().is_some_and(|s| ALONE.contains(&s)));
+    let mut ran = Vec::new();
+    for b in alone {
+        spawn(b);
+        ran.push(
+            rx.recv()
+                .map_err(|e| format!("a test runner thread died: {e}"))?,
+        );
+    }
     let mut queue = shared.into_iter();
-    let mut last = alone.into_iter();
-    let mut running = 0;
     for b in queue.by_ref().take(suites_at_once.max(1)) {
         spawn(b);
-        running += 1;
     }
-    if running == 0 {
-        if let Some(b) = last.next() {
-            spawn(b);
-            running += 1;
-        }
-    }
-    let mut ran = Vec::new();
     while ran.len() < total {
         let r = rx
             .recv()
             .map_err(|e| format!("a test runner thread died: {e}"))?;
-        running -= 1;
         if let Some(next) = queue.next() {
             spawn(next);
-            running += 1;
-        } else if running == 0 {
-            if let Some(next) = last.next() {
-                spawn(next);
-                running += 1;
-            }
         }
         ran.push(r);
     }
@@ -261,7 +255,7 @@ pub fn run_suites(
     Ok(ran)
 }
 
-/// Suites that run after the others, one at a time. `abuse` sends bursts of 300 requests at one
+/// Suites that run before the others, one at a time. `abuse` sends bursts of 300 requests at one
 /// local isolate; now and then (three in ten full runs of 2026-12-03/04, one of them alone;
 /// once more in eight runs of 2026-12-04 beside five other stacks) the local queue broker then
 /// waits for ever on a high-lane consumer invocation whose handler has returned (the Worker logs
