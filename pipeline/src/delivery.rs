@@ -55,6 +55,9 @@ pub fn on_delivery(
 pub const SHORT_WAIT_MS: u64 = 5_000;
 /// …up to this much waiting per job in one delivery; beyond, the job is deferred.
 pub const MAX_INLINE_WAIT_MS: u64 = 30_000;
+/// …and asking again at most this many times: each answer is a Durable Object request, which
+/// counts against the invocation's subrequests (a refusal may say "50 ms" again and again).
+pub const MAX_INLINE_ASKS: u32 = 4;
 /// When the budget object does not answer, the job is put back this much later.
 pub const BUDGET_SILENT_DEFER_MS: u64 = 1_000;
 /// When `count_tokens` fails transiently, the job is put back this much later.
@@ -72,12 +75,14 @@ pub enum BudgetStep {
     Defer { ms: u64 },
 }
 
-/// Decides whether to call, wait in place, or defer after `grant`.
-pub fn after_grant(grant: &Grant, waited_ms: u64) -> BudgetStep {
+/// Decides whether to call, wait in place, or defer after `grant`, the answer to the
+/// `asks`-th request of this delivery (the first is 1).
+pub fn after_grant(grant: &Grant, waited_ms: u64, asks: u32) -> BudgetStep {
     if grant.granted {
         BudgetStep::Go
     } else if grant.retry_after_ms <= SHORT_WAIT_MS
         && waited_ms + grant.retry_after_ms <= MAX_INLINE_WAIT_MS
+        && asks <= MAX_INLINE_ASKS
     {
         BudgetStep::Wait {
             ms: grant.retry_after_ms,
@@ -175,19 +180,28 @@ mod tests {
 
     #[test]
     fn a_short_refusal_is_waited_for_in_place_and_a_long_one_deferred() {
-        assert_eq!(after_grant(&grant(true, 0), 0), BudgetStep::Go);
+        assert_eq!(after_grant(&grant(true, 0), 0, 1), BudgetStep::Go);
         assert_eq!(
-            after_grant(&grant(false, 2_000), 0),
+            after_grant(&grant(false, 2_000), 0, 1),
             BudgetStep::Wait { ms: 2_000 }
         );
         assert_eq!(
-            after_grant(&grant(false, 6_000), 0),
+            after_grant(&grant(false, 6_000), 0, 1),
             BudgetStep::Defer { ms: 6_000 }
         );
         // Waited long enough in this delivery already.
         assert_eq!(
-            after_grant(&grant(false, 2_000), 29_000),
+            after_grant(&grant(false, 2_000), 29_000, 2),
             BudgetStep::Defer { ms: 2_000 }
+        );
+        // Asked often enough: short waits again and again are deferred too.
+        assert_eq!(
+            after_grant(&grant(false, 50), 200, MAX_INLINE_ASKS),
+            BudgetStep::Wait { ms: 50 }
+        );
+        assert_eq!(
+            after_grant(&grant(false, 50), 250, MAX_INLINE_ASKS + 1),
+            BudgetStep::Defer { ms: 50 }
         );
     }
 
@@ -218,14 +232,16 @@ mod tests {
 
     proptest::proptest! {
         #[test]
-        fn waiting_in_place_never_exceeds_the_cap(steps in proptest::collection::vec(0u64..10_000, 1..40)) {
-            let mut waited = 0;
+        fn waiting_in_place_never_exceeds_the_caps(steps in proptest::collection::vec(0u64..10_000, 1..40)) {
+            let (mut waited, mut asks) = (0, 0);
             for ms in steps {
-                match after_grant(&grant(false, ms), waited) {
+                asks += 1;
+                match after_grant(&grant(false, ms), waited, asks) {
                     BudgetStep::Wait { ms } => waited += ms,
                     _ => break,
                 }
                 proptest::prop_assert!(waited <= MAX_INLINE_WAIT_MS);
+                proptest::prop_assert!(asks <= MAX_INLINE_ASKS);
             }
         }
     }

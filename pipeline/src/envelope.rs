@@ -444,6 +444,32 @@ pub fn check_flush_size(cron: &Limits, size: u32) -> Result<(), FlushTooLarge> {
     }
 }
 
+/// Which of a queue batch's sync calls run in this invocation, in delivery order: each whose
+/// cost still fits `room` (what is left after the invocation's own reserve) runs, the others
+/// go back to their lane for a later invocation. The first always runs, so a lane drains even
+/// where one call alone passes the room (production then refuses it at the limit, as it would).
+pub fn calls_that_fit(room: Room, costs: &[Cost]) -> Vec<bool> {
+    let mut left = Some(room);
+    costs
+        .iter()
+        .enumerate()
+        .map(|(i, c)| {
+            let after = left.and_then(|l| l.after(c.times(1)));
+            match (i, after) {
+                (_, Some(rest)) => {
+                    left = Some(rest);
+                    true
+                }
+                (0, None) => {
+                    left = None;
+                    true
+                }
+                (_, None) => false,
+            }
+        })
+        .collect()
+}
+
 /// What each item of the Worker's per-item loops costs, counted from the code that carries it
 /// out (`worker/src/message_batches`, `worker/src/cron.rs`); the envelope suite checks the
 /// meter's counts against them.
@@ -493,6 +519,27 @@ pub mod costs {
     pub const CRON_RESERVE: Cost = cost(60, 120, 20, 4, 2);
     /// An HTTP request or a queue batch that runs a flush or a poll: its own reads and writes.
     pub const CALLER_RESERVE: Cost = cost(10, 40, 10, 10, 5);
+
+    /// One sync call at most, beside its PDF ([`sync_pdf`]): `count_tokens`, the Messages call
+    /// and the webhook; the claim, the attempt, the settlement and the status writes; its
+    /// request body, the stored-answer check and the answer in R2; one send (a deferral, or the
+    /// move down a fallback chain); the reservation — asked up to
+    /// [`crate::delivery::MAX_INLINE_ASKS`] times — and the settlement at the budget object.
+    /// (Measured 2026-12-06 in the `jobs` suite: three calls and five deferrals of one queue
+    /// batch made 3 fetches, 12 D1 queries, 14 R2 operations, 5 sends and 12 object requests.)
+    pub const SYNC_CALL: Cost = cost(3, 6, 5, 1, 2 + crate::delivery::MAX_INLINE_ASKS);
+
+    /// What a sync call's PDF adds: inline (the Files API off or failed), the object streamed
+    /// from R2 twice (`count_tokens`, then the call); with the Files API and no file yet, the
+    /// upload (read from R2, posted, the file recorded); with its file known, nothing.
+    pub const fn sync_pdf(files_api: bool, has_file: bool) -> Cost {
+        match (files_api, has_file) {
+            (true, true) => cost(0, 0, 0, 0, 0),
+            // An upload that fails falls back to inline: both, at most.
+            (true, false) => cost(1, 1, 3, 0, 0),
+            (false, _) => cost(0, 0, 2, 0, 0),
+        }
+    }
 }
 
 /// The workers plan a var names (`WORKERS_PLAN`: `paid`, the default, or `free`).

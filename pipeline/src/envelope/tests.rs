@@ -425,3 +425,65 @@ fn a_cron_run_starts_new_work_inside_its_minute_only() {
     assert!(may_start(Entry::Fetch, 10 * CRON_PLAN_MS));
     assert!(may_start(Entry::Queue, 10 * CRON_PLAN_MS));
 }
+
+proptest! {
+    /// A queue batch's sync calls: the first always runs; past it, what runs fits the room.
+    #[test]
+    fn the_calls_that_run_fit_the_room_and_the_first_always_runs(
+        limits in limits(),
+        costs in proptest::collection::vec(cost(), 0..12),
+    ) {
+        let room = limits.room().after(costs::CALLER_RESERVE.times(1)).unwrap_or_default();
+        let runs = calls_that_fit(room, &costs);
+        prop_assert_eq!(runs.len(), costs.len());
+        if !costs.is_empty() {
+            prop_assert!(runs[0], "the first call always runs");
+        }
+        let taken = costs
+            .iter()
+            .zip(&runs)
+            .filter(|(_, r)| **r)
+            .fold(Room::default(), |sum, (c, _)| sum + c.times(1));
+        let first_alone_fits = costs.first().is_none_or(|c| room.after(c.times(1)).is_some());
+        if first_alone_fits {
+            prop_assert!(room.after(taken).is_some(), "{taken:?} passes {room:?}");
+        } else {
+            prop_assert_eq!(runs.iter().filter(|r| **r).count(), 1, "only the first, alone");
+        }
+        // Nothing left behind would still have fitted at its turn.
+        let mut used = Room::default();
+        for (c, r) in costs.iter().zip(&runs) {
+            let with = used + c.times(1);
+            if *r {
+                used = with;
+            } else {
+                prop_assert!(room.after(with).is_none());
+            }
+        }
+    }
+}
+
+#[test]
+fn a_paid_queue_invocation_runs_a_whole_bulk_batch_of_pdf_calls() {
+    let queue = Limits::of(Plan::Paid, Entry::Queue, Configured::default()).unwrap();
+    let room = queue.room().after(costs::CALLER_RESERVE.times(1)).unwrap();
+    let pdf = costs::SYNC_CALL + costs::sync_pdf(true, false);
+    assert!(calls_that_fit(room, &[pdf; 10]).iter().all(|r| *r));
+    // With 100 subrequests configured, a few run and the rest wait for the next invocation.
+    let tight = Limits::of(
+        Plan::Paid,
+        Entry::Queue,
+        Configured {
+            subrequests: Some(100),
+            cpu_ms: None,
+        },
+    )
+    .unwrap();
+    let room = tight
+        .room()
+        .after(costs::CALLER_RESERVE.times(1))
+        .unwrap_or_default();
+    let runs = calls_that_fit(room, &[pdf; 10]);
+    let n = runs.iter().filter(|r| **r).count();
+    assert!((1..10).contains(&n), "{runs:?}");
+}

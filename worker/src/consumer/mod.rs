@@ -15,6 +15,7 @@ mod sync_call;
 use futures_util::stream::{self, StreamExt};
 use pipeline::delivery::{on_delivery, Delivery};
 use pipeline::dto::QueueMessage;
+use pipeline::envelope::{costs, Cost};
 use pipeline::pause::holding;
 use pipeline::status::{Kind, Lane};
 use serde_json::Value;
@@ -229,6 +230,7 @@ async fn run_jobs(state: &AppState, work: Vec<(Message<Value>, String)>) {
             }
         }
     }
+    let calls = calls_that_fit(state, calls).await;
     // A PDF call holds the document several times over (bytes, base64, the request): one at a
     // time per invocation keeps a batch of 20 MB files inside the isolate's memory.
     let (pdfs, others): (Vec<(Message<Value>, JobRow)>, Vec<_>) =
@@ -242,9 +244,48 @@ async fn run_jobs(state: &AppState, work: Vec<(Message<Value>, String)>) {
     });
     futures_util::future::join(small, large).await;
     if batch_mode {
-        let mut share = state.meter.share(pipeline::envelope::costs::CALLER_RESERVE);
+        let mut share = state.meter.share(costs::CALLER_RESERVE);
         crate::message_batches::flush::flush_due(state, false, &mut share).await;
     }
+}
+
+/// The sync calls this invocation's subrequests and D1 queries can carry
+/// (`pipeline::envelope::calls_that_fit`); the others go back to their lane, no retry spent,
+/// for a later invocation.
+async fn calls_that_fit(
+    state: &AppState,
+    calls: Vec<(Message<Value>, JobRow)>,
+) -> Vec<(Message<Value>, JobRow)> {
+    let room = state.meter.share(costs::CALLER_RESERVE).left();
+    let each: Vec<Cost> = calls
+        .iter()
+        .map(|(_, row)| call_cost(row, state.config.files_api))
+        .collect();
+    let runs = pipeline::envelope::calls_that_fit(room, &each);
+    let mut now = Vec::with_capacity(calls.len());
+    for ((msg, row), run) in calls.into_iter().zip(runs) {
+        if run {
+            now.push((msg, row));
+        } else {
+            worker::console_log!(
+                "job {}: past this invocation's share of subrequests; delivered again",
+                row.id
+            );
+            Handle::Message(msg)
+                .deliver_again(state, row.lane, &row.id)
+                .await;
+        }
+    }
+    now
+}
+
+/// What one sync call asks of the platform at most (`pipeline::envelope::costs`).
+fn call_cost(row: &JobRow, files_api: bool) -> Cost {
+    let pdf = match row.kind {
+        Kind::Pdf => costs::sync_pdf(files_api, row.file_id.is_some()),
+        _ => Cost::default(),
+    };
+    costs::SYNC_CALL + pdf
 }
 
 /// What a sync call answers to: the queue message it was delivered with, or — when a fairer

@@ -110,10 +110,11 @@ pub async fn run(state: &AppState, msg: Handle, row: JobRow) {
         ttl_ms: timing.call_timeout_ms as i64 + 30_000,
         user: Some(row.user_id.clone()),
     };
-    let mut waited = 0;
+    let (mut waited, mut asks) = (0, 0);
     loop {
+        asks += 1;
         match state.budget.reserve(&reservation).await {
-            Ok(grant) => match after_grant(&grant, waited) {
+            Ok(grant) => match after_grant(&grant, waited, asks) {
                 BudgetStep::Go => break,
                 BudgetStep::Wait { ms } => {
                     waited += ms;
