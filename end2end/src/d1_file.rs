@@ -22,18 +22,6 @@ use rusqlite::{Connection, OpenFlags};
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
-/// The stack's one D1 database file, if it has exactly one.
-pub fn database(persist: &Path) -> Option<PathBuf> {
-    let dir = persist.join("v3/d1/miniflare-D1DatabaseObject");
-    let mut files = std::fs::read_dir(dir).ok()?.filter_map(|e| {
-        let path = e.ok()?.path();
-        let name = path.file_name()?.to_str()?;
-        (name.ends_with(".sqlite") && name != "metadata.sqlite").then_some(path)
-    });
-    let one = files.next()?;
-    files.next().is_none().then_some(one)
-}
-
 /// The file of the database whose `database_id` is `id`, if the runtime has made it. The
 /// runtime keeps a D1 database in a Durable Object named by the id, and names the object's file
 /// by the object's id: the first 16 bytes of HMAC-SHA-256(key, name), then the first 16 of
@@ -73,38 +61,47 @@ pub fn run(file: &Path, sql: &str) -> Result<Option<Vec<Value>>, String> {
     if let Some(rows) = read(file, sql)? {
         return Ok(Some(rows));
     }
-    let conn = Connection::open_with_flags(file, OpenFlags::SQLITE_OPEN_READ_WRITE)
-        .map_err(|e| e.to_string())?;
-    conn.busy_timeout(Duration::from_secs(10))
-        .map_err(|e| e.to_string())?;
-    let mut stmt = match conn.prepare(sql) {
-        Ok(stmt) => stmt,
-        Err(rusqlite::Error::MultipleStatement) => return Ok(None),
-        Err(e) => return Err(format!("{e}: {sql}")),
-    };
-    if stmt.is_explain() != 0 {
+    let conn = open(file, OpenFlags::SQLITE_OPEN_READ_WRITE)?;
+    let Some(mut stmt) = statement(&conn, sql)? else {
         return Ok(None);
-    }
+    };
     stmt.raw_execute().map_err(|e| format!("{e}: {sql}"))?;
     Ok(Some(Vec::new()))
+}
+
+/// A connection to `file` that waits out the moments another holds the lock (the runtime's
+/// checkpoint holds the WAL index; its writes hold the database).
+fn open(file: &Path, flags: OpenFlags) -> Result<Connection, String> {
+    let conn = Connection::open_with_flags(file, flags).map_err(|e| e.to_string())?;
+    conn.busy_timeout(Duration::from_secs(10))
+        .map_err(|e| e.to_string())?;
+    Ok(conn)
+}
+
+/// `sql` prepared on `conn`; `None` when it is an `EXPLAIN` or more than one statement (both
+/// left to wrangler).
+fn statement<'c>(
+    conn: &'c Connection,
+    sql: &str,
+) -> Result<Option<rusqlite::Statement<'c>>, String> {
+    match conn.prepare(sql) {
+        Ok(stmt) if stmt.is_explain() != 0 => Ok(None),
+        Ok(stmt) => Ok(Some(stmt)),
+        Err(rusqlite::Error::MultipleStatement) => Ok(None),
+        Err(e) => Err(format!("{e}: {sql}")),
+    }
 }
 
 /// The rows of `sql` read from `file`, each an object of column → value (as `wrangler d1
 /// execute --json` answers them); `Ok(None)` when `sql` is not a plain read.
 pub fn read(file: &Path, sql: &str) -> Result<Option<Vec<Value>>, String> {
-    let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
-    let conn = Connection::open_with_flags(file, flags).map_err(|e| e.to_string())?;
-    // A reader waits out the moments the runtime's checkpoint holds the WAL index.
-    conn.busy_timeout(Duration::from_secs(10))
-        .map_err(|e| e.to_string())?;
-    let mut stmt = match conn.prepare(sql) {
-        Ok(stmt) => stmt,
-        Err(rusqlite::Error::MultipleStatement) => return Ok(None),
-        Err(e) => return Err(format!("{e}: {sql}")),
-    };
-    if !stmt.readonly() || stmt.is_explain() != 0 {
+    let conn = open(
+        file,
+        OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+    )?;
+    let Some(mut stmt) = statement(&conn, sql)?.filter(|stmt| stmt.readonly()) else {
         return Ok(None);
-    }
+    };
     let names: Vec<String> = stmt.column_names().into_iter().map(str::to_owned).collect();
     let mut rows = stmt.query([]).map_err(|e| e.to_string())?;
     let mut out = Vec::new();
@@ -136,7 +133,10 @@ mod tests {
     fn db(dir: &Path) -> PathBuf {
         let d = dir.join("v3/d1/miniflare-D1DatabaseObject");
         std::fs::create_dir_all(&d).unwrap();
-        let file = d.join("ab12.sqlite");
+        let file = d.join(format!(
+            "{}.sqlite",
+            object_id("miniflare-D1DatabaseObject", "db-a")
+        ));
         let c = Connection::open(&file).unwrap();
         c.execute_batch(
             "PRAGMA journal_mode=WAL; CREATE TABLE t (a INTEGER, b TEXT, c REAL, d BLOB);
@@ -194,11 +194,7 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("d1-file-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         let file = db(&dir);
-        assert_eq!(
-            database(&dir),
-            Some(file.clone()),
-            "metadata.sqlite is not D1's"
-        );
+        assert_eq!(database_of(&dir, "db-a"), Some(file.clone()));
 
         let rows = read(&file, "SELECT a, b, c, d FROM t ORDER BY a IS NULL")
             .unwrap()
@@ -216,13 +212,10 @@ mod tests {
             None
         );
         assert!(read(&file, "SELECT nope FROM t").is_err());
-
-        let d = dir.join("v3/d1/miniflare-D1DatabaseObject");
-        Connection::open(d.join("cd34.sqlite")).unwrap();
         assert_eq!(
-            database(&dir),
+            database_of(&dir, "db-b"),
             None,
-            "two databases: not ours to tell apart"
+            "no file for a database the runtime has not made"
         );
         std::fs::remove_dir_all(&dir).unwrap();
     }

@@ -135,7 +135,6 @@ impl TestStack {
         let issuer = self
             .issuer
             .get_or_init(|| async {
-                // Straight into D1's file: the command line is the access suite's subject.
                 let (key, sql) =
                     xtask::keys::new_row("e2e-issuer", pipeline::identity::Role::Admin)
                         .unwrap_or_else(|e| panic!("the harness's key: {e}"));

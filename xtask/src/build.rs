@@ -18,7 +18,8 @@ const WASM: &str = "wasm32-unknown-unknown";
 /// 360 / 356 / 358 KB brotli, 478 / 474 / 475 KB gzip, in 2 / 9 / 20 s; the Worker 1,942 /
 /// 1,890 / 1,822 KB raw, 570 / 564 / 571 KB brotli, 741 / 734 / 739 KB gzip, in 2 / 13 / 30 s.
 /// -O1 sends the fewest bytes; -Oz's 4–7 % fewer raw bytes (what the engines compile) cost
-/// 28 s of every build on the one thread left after the rest (README, "Test timings").
+/// 28 s of every build on the one thread left after the rest (README, "Where a test
+/// run's time goes").
 const WASM_OPT_LEVEL: &str = "-O1";
 
 /// Inputs shared by both artifacts (`.cargo/config.toml` among them: it holds the lints).

@@ -415,7 +415,10 @@ fn test_all(suites_at_once: usize) -> Result<()> {
         ran = testing::run_suites(suites, &env, suites_at_once)?;
         Ok(())
     })?);
-    ran.extend(host.join().map_err(|_| "the host tests' thread panicked")?);
+    ran.extend(
+        host.join()
+            .map_err(|_| "the host tests' thread panicked")??,
+    );
     let (doc_ran, doc_ok) = docs.join().map_err(|_| "the doc-tests thread panicked")??;
     ran.extend(doc_ran);
     let (summary, passed, failed) = testing::summary(&ran);

@@ -170,7 +170,7 @@ pub struct Ran {
 pub fn run_host(
     binaries: Vec<TestBinary>,
     env: &[(String, String)],
-) -> (std::thread::JoinHandle<Vec<Ran>>, Vec<TestBinary>) {
+) -> (std::thread::JoinHandle<Result<Vec<Ran>>>, Vec<TestBinary>) {
     let logs = target_dir().join("xtask-test");
     let _ = std::fs::create_dir_all(&logs);
     let (suites, host): (Vec<_>, Vec<_>) = binaries.into_iter().partition(|b| b.suite.is_some());
@@ -185,7 +185,13 @@ pub fn run_host(
                 std::thread::spawn(move || run_one(&b, &env, &log, epoch, Priority::Background))
             })
             .collect();
-        threads.into_iter().filter_map(|t| t.join().ok()).collect()
+        threads
+            .into_iter()
+            .map(|t| {
+                t.join()
+                    .map_err(|_| "a host test runner thread died".into())
+            })
+            .collect()
     });
     (runs, suites)
 }
@@ -438,13 +444,9 @@ pub fn cargo_results(
     priority: Priority,
 ) -> Result<(Vec<Ran>, bool)> {
     let started = Instant::now();
-    let nice = match priority {
-        Priority::Normal => "",
-        Priority::Background => "nice -n 19 ",
-    };
-    let mut cmd = Command::new("sh");
+    let mut cmd = priority.command(std::ffi::OsStr::new("sh"));
     cmd.arg("-c")
-        .arg(format!("exec {nice}cargo {} 2>&1", args.join(" ")))
+        .arg(format!("exec cargo {} 2>&1", args.join(" ")))
         .current_dir(root())
         .envs(env.iter().map(|(k, v)| (k, v)))
         .stdout(Stdio::piped());
