@@ -20,13 +20,17 @@
 //! - [`api`]: the HTTP layer under the client, and the error envelope check.
 //! - [`browser`]: Chromium through playwright-rs, with action / find / check helpers.
 //! - [`pdfs`]: real small PDFs made in the tests.
+//! - [`batches`]: Message Batches made in the simulator with their jobs in D1, at any size.
+//! - [`envelope`]: each entry point's peak use of each production limit, from the `use:` lines.
 //! - [`heap`]: the Worker isolate's memory through the runtime's inspector.
 //! - [`timing`]: where a suite's time goes (stack start, waiting, running), for the xtask.
 
 pub mod api;
+pub mod batches;
 pub mod browser;
 pub mod client;
 pub mod d1_file;
+pub mod envelope;
 pub mod harness;
 pub mod heap;
 pub mod pdfs;

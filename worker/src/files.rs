@@ -19,9 +19,10 @@ use crate::services::AppState;
 /// after a deploy or a config change, asks again).
 static UNAVAILABLE: AtomicBool = AtomicBool::new(false);
 
-/// Uploads at once when an upload is accepted: a Worker keeps at most six connections open
-/// (developers.cloudflare.com/workers/platform/limits/, "Simultaneous open connections").
-const CONCURRENT_UPLOADS: usize = 6;
+/// Uploads at once when an upload is accepted: the plan's four connections of the six a Worker
+/// may keep waiting for headers (developers.cloudflare.com/workers/platform/limits/,
+/// "Simultaneous open connections"; `pipeline::envelope::Limits::planned_connections`).
+const CONCURRENT_UPLOADS: usize = 4;
 
 /// Whether requests should try the Files API.
 pub fn enabled(state: &AppState) -> bool {
@@ -99,7 +100,7 @@ async fn upload(
 }
 
 /// Uploads the PDFs of a just-accepted upload (`(job, R2 key, file name, size)`) in waves of
-/// at most six files and `UPLOAD_BYTES_IN_FLIGHT` bytes (`pipeline::anthropic::files::
+/// at most four files and `UPLOAD_BYTES_IN_FLIGHT` bytes (`pipeline::anthropic::files::
 /// upload_waves`), before its jobs are queued; a PDF whose upload fails is uploaded by its first
 /// request.
 pub async fn upload_all(state: &AppState, files: &[(String, String, String, u64)]) {

@@ -6,8 +6,8 @@
 //!
 //! It is also the invocation's envelope (`pipeline::envelope`): every subrequest is admitted
 //! here before it is made — D1 calls, R2 operations, queue sends, Durable Object requests and
-//! fetches — and every fetch takes one of six connection slots until its answer's headers
-//! arrive. The first limit passed is logged (`envelope exceeded: …`, once per invocation);
+//! fetches — and every fetch takes one of the plan's four connection slots (of production's
+//! six) until its answer's headers arrive. The first limit passed is logged (`envelope exceeded: …`, once per invocation);
 //! in strict mode (`ENVELOPE_STRICT = "on"`, the dev and test profiles) the subrequest that
 //! passes it fails as production would fail it, since `wrangler dev` enforces none of them.
 
@@ -35,7 +35,8 @@ pub struct Meter {
     /// Fetches waiting for their answer's headers now, and at most.
     open: AtomicU64,
     open_peak: AtomicU64,
-    /// Production's six connections: a seventh fetch waits for a slot.
+    /// The plan's four of production's six connections (`Limits::planned_connections`): a
+    /// fifth fetch waits for a slot, as a seventh would in production.
     slots: async_lock::Semaphore,
     d1_statements: AtomicU64,
     d1_rows_read: AtomicU64,
@@ -121,7 +122,7 @@ impl Meter {
             fetches: zero(),
             open: zero(),
             open_peak: zero(),
-            slots: async_lock::Semaphore::new(limits.connections as usize),
+            slots: async_lock::Semaphore::new(limits.planned_connections() as usize),
             d1_statements: zero(),
             d1_rows_read: zero(),
             d1_rows_written: zero(),
@@ -204,8 +205,8 @@ impl Meter {
         self.admit(Call::D1)
     }
 
-    /// One fetch: admitted, then a connection slot — waiting while six fetches wait for their
-    /// headers, as production makes a seventh wait. Drop the slot once the headers are in.
+    /// One fetch: admitted, then a connection slot — waiting while the plan's four fetches wait
+    /// for their headers, as production makes a seventh wait. Drop the slot once the headers are in.
     pub async fn connect(&self) -> worker::Result<Connection<'_>> {
         self.admit(Call::Fetch)?;
         let slot = self.slots.acquire().await;

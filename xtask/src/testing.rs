@@ -282,8 +282,12 @@ pub const SOAK: &[(&str, &[(&str, &str)])] = &[
     ("stream", &[("STREAM_JOBS", "100000")]),
     // 1,000 mixed jobs under faults and two kills (200 in the main set).
     ("chaos", &[("CHAOS_JOBS", "1000"), ("CHAOS_KILLS", "2")]),
-    // The largest upload the API accepts, five PDFs of 18.8 MiB (one in the main set).
-    ("envelope", &[("ENVELOPE_UPLOAD_FILES", "5")]),
+    // The largest upload the API accepts, five PDFs of 18.8 MiB (one in the main set), and the
+    // worst cron run at production's sizes (a tenth in the main set).
+    (
+        "envelope",
+        &[("ENVELOPE_UPLOAD_FILES", "5"), ("ENVELOPE_SCALE", "1")],
+    ),
 ];
 
 /// Runs the soak suites of `binaries`, one after the other (each loads the machine on its own),

@@ -10,10 +10,10 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use end2end::api::{client, send_json};
+use end2end::api::client;
 use end2end::heap::{Inspector, MIB};
 use end2end::{tests, StackConfig, Suite, TestStack};
-use serde_json::{json, Value};
+use serde_json::Value;
 
 pub fn suite() -> Suite {
     // A poll of 5,000 lines takes a dozen seconds on the local runtime: 20 of them at full size.
@@ -42,54 +42,6 @@ const PER_RUN: u64 = 5_000;
 const USER: &str = "streamer";
 const MODEL: &str = "claude-haiku-5-5";
 
-fn now_ms() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_millis() as i64
-}
-
-/// Creates the batch in the simulator (as the Worker's flush would) and the jobs waiting for it
-/// in D1: `submitted`, with the batch's id and a flush row.
-async fn submitted_batch(s: &Arc<TestStack>, n: usize) -> String {
-    let requests: Vec<Value> = (0..n)
-        .map(|i| {
-            json!({
-                "custom_id": format!("st{i:06}"),
-                "params": {
-                    "model": MODEL,
-                    "max_tokens": 200,
-                    "output_config": {"effort": "low"},
-                    "messages": [{"role": "user", "content": format!("Say hello to number {i}")}]
-                }
-            })
-        })
-        .collect();
-    let (status, batch) = send_json(
-        s.sim_api(reqwest::Method::POST, "/v1/messages/batches")
-            .header("content-type", "application/json")
-            .body(json!({ "requests": requests }).to_string()),
-    )
-    .await;
-    assert_eq!(status, 200, "{batch}");
-    let id = batch["id"].as_str().unwrap().to_string();
-    let now = now_ms();
-    s.d1_now(&format!(
-        "INSERT INTO flushes (id, state, jobs, anthropic_batch_id, claimed_at, updated_at) \
-         VALUES ('fl-stream', 'created', {n}, '{id}', {now}, {now})"
-    ))
-    .await;
-    s.d1_now(&format!(
-        "WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i + 1 < {n}) \
-         INSERT INTO jobs (id, user_id, kind, status, lane, mode, model, input_text, attempts, \
-         anthropic_batch_id, flush_id, created_at, started_at, updated_at) \
-         SELECT printf('st%06d', i), '{USER}', 'prompt', 'submitted', 'bulk', 'batch', '{MODEL}', \
-         'Say hello to number ' || i, 1, '{id}', 'fl-stream', {now}, {now}, {now} FROM n"
-    ))
-    .await;
-    id
-}
-
 fn count(s: &Arc<TestStack>, sql: &str) -> u64 {
     s.d1(sql)[0]["n"].as_u64().unwrap()
 }
@@ -117,7 +69,17 @@ async fn a_big_batch_settles_in_bounded_memory_and_a_restart_loses_and_doubles_n
     s: Arc<TestStack>,
 ) {
     let n = jobs();
-    let batch = submitted_batch(&s, n).await;
+    let batch = end2end::batches::submitted(
+        &s,
+        end2end::batches::Submitted {
+            flush: "fl-stream",
+            user: USER,
+            prefix: "st",
+            jobs: n,
+            model: MODEL,
+        },
+    )
+    .await;
     // The simulator ends the batch once its processing time has passed.
     end2end::waits::eventually("the batch ends", Duration::from_secs(300), || async {
         let b = s.sim_batch(&batch).await;
