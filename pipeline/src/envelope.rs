@@ -703,6 +703,22 @@ impl Limits {
 /// ends by this plus one item's worst case (its call timeout), far inside the 15-minute limit.
 pub const CRON_PLAN_MS: u64 = 45_000;
 
+/// The longest a cron run's call to the API may wait for its answer (a batch create, a
+/// retrieve, a results stream's headers, a list, the Admin API's cost report): a run starts
+/// work only inside [`CRON_PLAN_MS`], so each call it starts ends inside the minute, and runs do
+/// not pile up. A batch create cut short is an outcome unknown, which recovery resolves by
+/// looking for the batch (`pipeline::batching::recover`); the queue consumers' calls keep the
+/// configured timeout (their limit is 15 minutes).
+pub const CRON_CALL_MS: u64 = 15_000;
+
+/// The timeout of an API call made by an invocation of `entry`, from the configured one.
+pub fn call_timeout_ms(entry: Entry, configured_ms: u64) -> u64 {
+    match entry {
+        Entry::Cron => configured_ms.min(CRON_CALL_MS),
+        Entry::Fetch | Entry::Queue | Entry::DurableObject => configured_ms,
+    }
+}
+
 /// Whether an invocation of `entry`, `elapsed_ms` in, may start another item of work: a cron
 /// run only inside [`CRON_PLAN_MS`]; the others are bounded by their shares and [`call_fits`].
 pub fn may_start(entry: Entry, elapsed_ms: u64) -> bool {

@@ -53,7 +53,11 @@ impl Anthropic {
         Anthropic {
             base_url: config.anthropic_base_url.clone(),
             api_key: config.anthropic_api_key.clone(),
-            timeout: Duration::from_millis(config.timing.call_timeout_ms as u64),
+            // A cron run's calls end inside its minute (`pipeline::envelope::CRON_CALL_MS`).
+            timeout: Duration::from_millis(pipeline::envelope::call_timeout_ms(
+                meter.entry(),
+                config.timing.call_timeout_ms as u64,
+            )),
             meter,
         }
     }

@@ -530,3 +530,16 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn a_cron_run_ends_inside_its_minute() {
+    // The last item starts just before CRON_PLAN_MS; its call is cut at CRON_CALL_MS.
+    let last_call_ends = CRON_PLAN_MS + call_timeout_ms(Entry::Cron, 300_000);
+    assert!(last_call_ends <= 60_000, "{last_call_ends}");
+    // Webhooks run beside the rest from the run's start: 20, four at a time, 5 s each at most.
+    let webhooks = 20_u64.div_ceil(paid(Entry::Cron).planned_connections() as u64) * 5_000;
+    assert!(webhooks <= CRON_PLAN_MS + CRON_CALL_MS);
+    assert_eq!(call_timeout_ms(Entry::Cron, 300_000), CRON_CALL_MS);
+    assert_eq!(call_timeout_ms(Entry::Cron, 5_000), 5_000);
+    assert_eq!(call_timeout_ms(Entry::Queue, 300_000), 300_000);
+}
