@@ -83,12 +83,17 @@ impl TestStack {
         )
     }
 
+    /// Requests the simulator authenticated, by their `anthropic-version` header.
+    pub fn sim_versions(&self) -> std::collections::BTreeMap<String, u64> {
+        self.sim.lock().stats.versions.clone()
+    }
+
     /// A request to the simulator's API, as the Worker authenticates it (key and version).
     pub fn sim_api(&self, method: reqwest::Method, path: &str) -> reqwest::RequestBuilder {
         client()
             .request(method, format!("{}{path}", self.sim_url))
             .header("x-api-key", SIM_KEY)
-            .header("anthropic-version", "2023-06-01")
+            .header("anthropic-version", pipeline::anthropic::API_VERSION)
     }
 
     /// Time under the test's control: Message Batches created from now on keep processing

@@ -11,7 +11,7 @@
 //! The simulator keeps its own table, typed in separately from the same pages, and a test there
 //! lists every difference between the two.
 //!
-//! Sources (read 2026-12-01; each row names its own page):
+//! Sources (read 2026-12-01, the 5.2 rows 2026-12-06; each row names its own page):
 //! - MODELS: platform.claude.com/docs/en/models/overview ("Compare models", legacy list, footnotes)
 //! - per-model pages: `platform.claude.com/docs/en/models/<model>/overview` and whats-new-…
 //! - S55-MIG: platform.claude.com/docs/en/models/sonnet-5-5/migration-guide
@@ -137,6 +137,21 @@ pub struct Model {
     pub retires_on: Option<(i32, u32, u32)>,
     /// The page each figure of the row comes from.
     pub source: &'static str,
+    /// Facts the model's own pages are silent on, taken from the documented general rule
+    /// instead (served by `GET /api/models`, so an operator sees which figures are assumed).
+    pub general_rules: &'static [GeneralRule],
+}
+
+/// A fact taken from a general rule of the docs rather than from the model's own pages.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum GeneralRule {
+    /// Cache prices from PRICING's multipliers: writes 1.25× (5 minutes) and 2× (1 hour) of
+    /// input, reads 0.1×.
+    CachePrices,
+    /// The minimum cacheable prompt of the model's generation.
+    MinCacheable,
 }
 
 const fn usd(dollars_per_mtok: f64) -> u64 {
@@ -241,6 +256,7 @@ const GEN5: Model = Model {
     deprecated_on: None,
     retires_on: None,
     source: "",
+    general_rules: &[],
 };
 
 /// The catalog: current models first, then legacy, deprecated and retired ones.
@@ -302,6 +318,43 @@ pub const CATALOG: &[Model] = &[
         }),
         rate_group: "haiku-5-5",
         source: "platform.claude.com/docs/en/models/haiku-5-5/overview",
+        ..GEN5
+    },
+    // Fable 5.2 and Mythos 5.2 (release notes, 2026-11-09; FABLE52: platform.claude.com/docs/
+    // en/models/fable-5-2/whats-new-fable-5-2, read 2026-12-06): "a 1M token context window
+    // (default and maximum) and 128k max output tokens", shared by both; $8 / $40 per MTok (the
+    // overview's Fable 5.2 column; the release note gives Mythos 5.2 the same); adaptive
+    // thinking always on, default effort high (MODELS). No page read gives their cache prices
+    // or minimum cacheable prompt: PRICING's general multipliers (reads 0.1× = $0.80) and the
+    // generation's 512 are assumed, and `general_rules` says so. Structured outputs and forced
+    // tool choice are not confirmed for Fable by any page read: not used, as on 5.1. Mythos 5.2
+    // is offered to organizations verified through Anthropic's programs (FABLE52).
+    Model {
+        id: "claude-fable-5-2",
+        display_name: "Claude Fable 5.2",
+        family: Family::Fable,
+        generation: (5, 2),
+        thinking: ALWAYS_ADAPTIVE,
+        forced_tool_choice: false,
+        structured_outputs: false,
+        prices: &[price((2026, 11, 9), 8.0, 40.0, 0.80)],
+        rate_group: "fable-5",
+        source: "platform.claude.com/docs/en/models/fable-5-2/whats-new-fable-5-2",
+        general_rules: &[GeneralRule::CachePrices, GeneralRule::MinCacheable],
+        ..GEN5
+    },
+    Model {
+        id: "claude-mythos-5-2",
+        display_name: "Claude Mythos 5.2",
+        family: Family::Mythos,
+        generation: (5, 2),
+        thinking: ALWAYS_ADAPTIVE,
+        forced_tool_choice: false,
+        structured_outputs: false,
+        prices: &[price((2026, 11, 9), 8.0, 40.0, 0.80)],
+        rate_group: "fable-5",
+        source: "platform.claude.com/docs/en/models/fable-5-2/whats-new-fable-5-2",
+        general_rules: &[GeneralRule::CachePrices, GeneralRule::MinCacheable],
         ..GEN5
     },
     Model {

@@ -13,8 +13,10 @@
 
 use serde_json::Value;
 
-use crate::anthropic::{Effort, MessagesRequest, OutputConfig, OutputFormat, Thinking, ToolChoice};
-use crate::models::{find, Model, Sampling};
+use crate::anthropic::{
+    Content, Effort, MessagesRequest, OutputConfig, OutputFormat, Role, Thinking, ToolChoice,
+};
+use crate::models::{find, Model};
 
 /// A setting the model refuses: the field and a sentence for the caller.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -47,7 +49,7 @@ pub fn check(req: &MessagesRequest, m: &Model) -> Result<(), Refused> {
             ),
         ));
     }
-    check_sampling(req, m)?;
+    check_version_rules(req)?;
     if req.has_prefill() && !m.prefill {
         return Err(refused(
             "messages",
@@ -135,43 +137,64 @@ pub fn check(req: &MessagesRequest, m: &Model) -> Result<(), Refused> {
     Ok(())
 }
 
-fn check_sampling(req: &MessagesRequest, m: &Model) -> Result<(), Refused> {
-    let both = req.temperature.is_some() && req.top_p.is_some();
-    match m.sampling {
-        Sampling::Any => Ok(()),
-        Sampling::OneOf if both => Err(refused(
-            "top_p",
-            format!("{} accepts temperature or top_p, not both", m.id),
-        )),
-        Sampling::OneOf => Ok(()),
-        Sampling::DefaultOnly => {
-            let not_default = |field: &'static str| {
-                refused(
-                    field,
-                    format!(
-                        "{field} is not supported by {} at a non-default value: remove it",
-                        m.id
-                    ),
-                )
+/// What the API version this product sends ([`crate::anthropic::API_VERSION`], 2026-10-21)
+/// refuses whatever the model: the sampling parameters (removed, "Extra inputs are not
+/// permitted" even at their defaults), a document block in an assistant message, and a text
+/// block with citations in a user message. The model's own sampling rules
+/// ([`crate::models::Sampling`]) are those of the previous version, kept as the pages give them.
+fn check_version_rules(req: &MessagesRequest) -> Result<(), Refused> {
+    let removed = |field: &'static str| {
+        refused(
+            field,
+            format!(
+                "{field} is not accepted: API version {} removed the sampling parameters \
+                 (temperature, top_p, top_k); remove it",
+                crate::anthropic::API_VERSION
+            ),
+        )
+    };
+    if req.temperature.is_some() {
+        return Err(removed("temperature"));
+    }
+    if req.top_p.is_some() {
+        return Err(removed("top_p"));
+    }
+    if req.top_k.is_some() {
+        return Err(removed("top_k"));
+    }
+    for (i, m) in req.messages.iter().enumerate() {
+        let Content::Blocks(blocks) = &m.content else {
+            continue;
+        };
+        for (j, b) in blocks.iter().enumerate() {
+            let why = match (m.role, b) {
+                (Role::Assistant, b) if b.is_document() => {
+                    "a document block in an assistant message"
+                }
+                (Role::User, b) if b.has_citations() => {
+                    "a text block with citations in a user message"
+                }
+                _ => continue,
             };
-            if req.temperature.is_some_and(|t| t != 1.0) {
-                return Err(not_default("temperature"));
-            }
-            if req.top_p.is_some_and(|p| p != 0.99) {
-                return Err(not_default("top_p"));
-            }
-            if req.top_k.is_some() {
-                return Err(not_default("top_k"));
-            }
-            if both {
-                return Err(refused(
-                    "top_p",
-                    format!("{} accepts temperature or top_p, not both", m.id),
-                ));
-            }
-            Ok(())
+            return Err(refused(
+                "messages",
+                format!(
+                    "messages[{i}].content[{j}]: {why} is refused by API version {}",
+                    crate::anthropic::API_VERSION
+                ),
+            ));
         }
     }
+    Ok(())
+}
+
+/// `req` without what the API version removed: a request stored before the product moved to
+/// it (a job accepted with a sampling parameter) can still be sent.
+pub fn without_removed(mut req: MessagesRequest) -> MessagesRequest {
+    req.temperature = None;
+    req.top_p = None;
+    req.top_k = None;
+    req
 }
 
 /// Shapes a classification request (feedback analysis, PDF extraction) for its model: the
@@ -194,7 +217,8 @@ pub fn classification(mut req: MessagesRequest, schema: Value) -> MessagesReques
 }
 
 /// Re-targets `req` to `model` (a fallback): what the new model refuses is dropped or turned
-/// into its nearest accepted form — sampling to the defaults, a thinking budget to adaptive,
+/// into its nearest accepted form — sampling dropped (the API version removed it), a thinking
+/// budget to adaptive,
 /// `disabled` to the default, an effort to the nearest accepted level, a schema to plain JSON
 /// (the repair reads it), a forced tool choice to `auto`, `max_tokens` to the model's limit.
 pub fn conform(mut req: MessagesRequest, model: &str) -> MessagesRequest {
@@ -202,21 +226,7 @@ pub fn conform(mut req: MessagesRequest, model: &str) -> MessagesRequest {
     let Some(m) = find(model) else {
         return req;
     };
-    match m.sampling {
-        Sampling::Any => {}
-        Sampling::OneOf => {
-            if req.temperature.is_some() {
-                req.top_p = None;
-            }
-        }
-        Sampling::DefaultOnly => {
-            req.temperature = req.temperature.filter(|t| *t == 1.0);
-            req.top_p = req
-                .top_p
-                .filter(|p| *p == 0.99 && req.temperature.is_none());
-            req.top_k = None;
-        }
-    }
+    let mut req = without_removed(req);
     if let Some(config) = req.output_config.as_mut() {
         config.effort = config.effort.and_then(|e| nearest_effort(e, m));
         if !m.structured_outputs {

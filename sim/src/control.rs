@@ -63,6 +63,9 @@ pub struct Stats {
     pub refused_for_shape: u64,
     /// The last refusals' messages (at most [`MAX_REFUSALS_KEPT`]), to say what was refused.
     pub shape_refusals: Vec<String>,
+    /// Authenticated requests by their `anthropic-version` header (every endpoint that checks
+    /// it): which API version a client speaks.
+    pub versions: BTreeMap<String, u64>,
     /// Document blocks read by the requests answered or counted (Messages, count_tokens, batch
     /// lines): inline base64, and by `file_id` from the Files API.
     pub base64_documents: u64,
@@ -160,6 +163,7 @@ pub async fn stats(State(sim): State<Sim>) -> Json<Value> {
         "abandoned_by_job": s.abandoned_by_job,
         "refused_for_shape": s.refused_for_shape,
         "shape_refusals": s.shape_refusals,
+        "versions": s.versions,
         "base64_documents": s.base64_documents,
         "file_documents": s.file_documents,
         "files_uploaded": s.files_uploaded,

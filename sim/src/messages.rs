@@ -314,7 +314,10 @@ pub fn check_headers(sim: &Sim, headers: &HeaderMap) -> Result<(), SimError> {
     match version(headers) {
         "" => Err(SimError::invalid("anthropic-version: header is required")),
         // api/versioning: the current version and the prior one.
-        "2023-06-01" | crate::shape::VERSION_2026_10_21 => Ok(()),
+        v @ ("2023-06-01" | crate::shape::VERSION_2026_10_21) => {
+            *sim.lock().stats.versions.entry(v.to_string()).or_insert(0) += 1;
+            Ok(())
+        }
         other => Err(SimError::invalid(format!(
             "anthropic-version: \"{other}\" is not a valid version"
         ))),

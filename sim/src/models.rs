@@ -5,7 +5,9 @@
 //! This file is over 400 lines on purpose: it is one table of data, typed in from the pages
 //! listed below, and splitting it would scatter the table (its tests are in `models/tests.rs`).
 //!
-//! Pages (read 2026-12-01):
+//! Pages (read 2026-12-01; the 5.2 rows 2026-12-06):
+//! - whats-new-fable-5-2 and the release notes of 2026-11-09: Fable 5.2 and Mythos 5.2, 1M / 128k,
+//!   $8 / $40, thinking always on
 //! - overview: platform.claude.com/docs/en/models/overview (ids, 1M context, 128K output, the
 //!   300K batch output with the `output-300k-2026-03-24` beta header, retirement floors)
 //! - sonnet-5-5 migration guide: five settings return 400 (thinking budgets, sampling, prefill,
@@ -204,6 +206,30 @@ pub const MODELS: &[SimModel] = &[
         forced_tools: false,
         default_effort: "medium",
         rates: &[r(day(2026, 9, 22), 4.0, 20.0, 0.20)],
+        ..NEW
+    },
+    // Fable 5.2 / Mythos 5.2, typed in from whats-new-fable-5-2 and the release notes
+    // (2026-11-09; read 2026-12-06): 1M context, 128k output, $8 / $40; thinking always on,
+    // default effort high. Cache prices are on no page read: the pricing page's general
+    // multipliers (reads 0.1×: $0.80).
+    SimModel {
+        id: "claude-fable-5-2",
+        display_name: "Claude Fable 5.2",
+        created_at: "2026-11-09T00:00:00Z",
+        thinking: ALWAYS,
+        forced_tools: false,
+        structured: false,
+        rates: &[r(day(2026, 11, 9), 8.0, 40.0, 0.80)],
+        ..NEW
+    },
+    SimModel {
+        id: "claude-mythos-5-2",
+        display_name: "Claude Mythos 5.2",
+        created_at: "2026-11-09T00:00:00Z",
+        thinking: ALWAYS,
+        forced_tools: false,
+        structured: false,
+        rates: &[r(day(2026, 11, 9), 8.0, 40.0, 0.80)],
         ..NEW
     },
     SimModel {

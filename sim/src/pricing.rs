@@ -95,6 +95,8 @@ mod tests {
         for m in [
             "claude-haiku-5-5",
             "claude-sonnet-5-5",
+            "claude-fable-5-2",
+            "claude-mythos-5-2",
             "claude-fable-5-1",
             "claude-opus-5-5",
             "claude-mythos-5-1",

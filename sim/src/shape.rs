@@ -107,6 +107,9 @@ pub fn check(
         )));
     }
     sampling(obj, m, version)?;
+    if version == VERSION_2026_10_21 {
+        content_rules(obj)?;
+    }
     let effort = effort(obj, m)?;
     let json_schema = format(obj, m)?;
     let think = thinking(obj, m, max_tokens, effort)?;
@@ -157,6 +160,38 @@ fn number(obj: &serde_json::Map<String, Value>, name: &str) -> Option<f64> {
     obj.get(name)
         .filter(|v| !v.is_null())
         .and_then(Value::as_f64)
+}
+
+/// What the 2026-10-21 version refuses in the messages themselves (api/versioning: "A request
+/// that places a document block directly in an assistant message returns a 400 error";
+/// "Sending a text block with a non-empty citations array in a user message … returns a 400
+/// error"). The error's wording is not quoted on the page; this is the simulator's.
+fn content_rules(obj: &serde_json::Map<String, Value>) -> Result<(), SimError> {
+    let Some(messages) = obj.get("messages").and_then(Value::as_array) else {
+        return Ok(());
+    };
+    for (i, m) in messages.iter().enumerate() {
+        let Some(blocks) = m["content"].as_array() else {
+            continue;
+        };
+        for (j, b) in blocks.iter().enumerate() {
+            let cited = b["citations"].as_array().is_some_and(|c| !c.is_empty());
+            match (m["role"].as_str(), b["type"].as_str()) {
+                (Some("assistant"), Some("document")) => {
+                    return Err(bad(format!(
+                        "messages.{i}.content.{j}: document blocks are not permitted in assistant messages"
+                    )))
+                }
+                (Some("user"), Some("text")) if cited => {
+                    return Err(bad(format!(
+                        "messages.{i}.content.{j}.citations: citations are not permitted on text blocks in user messages"
+                    )))
+                }
+                _ => {}
+            }
+        }
+    }
+    Ok(())
 }
 
 fn sampling(

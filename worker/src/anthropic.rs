@@ -9,7 +9,7 @@ use futures_util::future::{select, Either};
 use futures_util::pin_mut;
 use pipeline::anthropic::files::{self, FileDeleted, FileObject};
 use pipeline::anthropic::{
-    header, ErrorResponse, Message, MessageBatch, MessageBatchList, API_VERSION,
+    header, ErrorResponse, Message, MessageBatch, MessageBatchList, ADMIN_API_VERSION, API_VERSION,
 };
 use pipeline::budget::{reported, Reported};
 use pipeline::retry::CallOutcome;
@@ -287,7 +287,12 @@ impl Anthropic {
         let net = |e: worker::Error| CallOutcome::Network(e.to_string());
         let headers = Headers::new();
         headers.set(header::API_KEY, &self.api_key).map_err(net)?;
-        headers.set(header::VERSION, API_VERSION).map_err(net)?;
+        // The Admin API keeps its version until its renamed fields are known.
+        let version = match url.contains("/v1/organizations/") {
+            true => ADMIN_API_VERSION,
+            false => API_VERSION,
+        };
+        headers.set(header::VERSION, version).map_err(net)?;
         if let Some(job) = job_id {
             headers.set(JOB_HEADER, job).map_err(net)?;
         }

@@ -43,6 +43,9 @@ pub async fn request_of(state: &AppState, row: &JobRow) -> worker::Result<Messag
                 .unwrap_or_else(|| prompt_key(&row.id));
             let body = state.blobs.claim_check(&key).await?;
             serde_json::from_slice(&body)
+                // A request stored before the move to API version 2026-10-21 may still carry
+                // what that version removed.
+                .map(pipeline::shape::without_removed)
                 .map_err(|e| worker::Error::RustError(format!("{key} is not a request: {e}")))
         }
     }

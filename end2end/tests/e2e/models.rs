@@ -14,10 +14,12 @@ use serde_json::json;
 
 /// The current models of the docs' overview, plus one 4.x model (an alias of a dated snapshot,
 /// with the older tokenizer, no effort parameter and thinking off by default).
-const MODELS: [&str; 5] = [
+const MODELS: [&str; 7] = [
     "claude-sonnet-5-5",
     "claude-haiku-5-5",
     "claude-opus-5-5",
+    "claude-fable-5-2",
+    "claude-mythos-5-2",
     "claude-sonnet-5",
     "claude-haiku-4-5",
 ];
@@ -34,6 +36,8 @@ pub fn suite() -> Suite {
             a_retired_or_unknown_model_is_refused_at_submission_everywhere,
             settings_a_model_refuses_are_400s_and_another_model_runs_them,
             the_catalog_is_served_with_prices_and_standing,
+            what_api_version_2026_10_21_refuses_is_a_400_that_stores_nothing,
+            every_request_speaks_api_version_2026_10_21,
             no_request_was_refused_for_its_shape,
         ],
     )
@@ -359,6 +363,21 @@ async fn the_catalog_is_served_with_prices_and_standing(s: Arc<TestStack>) {
         .unwrap();
     assert_eq!(s55["price"]["cache_read"], 100_000, "{s55}");
     assert_eq!(s55["max_output"], 128_000);
+    assert_eq!(s55["general_rules"], json!([]), "{s55}");
+    // Fable 5.2's cache prices are on no page read: the general rule, and the catalog says so.
+    let f52 = catalog["models"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["id"] == "claude-fable-5-2")
+        .unwrap();
+    assert_eq!(f52["price"]["input"], 8_000_000, "{f52}");
+    assert_eq!(f52["price"]["cache_read"], 800_000, "{f52}");
+    assert_eq!(
+        f52["general_rules"],
+        json!(["cache_prices", "min_cacheable"]),
+        "{f52}"
+    );
     // The configured models are checked: the health report says they are current.
     let (_, health) = s.anon().get("/api/health").await;
     let models = health["checks"]
@@ -369,6 +388,56 @@ async fn the_catalog_is_served_with_prices_and_standing(s: Arc<TestStack>) {
         .cloned()
         .unwrap();
     assert_eq!(models["ok"], true, "{models}");
+}
+
+/// A caller's conversation the API version refuses (api/versioning): a document block in an
+/// assistant message, a text block with citations in a user message — 400s naming `messages`,
+/// on every model (Sonnet 4.6 included, which the older version let through), before
+/// anything is stored.
+async fn what_api_version_2026_10_21_refuses_is_a_400_that_stores_nothing(s: Arc<TestStack>) {
+    let user = "version-2026";
+    let doc = json!({"type": "document",
+        "source": {"type": "text", "media_type": "text/plain", "data": "The spec, version 2."}});
+    let cited = json!({"type": "text", "text": "As the spec says.",
+        "citations": [{"type": "char_location", "cited_text": "version 2", "document_index": 0,
+            "start_char_index": 10, "end_char_index": 19}]});
+    for model in ["claude-sonnet-5-5", "claude-sonnet-4-6"] {
+        let cases = [
+            (
+                json!([{"role": "user", "content": "Read this."},
+                    {"role": "assistant", "content": [doc.clone()]},
+                    {"role": "user", "content": "Summarise it."}]),
+                "a document block in an assistant message",
+            ),
+            (
+                json!([{"role": "user", "content": [cited.clone()]}]),
+                "a text block with citations in a user message",
+            ),
+        ];
+        for (messages, why) in cases {
+            let body = json!({"model": model, "messages": messages, "max_tokens": 200});
+            let (status, e) = s.user(user).post_json("/jobs", &body).await;
+            assert_eq!(status, 400, "{model}: {e}");
+            assert_eq!(e["field"], "messages", "{e}");
+            let message = e["error"].as_str().unwrap_or_default();
+            assert!(
+                message.contains(why) && message.contains("2026-10-21"),
+                "{e}"
+            );
+        }
+    }
+    assert!(s.user(user).all_jobs().await.is_empty(), "nothing stored");
+}
+
+/// Every request the Worker sent this suite (Messages, count_tokens, Message Batches, Files)
+/// carried `anthropic-version: 2026-10-21`.
+async fn every_request_speaks_api_version_2026_10_21(s: Arc<TestStack>) {
+    let versions = s.sim_versions();
+    assert!(
+        versions.get("2026-10-21").is_some_and(|n| *n > 0),
+        "{versions:?}"
+    );
+    assert_eq!(versions.len(), 1, "only 2026-10-21: {versions:?}");
 }
 
 async fn no_request_was_refused_for_its_shape(s: Arc<TestStack>) {

@@ -327,6 +327,10 @@ pub enum InputBlock {
         text: String,
         #[serde(skip_serializing_if = "Option::is_none", default)]
         cache_control: Option<CacheControl>,
+        /// Kept as a caller sent it, so that what the API version refuses (citations in a user
+        /// message) is refused with its field named, not dropped.
+        #[serde(skip_serializing_if = "Option::is_none", default)]
+        citations: Option<Value>,
     },
     Document {
         #[serde(rename = "type")]
@@ -363,6 +367,27 @@ impl InputBlock {
             kind: TextTag::Text,
             text: text.into(),
             cache_control,
+            citations: None,
+        }
+    }
+
+    /// A document block (the product's, or one a caller wrote).
+    pub fn is_document(&self) -> bool {
+        match self {
+            InputBlock::Document { .. } => true,
+            InputBlock::Other(v) => v["type"] == "document",
+            InputBlock::Text { .. } => false,
+        }
+    }
+
+    /// A text block carrying a non-empty `citations` array.
+    pub fn has_citations(&self) -> bool {
+        match self {
+            InputBlock::Text { citations, .. } => citations
+                .as_ref()
+                .and_then(Value::as_array)
+                .is_some_and(|c| !c.is_empty()),
+            _ => false,
         }
     }
 

@@ -1,5 +1,5 @@
 use super::*;
-use crate::anthropic::{Content, InputMessage, Role};
+use crate::anthropic::{Content, InputBlock, InputMessage, Role};
 use serde_json::json;
 
 fn req(model: &str) -> MessagesRequest {
@@ -29,9 +29,6 @@ fn sonnet_5_5_refuses_the_five_settings_of_its_migration_guide() {
     r.max_tokens = 4_000;
     assert_eq!(field(&r, id), Some("thinking"));
     let mut r = req(id);
-    r.temperature = Some(0.0);
-    assert_eq!(field(&r, id), Some("temperature"));
-    let mut r = req(id);
     r.messages.push(InputMessage {
         role: Role::Assistant,
         content: Content::Text("{".into()),
@@ -45,10 +42,73 @@ fn sonnet_5_5_refuses_the_five_settings_of_its_migration_guide() {
     let mut r = req(id);
     r.thinking = Some(Thinking::Disabled);
     assert_eq!(field(&r, id), Some("thinking"));
-    // The defaults themselves are accepted.
+}
+
+#[test]
+fn api_version_2026_10_21_refuses_sampling_on_every_model_even_at_its_defaults() {
+    for id in ["claude-sonnet-5-5", "claude-sonnet-4-6", "claude-haiku-4-5"] {
+        let mut r = req(id);
+        r.temperature = Some(1.0);
+        assert_eq!(field(&r, id), Some("temperature"), "{id}");
+        let mut r = req(id);
+        r.top_p = Some(0.99);
+        assert_eq!(field(&r, id), Some("top_p"), "{id}");
+        let mut r = req(id);
+        r.top_k = Some(5);
+        assert_eq!(field(&r, id), Some("top_k"), "{id}");
+    }
+    // A request stored before the move is sent without them.
+    let mut r = req("claude-sonnet-4-6");
+    r.temperature = Some(0.2);
+    let sent = without_removed(r);
+    assert_eq!(check(&sent, m("claude-sonnet-4-6")), Ok(()));
+}
+
+#[test]
+fn api_version_2026_10_21_refuses_assistant_documents_and_user_citations() {
+    let id = "claude-sonnet-4-6";
+    let document: InputBlock = serde_json::from_value(json!({
+        "type": "document",
+        "source": {"type": "text", "media_type": "text/plain", "data": "a note"}
+    }))
+    .unwrap();
     let mut r = req(id);
-    r.temperature = Some(1.0);
-    assert_eq!(field(&r, id), None);
+    r.messages.push(InputMessage {
+        role: Role::Assistant,
+        content: Content::Blocks(vec![document.clone()]),
+    });
+    r.messages
+        .push(InputMessage::user(Content::Text("And?".into())));
+    let refused = check(&r, m(id)).unwrap_err();
+    assert_eq!(refused.field, "messages");
+    assert!(
+        refused
+            .message
+            .starts_with("messages[1].content[0]: a document block in an assistant message"),
+        "{}",
+        refused.message
+    );
+    // In a user message a document is what it is for.
+    let mut r = req(id);
+    r.messages = vec![InputMessage::user(Content::Blocks(vec![document]))];
+    assert_eq!(check(&r, m(id)), Ok(()));
+    // A user text block with citations is refused; with an empty list it is not.
+    let cited = |citations: Value| -> InputBlock {
+        serde_json::from_value(json!({"type": "text", "text": "as quoted", "citations": citations}))
+            .unwrap()
+    };
+    let mut r = req(id);
+    r.messages = vec![InputMessage::user(Content::Blocks(vec![cited(
+        json!([{"type": "char_location", "cited_text": "x"}]),
+    )]))];
+    let refused = check(&r, m(id)).unwrap_err();
+    assert!(
+        refused.message.contains("citations in a user message"),
+        "{}",
+        refused.message
+    );
+    r.messages = vec![InputMessage::user(Content::Blocks(vec![cited(json!([]))]))];
+    assert_eq!(check(&r, m(id)), Ok(()));
 }
 
 #[test]
@@ -56,8 +116,6 @@ fn older_models_accept_what_the_5_x_models_refuse() {
     let id = "claude-sonnet-4-6";
     let mut r = req(id);
     r.max_tokens = 4_000;
-    r.temperature = Some(0.2);
-    r.top_k = Some(5);
     r.thinking = Some(Thinking::Enabled {
         budget_tokens: 1_024,
         display: None,
@@ -67,10 +125,6 @@ fn older_models_accept_what_the_5_x_models_refuse() {
         disable_parallel_tool_use: None,
     });
     assert_eq!(field(&r, id), None);
-    let mut h = req("claude-haiku-4-5");
-    h.temperature = Some(0.2);
-    h.top_p = Some(0.5);
-    assert_eq!(field(&h, "claude-haiku-4-5"), Some("top_p"));
 }
 
 #[test]

@@ -98,6 +98,33 @@ fn the_2026_10_21_version_removes_sampling_everywhere() {
 }
 
 #[test]
+fn the_2026_10_21_version_refuses_assistant_documents_and_user_citations_and_the_old_one_does_not()
+{
+    let doc = json!({"type": "document",
+        "source": {"type": "text", "media_type": "text/plain", "data": "a note"}});
+    let cited = json!({"type": "text", "text": "as quoted",
+        "citations": [{"type": "char_location", "cited_text": "x"}]});
+    let cases = [
+        (
+            json!([{"role": "user", "content": "hi"}, {"role": "assistant", "content": [doc]},
+                {"role": "user", "content": "and?"}]),
+            "messages.1.content.0: document blocks are not permitted in assistant messages",
+        ),
+        (
+            json!([{"role": "user", "content": [cited]}]),
+            "messages.0.content.0.citations: citations are not permitted on text blocks in user messages",
+        ),
+    ];
+    for (messages, message) in cases {
+        let body = json!({"model": "claude-sonnet-4-6", "max_tokens": 10, "messages": messages});
+        let m = lookup("claude-sonnet-4-6").unwrap();
+        let e = check(body.as_object().unwrap(), m, Some(10), VERSION_2026_10_21).unwrap_err();
+        assert_eq!(e.message, message);
+        assert!(check(body.as_object().unwrap(), m, Some(10), "2023-06-01").is_ok());
+    }
+}
+
+#[test]
 fn unknown_top_level_fields_are_refused() {
     assert_eq!(
         run("claude-opus-5-5", json!({"temprature": 1})).unwrap_err(),
