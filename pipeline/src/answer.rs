@@ -28,9 +28,14 @@ pub enum Verdict {
 pub fn judge(message: &Message) -> Verdict {
     let reason = message.stop_reason.as_ref();
     if reason == Some(&StopReason::Refusal) {
-        return Verdict::Unusable(
-            "the model declined to answer (stop_reason \"refusal\"); not retried".into(),
-        );
+        let details = message
+            .stop_details
+            .as_ref()
+            .map(|d| d.describe())
+            .unwrap_or_default();
+        return Verdict::Unusable(format!(
+            "the model declined to answer (stop_reason \"refusal\"{details}); not retried"
+        ));
     }
     if message.has_text() {
         return Verdict::Usable;
@@ -156,6 +161,7 @@ mod tests {
             model: "claude-sonnet-5-5".into(),
             stop_reason: Some(StopReason::from(stop.to_owned())),
             stop_sequence: None,
+            stop_details: None,
             usage: Usage {
                 input_tokens: 10,
                 output_tokens: 64,
@@ -179,6 +185,34 @@ mod tests {
         );
         assert!(matches!(judge(&m), Verdict::Unusable(r) if r.contains("refusal")));
         assert!(matches!(settle(Kind::Prompt, &m), Settlement::Fail { .. }));
+    }
+
+    #[test]
+    fn a_refusal_keeps_its_stop_details_in_the_reason() {
+        let mut m = message(Vec::new(), "refusal");
+        m.stop_details = serde_json::from_value(serde_json::json!({
+            "type": "refusal", "category": "cyber", "explanation": "Declined by a classifier."
+        }))
+        .unwrap();
+        assert_eq!(
+            judge(&m),
+            Verdict::Unusable(
+                "the model declined to answer (stop_reason \"refusal\", category \"cyber\": \
+                 Declined by a classifier.); not retried"
+                    .into()
+            )
+        );
+        // Both may be null.
+        m.stop_details = serde_json::from_value(
+            serde_json::json!({"type": "refusal", "category": null, "explanation": null}),
+        )
+        .unwrap();
+        assert_eq!(
+            judge(&m),
+            Verdict::Unusable(
+                "the model declined to answer (stop_reason \"refusal\"); not retried".into()
+            )
+        );
     }
 
     #[test]

@@ -122,7 +122,9 @@ pub fn message(req: &Parsed, answer: Answer, usage: Usage, batch: bool) -> Value
         "stop_reason": answer.stop_reason,
         "stop_sequence": null,
         "stop_details": if refusal {
-            json!({"type": "refusal", "category": null, "explanation": null})
+            // The marker's refusal names a policy area, as a classifier's does.
+            json!({"type": "refusal", "category": "cyber",
+                "explanation": "The request was declined by a safety classifier."})
         } else {
             Value::Null
         },

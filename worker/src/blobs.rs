@@ -260,6 +260,7 @@ impl Blobs {
             model: model.clone(),
             stop_reason,
             stop_sequence: None,
+            stop_details: None,
             usage,
         };
         match metadata.get("format").map(String::as_str) {

@@ -159,6 +159,11 @@ async fn a_refusal_fails_its_job_once_billed_once_never_retried(s: Arc<TestStack
     let j = s.user(user).all_end(1).await.remove(0);
     assert_eq!(j["status"], "failed", "{j}");
     assert!(j["error"].as_str().unwrap().contains("refusal"), "{j}");
+    // The answer's stop_details go into the error: the policy area and the explanation.
+    assert!(
+        j["error"].as_str().unwrap().contains("category \"cyber\""),
+        "{j}"
+    );
     let j = s.user(user).job(&id).await;
     assert_eq!(j["attempts"], 1, "never retried: {j}");
     assert_eq!(s.billed(&id), 1);

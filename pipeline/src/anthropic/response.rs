@@ -19,7 +19,36 @@ pub struct Message {
     pub stop_reason: Option<StopReason>,
     #[serde(default)]
     pub stop_sequence: Option<String>,
+    /// What the API says beside `stop_reason` (a refusal's policy area): kept in the job's
+    /// error.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stop_details: Option<StopDetails>,
     pub usage: Usage,
+}
+
+/// `stop_details` of an answer (platform.claude.com/docs/en/build-with-claude/refusals-and-fallback,
+/// read 2026-12-06: on a refusal "Its stop_details.category names the policy area"; the SDKs'
+/// `RefusalStopDetails` has `type`, `category` and `explanation`, either of the last two null).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StopDetails {
+    #[serde(rename = "type")]
+    pub kind: String,
+    #[serde(default)]
+    pub category: Option<String>,
+    #[serde(default)]
+    pub explanation: Option<String>,
+}
+
+impl StopDetails {
+    /// ` (category "cyber": explanation)`, or nothing when the API said neither.
+    pub fn describe(&self) -> String {
+        match (&self.category, &self.explanation) {
+            (None, None) => String::new(),
+            (Some(c), None) => format!(", category \"{c}\""),
+            (None, Some(e)) => format!(": {e}"),
+            (Some(c), Some(e)) => format!(", category \"{c}\": {e}"),
+        }
+    }
 }
 
 impl Message {
