@@ -126,10 +126,26 @@ pub fn settle_answer(kind: Kind, message: &Message, tier: Tier, now: i64) -> Set
     Settled {
         end,
         usage: Some(message.usage),
-        cost_micros: cost_micros(&message.model, &message.usage, tier, now),
+        cost_micros: answer_cost(message, tier, now),
         raw_text: (kind == Kind::Feedback && !text.is_empty()).then_some(text),
         answered_by: message.model.clone(),
     }
+}
+
+/// What an answer costs: its usage at the model's price, or nothing for a refusal declined
+/// before any output (release notes, 2026-06-02: "you are no longer billed for a request when
+/// it returns `stop_reason: "refusal"` without Claude having generated any output"; read
+/// 2026-12-06).
+pub fn answer_cost(message: &Message, tier: Tier, now: i64) -> Option<UsdMicros> {
+    if declined_before_output(message) {
+        return Some(UsdMicros::ZERO);
+    }
+    cost_micros(&message.model, &message.usage, tier, now)
+}
+
+/// A refusal with no output token: declined before the model wrote anything.
+pub fn declined_before_output(message: &Message) -> bool {
+    message.stop_reason == Some(StopReason::Refusal) && message.usage.output_tokens == 0
 }
 
 /// Settles a 2xx answer that could not be decoded: paid for, so it fails once, with whatever
@@ -185,6 +201,28 @@ mod tests {
         );
         assert!(matches!(judge(&m), Verdict::Unusable(r) if r.contains("refusal")));
         assert!(matches!(settle(Kind::Prompt, &m), Settlement::Fail { .. }));
+    }
+
+    #[test]
+    fn a_refusal_before_any_output_is_not_billed_and_one_after_is() {
+        let mut declined = message(Vec::new(), "refusal");
+        declined.usage.output_tokens = 0;
+        let now = crate::clock::date_ms(2026, 12, 6).unwrap();
+        let settled = settle_answer(Kind::Prompt, &declined, Tier::Standard, now);
+        assert_eq!(settled.cost_micros, Some(UsdMicros::ZERO));
+        assert!(matches!(settled.end, End::Fail(_)));
+        // With output, the refusal is billed as its usage says.
+        let refused = message(vec![OutputBlock::text("I can't")], "refusal");
+        let billed = settle_answer(Kind::Prompt, &refused, Tier::Standard, now);
+        assert!(
+            billed.cost_micros.is_some_and(|c| c > UsdMicros::ZERO),
+            "{billed:?}"
+        );
+        // Any other answer with no output is billed for its input.
+        let mut empty = message(Vec::new(), "end_turn");
+        empty.usage.output_tokens = 0;
+        let input_only = settle_answer(Kind::Prompt, &empty, Tier::Standard, now);
+        assert!(input_only.cost_micros.is_some_and(|c| c > UsdMicros::ZERO));
     }
 
     #[test]

@@ -61,6 +61,7 @@ pub fn decide(
             Marker::Slow { ms } => return Fault::Slow(*ms),
             // Shapes of the answer, not faults: the output decides them.
             Marker::Refuse
+            | Marker::Decline
             | Marker::Think { .. }
             | Marker::Block { .. }
             | Marker::Stop { .. }

@@ -7,7 +7,8 @@
 //! | `[[sim:STATUS@MODEL]]` | only calls for MODEL answer STATUS |
 //! | `[[sim:hang]]` | never answers within any client timeout |
 //! | `[[sim:slow=MS]]` | answers after MS milliseconds |
-//! | `[[sim:refuse]]` | answers 200 with `stop_reason: "refusal"` and `stop_details` (billed) |
+//! | `[[sim:refuse]]` | answers 200 with `stop_reason: "refusal"` and `stop_details` after some output (billed) |
+//! | `[[sim:decline]]` | the same, declined before any output: 0 output tokens, not billed |
 //! | `[[sim:think=N]]` | thinks exactly N tokens (where thinking runs), before any text |
 //! | `[[sim:block=NAME]]` | adds a content block of type NAME (a type from the future) |
 //! | `[[sim:stop=NAME]]` | answers with `stop_reason` NAME |
@@ -31,6 +32,8 @@ pub enum Marker {
         ms: u64,
     },
     Refuse,
+    /// A refusal before any output (not billed).
+    Decline,
     Think {
         tokens: u32,
     },
@@ -75,6 +78,7 @@ fn parse(body: &str) -> Option<Marker> {
     };
     match body {
         "refuse" => return Some(Marker::Refuse),
+        "decline" => return Some(Marker::Decline),
         "undecodable" => return Some(Marker::Undecodable),
         _ => {}
     }
@@ -139,6 +143,7 @@ mod tests {
         assert_eq!(find("[[sim:hang]]"), vec![Marker::Hang]);
         assert_eq!(find("[[sim:slow=250]]"), vec![Marker::Slow { ms: 250 }]);
         assert_eq!(find("[[sim:refuse]]"), vec![Marker::Refuse]);
+        assert_eq!(find("[[sim:decline]]"), vec![Marker::Decline]);
         assert_eq!(
             find("[[sim:think=900]]"),
             vec![Marker::Think { tokens: 900 }]

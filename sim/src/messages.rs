@@ -19,6 +19,7 @@ use serde_json::{json, Value};
 
 use crate::errors::{new_id, with_headers, SimError};
 use crate::faults::{self, Fault};
+use crate::markers::Marker;
 use crate::output::{self, Answer};
 use crate::request::{self, Parsed};
 use crate::{now_ms, pricing, Inner, Sim};
@@ -75,7 +76,13 @@ pub fn commit(
         let until = (now + prefix.ttl_ms).max(inner.cache.get(&prefix.key).copied().unwrap_or(0));
         inner.cache.insert(prefix.key, until);
     }
-    let cost = pricing::cost_micros(&req.model, usage, batch, now);
+    // Release notes, 2026-06-02: "you are no longer billed for a request when it returns
+    // stop_reason: "refusal" without Claude having generated any output".
+    let declined = usage.output_tokens == 0 && req.markers.contains(&Marker::Decline);
+    let cost = match declined {
+        true => 0,
+        false => pricing::cost_micros(&req.model, usage, batch, now),
+    };
     let cost = match &inner.knobs.misprice {
         // The knob may name an alias of the snapshot that answered.
         Some((model, permille))

@@ -73,8 +73,10 @@ fn count(req: &Parsed, text: &str) -> u32 {
 }
 
 pub fn answer(req: &Parsed, knobs: &Knobs) -> Answer {
-    let thinking = thinking_tokens(req);
-    let refuse = req.markers.contains(&Marker::Refuse);
+    // Declined before any output: no thinking, no text (the classifier answered first).
+    let declined = req.markers.contains(&Marker::Decline);
+    let thinking = if declined { 0 } else { thinking_tokens(req) };
+    let refuse = declined || req.markers.contains(&Marker::Refuse);
     let full = if refuse {
         String::new()
     } else {

@@ -30,6 +30,7 @@ pub fn suite() -> Suite {
         tests![
             every_kind_of_work_completes_on_every_current_model,
             a_refusal_fails_its_job_once_billed_once_never_retried,
+            a_refusal_before_any_output_costs_nothing_on_either_side,
             a_thinking_only_answer_fails_its_job_once_billed_once,
             an_unknown_block_type_and_stop_reason_do_not_break_the_job,
             an_undecodable_paid_answer_fails_once_with_its_cost_recorded,
@@ -179,6 +180,24 @@ async fn a_refusal_fails_its_job_once_billed_once_never_retried(s: Arc<TestStack
     assert_eq!(status, 200, "{kept}");
     assert_eq!(kept["stop_reason"], "refusal", "{kept}");
     assert_eq!(kept["usage"]["output_tokens"], j["output_tokens"], "{kept}");
+}
+
+/// Release notes, 2026-06-02: a request that returns `stop_reason: "refusal"` without any output
+/// is not billed. The simulator bills it nothing; the job fails once with nothing spent.
+async fn a_refusal_before_any_output_costs_nothing_on_either_side(s: Arc<TestStack>) {
+    let user = "declined";
+    let id = s
+        .user(user)
+        .submit_job(&json!({"prompt": "Something a classifier declines [[sim:decline]]"}))
+        .await;
+    let j = s.user(user).all_end(1).await.remove(0);
+    assert_eq!(j["status"], "failed", "{j}");
+    assert!(j["error"].as_str().unwrap().contains("refusal"), "{j}");
+    let j = s.user(user).job(&id).await;
+    assert_eq!(j["attempts"], 1, "never retried: {j}");
+    assert_eq!(j["output_tokens"], 0, "{j}");
+    assert_eq!(s.sim_cost(&id), 0, "the simulator billed nothing");
+    assert_eq!(j["cost_micros"], 0, "nothing recorded as spent: {j}");
 }
 
 async fn a_thinking_only_answer_fails_its_job_once_billed_once(s: Arc<TestStack>) {
