@@ -199,6 +199,22 @@ impl TestStack {
             .unwrap()
     }
 
+    /// The `n` column of a one-row count (`SELECT COUNT(*) AS n …`) on the stack's D1.
+    pub fn d1_count(&self, sql: &str) -> u64 {
+        let rows = self.d1(sql);
+        rows.first()
+            .and_then(|r| r["n"].as_u64())
+            .unwrap_or_else(|| panic!("{sql}: no count in {rows:?}"))
+    }
+
+    /// [`Self::d1_count`] from async code.
+    pub async fn d1_count_now(self: &Arc<Self>, sql: &str) -> u64 {
+        let (s, sql) = (self.clone(), sql.to_string());
+        tokio::task::spawn_blocking(move || s.d1_count(&sql))
+            .await
+            .unwrap()
+    }
+
     /// Runs the cron now, as the dev tooling does every minute.
     pub fn trigger_cron(&self) -> u16 {
         self.runtime()

@@ -259,6 +259,23 @@ const GEN5: Model = Model {
     general_rules: &[],
 };
 
+/// Fable 5.2's row, which Mythos 5.2 shares but for its name (FABLE52: "Claude Fable 5.2 and
+/// Claude Mythos 5.2 share these specs").
+const FABLE_5_2: Model = Model {
+    id: "claude-fable-5-2",
+    display_name: "Claude Fable 5.2",
+    family: Family::Fable,
+    generation: (5, 2),
+    thinking: ALWAYS_ADAPTIVE,
+    forced_tool_choice: false,
+    structured_outputs: false,
+    prices: &[price((2026, 11, 9), 8.0, 40.0, 0.80)],
+    rate_group: "fable-5",
+    source: "platform.claude.com/docs/en/models/fable-5-2/whats-new-fable-5-2",
+    general_rules: &[GeneralRule::CachePrices, GeneralRule::MinCacheable],
+    ..GEN5
+};
+
 /// The catalog: current models first, then legacy, deprecated and retired ones.
 pub const CATALOG: &[Model] = &[
     Model {
@@ -329,33 +346,12 @@ pub const CATALOG: &[Model] = &[
     // generation's 512 are assumed, and `general_rules` says so. Structured outputs and forced
     // tool choice are not confirmed for Fable by any page read: not used, as on 5.1. Mythos 5.2
     // is offered to organizations verified through Anthropic's programs (FABLE52).
-    Model {
-        id: "claude-fable-5-2",
-        display_name: "Claude Fable 5.2",
-        family: Family::Fable,
-        generation: (5, 2),
-        thinking: ALWAYS_ADAPTIVE,
-        forced_tool_choice: false,
-        structured_outputs: false,
-        prices: &[price((2026, 11, 9), 8.0, 40.0, 0.80)],
-        rate_group: "fable-5",
-        source: "platform.claude.com/docs/en/models/fable-5-2/whats-new-fable-5-2",
-        general_rules: &[GeneralRule::CachePrices, GeneralRule::MinCacheable],
-        ..GEN5
-    },
+    FABLE_5_2,
     Model {
         id: "claude-mythos-5-2",
         display_name: "Claude Mythos 5.2",
         family: Family::Mythos,
-        generation: (5, 2),
-        thinking: ALWAYS_ADAPTIVE,
-        forced_tool_choice: false,
-        structured_outputs: false,
-        prices: &[price((2026, 11, 9), 8.0, 40.0, 0.80)],
-        rate_group: "fable-5",
-        source: "platform.claude.com/docs/en/models/fable-5-2/whats-new-fable-5-2",
-        general_rules: &[GeneralRule::CachePrices, GeneralRule::MinCacheable],
-        ..GEN5
+        ..FABLE_5_2
     },
     Model {
         id: "claude-fable-5-1",

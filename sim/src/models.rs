@@ -168,6 +168,18 @@ const OLD: SimModel = SimModel {
     ..NEW
 };
 
+/// Fable 5.2, whose specs and prices Mythos 5.2 shares.
+const FABLE_5_2: SimModel = SimModel {
+    id: "claude-fable-5-2",
+    display_name: "Claude Fable 5.2",
+    created_at: "2026-11-09T00:00:00Z",
+    thinking: ALWAYS,
+    forced_tools: false,
+    structured: false,
+    rates: &[r(day(2026, 11, 9), 8.0, 40.0, 0.80)],
+    ..NEW
+};
+
 pub const MODELS: &[SimModel] = &[
     SimModel {
         id: "claude-haiku-5-5",
@@ -212,25 +224,11 @@ pub const MODELS: &[SimModel] = &[
     // (2026-11-09; read 2026-12-06): 1M context, 128k output, $8 / $40; thinking always on,
     // default effort high. Cache prices are on no page read: the pricing page's general
     // multipliers (reads 0.1×: $0.80).
-    SimModel {
-        id: "claude-fable-5-2",
-        display_name: "Claude Fable 5.2",
-        created_at: "2026-11-09T00:00:00Z",
-        thinking: ALWAYS,
-        forced_tools: false,
-        structured: false,
-        rates: &[r(day(2026, 11, 9), 8.0, 40.0, 0.80)],
-        ..NEW
-    },
+    FABLE_5_2,
     SimModel {
         id: "claude-mythos-5-2",
         display_name: "Claude Mythos 5.2",
-        created_at: "2026-11-09T00:00:00Z",
-        thinking: ALWAYS,
-        forced_tools: false,
-        structured: false,
-        rates: &[r(day(2026, 11, 9), 8.0, 40.0, 0.80)],
-        ..NEW
+        ..FABLE_5_2
     },
     SimModel {
         id: "claude-fable-5-1",

@@ -222,16 +222,6 @@ async fn the_largest_upload_leaves_the_isolate_as_small_as_it_found_it_in_every_
     }
 }
 
-fn count(s: &Arc<TestStack>, sql: &str) -> u64 {
-    s.d1(sql)[0]["n"].as_u64().unwrap_or(0)
-}
-
-/// Counts of what one D1 read finds, from async code.
-async fn count_now(s: &Arc<TestStack>, sql: &str) -> u64 {
-    let rows = s.d1_now(sql).await;
-    rows[0]["n"].as_u64().unwrap_or(0)
-}
-
 /// A webhook receiver that answers 204 after `delay` (the Worker gives up after 5 s); answers
 /// its URL and the `webhook-id`s it got, in order.
 async fn slow_receiver(delay: Duration) -> (String, Arc<Mutex<Vec<String>>>) {
@@ -326,7 +316,7 @@ async fn waiting_jobs(s: &Arc<TestStack>, n: u64) -> String {
             "SELECT COUNT(*) AS n FROM jobs WHERE id = '{seed}' AND accumulated_at IS NOT NULL \
              AND flush_id IS NULL"
         );
-            (count_now(s, &sql).await == 1).then_some(())
+            (s.d1_count_now(&sql).await == 1).then_some(())
         },
     )
     .await;
@@ -375,29 +365,19 @@ async fn retention_backlog(s: &Arc<TestStack>, n: u64) {
 /// delivered, old jobs not removed).
 fn backlog(s: &Arc<TestStack>) -> (u64, u64, u64, u64) {
     (
-        count(
-            s,
-            &format!(
-                "SELECT COUNT(*) AS n FROM jobs WHERE user_id = '{FLUSHER}' AND status != 'completed'"
-            ),
-        ),
-        count(
-            s,
-            &format!(
-                "SELECT COUNT(*) AS n FROM jobs WHERE user_id = '{ENDED}' AND status != 'completed'"
-            ),
-        ),
-        count(
-            s,
-            &format!(
-                "SELECT COUNT(*) AS n FROM webhook_deliveries WHERE user_id = '{HOOKED}' \
+        s.d1_count(&format!(
+            "SELECT COUNT(*) AS n FROM jobs WHERE user_id = '{FLUSHER}' AND status != 'completed'"
+        )),
+        s.d1_count(&format!(
+            "SELECT COUNT(*) AS n FROM jobs WHERE user_id = '{ENDED}' AND status != 'completed'"
+        )),
+        s.d1_count(&format!(
+            "SELECT COUNT(*) AS n FROM webhook_deliveries WHERE user_id = '{HOOKED}' \
                  AND state != 'delivered'"
-            ),
-        ),
-        count(
-            s,
-            &format!("SELECT COUNT(*) AS n FROM jobs WHERE user_id = '{OLD}'"),
-        ),
+        )),
+        s.d1_count(&format!(
+            "SELECT COUNT(*) AS n FROM jobs WHERE user_id = '{OLD}'"
+        )),
     )
 }
 
@@ -443,7 +423,7 @@ async fn the_worst_cron_run_plans_inside_its_share_and_every_backlog_drains(s: A
             "SELECT COUNT(*) AS n FROM webhook_deliveries WHERE user_id = '{HOOKED}' \
              AND state = 'pending'"
         );
-        (count_now(&s, &sql).await == hooks).then_some(())
+        (s.d1_count_now(&sql).await == hooks).then_some(())
     })
     .await;
     // Ten flushes due.
@@ -491,13 +471,10 @@ async fn the_worst_cron_run_plans_inside_its_share_and_every_backlog_drains(s: A
     println!("envelope: the worst cron run left {first:?} of {start:?} (waiting or in a batch, ended-batch lines, webhooks, old jobs)");
     // Every loop did some of its work, and left the rest for the next runs (a batch the run
     // created may end and be settled in the same run: the simulator's batches end in seconds).
-    let flushes = count(
-        &s,
-        &format!(
-            "SELECT COUNT(DISTINCT flush_id) AS n FROM jobs WHERE user_id = '{FLUSHER}' \
+    let flushes = s.d1_count(&format!(
+        "SELECT COUNT(DISTINCT flush_id) AS n FROM jobs WHERE user_id = '{FLUSHER}' \
              AND anthropic_batch_id IS NOT NULL"
-        ),
-    );
+    ));
     assert!(
         (1..10).contains(&flushes),
         "some flushes, not all ten: {flushes}"

@@ -98,10 +98,6 @@ async fn retain_all(s: &Arc<TestStack>) -> Vec<Value> {
     panic!("retention never finished: {reports:?}");
 }
 
-fn count(s: &Arc<TestStack>, sql: &str) -> u64 {
-    s.d1(sql)[0]["n"].as_u64().unwrap()
-}
-
 async fn expired_jobs_go_with_their_objects_live_jobs_stay_and_usage_still_equals_the_bill(
     s: Arc<TestStack>,
 ) {
@@ -206,29 +202,25 @@ async fn expired_jobs_go_with_their_objects_live_jobs_stay_and_usage_still_equal
         "live jobs stay"
     );
     let left = |table: &str| {
-        count(
-            &s,
-            &format!(
-                "SELECT COUNT(*) AS n FROM {table} WHERE job_id IN ({})",
-                finished
-                    .iter()
-                    .map(|i| format!("'{i}'"))
-                    .collect::<Vec<_>>()
-                    .join(",")
-            ),
-        )
+        s.d1_count(&format!(
+            "SELECT COUNT(*) AS n FROM {table} WHERE job_id IN ({})",
+            finished
+                .iter()
+                .map(|i| format!("'{i}'"))
+                .collect::<Vec<_>>()
+                .join(",")
+        ))
     };
     assert_eq!(left("job_attempts"), 0);
     assert_eq!(left("job_audit"), 0);
     assert_eq!(
-        count(
-            &s,
-            &format!("SELECT COUNT(*) AS n FROM idempotency_keys WHERE user_id = '{user}'")
-        ),
+        s.d1_count(&format!(
+            "SELECT COUNT(*) AS n FROM idempotency_keys WHERE user_id = '{user}'"
+        )),
         0
     );
     assert_eq!(
-        count(&s, "SELECT COUNT(*) AS n FROM metrics WHERE at = 1000"),
+        s.d1_count("SELECT COUNT(*) AS n FROM metrics WHERE at = 1000"),
         0
     );
     assert!(
@@ -281,10 +273,9 @@ async fn objects_kept_shorter_than_jobs_go_first_and_the_result_answers_410(s: A
         "{body}"
     );
     assert_eq!(
-        count(
-            &s,
-            &format!("SELECT COUNT(*) AS n FROM job_attempts WHERE job_id = '{id}'")
-        ),
+        s.d1_count(&format!(
+            "SELECT COUNT(*) AS n FROM job_attempts WHERE job_id = '{id}'"
+        )),
         0,
         "attempt logs are kept 10 days"
     );

@@ -42,10 +42,6 @@ const PER_RUN: u64 = 5_000;
 const USER: &str = "streamer";
 const MODEL: &str = "claude-haiku-5-5";
 
-fn count(s: &Arc<TestStack>, sql: &str) -> u64 {
-    s.d1(sql)[0]["n"].as_u64().unwrap()
-}
-
 /// One poll (`POST /api/batches/poll`, what the cron runs), through a runtime restart: a
 /// failed request (the runtime went away) is `None`.
 async fn poll(s: &Arc<TestStack>) -> Option<Value> {
@@ -130,10 +126,7 @@ async fn a_big_batch_settles_in_bounded_memory_and_a_restart_loses_and_doubles_n
         "the second poll was cut short, not finished in {:?}: {killed:?}",
         second.elapsed()
     );
-    let after_kill = count(
-        &s,
-        "SELECT results_lines AS n FROM flushes WHERE id = 'fl-stream'",
-    );
+    let after_kill = s.d1_count("SELECT results_lines AS n FROM flushes WHERE id = 'fl-stream'");
     assert!(
         after_kill > lines && after_kill < 2 * PER_RUN + 1_000,
         "the killed poll committed some chunks, not all: {after_kill}"
@@ -185,12 +178,9 @@ async fn a_big_batch_settles_in_bounded_memory_and_a_restart_loses_and_doubles_n
         mib(kept_before.isolate()),
         mib(kept_end.isolate())
     );
-    let completed = count(
-        &s,
-        &format!(
-            "SELECT COUNT(*) AS n FROM jobs WHERE user_id = '{USER}' AND status = 'completed'"
-        ),
-    );
+    let completed = s.d1_count(&format!(
+        "SELECT COUNT(*) AS n FROM jobs WHERE user_id = '{USER}' AND status = 'completed'"
+    ));
     assert_eq!(completed, n as u64, "every job settled: {reports:?}");
     // Billed once: each answer is the same size, so every job has the one cost, and the rollup
     // counts each job once.
@@ -214,10 +204,7 @@ async fn a_big_batch_settles_in_bounded_memory_and_a_restart_loses_and_doubles_n
         "one stored answer per job: {stored} blob files for {n} jobs"
     );
     assert_eq!(
-        count(
-            &s,
-            "SELECT results_lines AS n FROM flushes WHERE id = 'fl-stream'"
-        ),
+        s.d1_count("SELECT results_lines AS n FROM flushes WHERE id = 'fl-stream'"),
         n as u64
     );
     // Bounded: the reader held one line and one network chunk at a time, and the Worker's
@@ -255,8 +242,7 @@ async fn a_big_batch_settles_in_bounded_memory_and_a_restart_loses_and_doubles_n
     assert!(wasm <= 16 << 20, "the Worker's memory grew to {wasm} bytes");
     // The per-status counts agree with the rows.
     assert_eq!(
-        count(
-            &s,
+        s.d1_count(
             "SELECT SUM(n) AS n FROM job_counts WHERE status = 'completed' AND lane = 'bulk'"
         ),
         n as u64
