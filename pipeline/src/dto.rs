@@ -112,6 +112,18 @@ pub struct Spend {
 }
 
 impl Spend {
+    /// One answer's usage and its cost (`None`: the model has no price, the cost unknown).
+    pub fn of(u: &crate::anthropic::Usage, cost: Option<UsdMicros>) -> Spend {
+        Spend {
+            input_tokens: u.input_tokens.into(),
+            output_tokens: u.output_tokens.into(),
+            cache_write_tokens: u.cache_creation_input_tokens.into(),
+            cache_read_tokens: u.cache_read_input_tokens.into(),
+            cost_micros: cost.unwrap_or_default(),
+            cost_unknown: cost.is_none(),
+        }
+    }
+
     /// Token counts for people: `12 in · 40 out · 0 cache write · 3 cache read`.
     pub fn tokens_text(&self) -> String {
         format!(
@@ -297,6 +309,13 @@ pub struct JobView {
     /// Whether it ended by its deadline (once ended, with a deadline).
     #[serde(default)]
     pub deadline_met: Option<bool>,
+    /// The model it is retried on if its model refuses (its own, or the operator's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fallback_model: Option<String>,
+    /// Its refused attempt, once a refusal moved it to its fallback: the model that refused,
+    /// `stop_details` and what that attempt cost (included in the totals above).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub refusal: Option<crate::refusal::RefusalView>,
 }
 
 /// One call made for a job.

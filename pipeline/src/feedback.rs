@@ -24,6 +24,8 @@ pub struct FeedbackInput {
     pub text: String,
     /// A current catalog model ([`crate::models::DEFAULT_MODEL`] unless the body names one).
     pub model: &'static str,
+    /// Retried once on this model if `model` refuses (`crate::refusal`).
+    pub fallback_model: Option<&'static str>,
     /// Expire the job if it has not run this many seconds after submission
     /// ([`crate::prompt::expires_in_s`], as for prompt jobs).
     pub expires_in_s: Option<u64>,
@@ -48,6 +50,7 @@ pub fn parse_input(body: &[u8], now_ms: i64) -> Result<FeedbackInput, ApiError> 
             "mode",
             "source",
             "model",
+            "fallback_model",
             "expires_in_s",
             "callback_url",
             "tags",
@@ -98,7 +101,10 @@ pub fn parse_input(body: &[u8], now_ms: i64) -> Result<FeedbackInput, ApiError> 
         }
         Some(_) => return Err(field("source", "source must be a string".into())),
     };
-    let model = crate::models::parse_model(obj.get("model"), now_ms)?.id;
+    let model = crate::models::parse_model(obj.get("model"), now_ms)?;
+    let fallback_model =
+        crate::models::parse_fallback(obj.get("fallback_model"), model, now_ms)?.map(|m| m.id);
+    let model = model.id;
     let expires_in_s =
         match obj.get("expires_in_s") {
             None | Some(Value::Null) => None,
@@ -114,6 +120,7 @@ pub fn parse_input(body: &[u8], now_ms: i64) -> Result<FeedbackInput, ApiError> 
         mode,
         text: text.clone(),
         model,
+        fallback_model,
         expires_in_s: crate::prompt::expires_in_s(expires_in_s)?,
         callback_url: match obj.get("callback_url") {
             None | Some(Value::Null) => None,

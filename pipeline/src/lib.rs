@@ -72,6 +72,7 @@ pub mod pause;
 pub mod pdf;
 pub mod pricing;
 pub mod prompt;
+pub mod refusal;
 pub mod retention;
 pub mod retry;
 pub mod rollout;

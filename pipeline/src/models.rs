@@ -735,17 +735,55 @@ pub fn parse_model(
     raw: Option<&serde_json::Value>,
     now_ms: i64,
 ) -> Result<&'static Model, crate::error::ApiError> {
-    let id = match raw {
-        None | Some(serde_json::Value::Null) => DEFAULT_MODEL,
-        Some(serde_json::Value::String(s)) => s.as_str(),
-        Some(_) => {
-            return Err(crate::error::ApiError::bad_request(
-                "invalid_field",
-                "model must be a string",
-                Some("model"),
-            ))
-        }
+    match raw {
+        None | Some(serde_json::Value::Null) => admit_field(DEFAULT_MODEL, "model", now_ms),
+        Some(v) => model_field(v, "model", now_ms),
+    }
+}
+
+/// A request's `fallback_model` (`crate::refusal`): absent, or a current catalog model other
+/// than the job's `model` — else a 400 naming the field.
+pub fn parse_fallback(
+    raw: Option<&serde_json::Value>,
+    model: &Model,
+    now_ms: i64,
+) -> Result<Option<&'static Model>, crate::error::ApiError> {
+    let fallback = match raw {
+        None | Some(serde_json::Value::Null) => return Ok(None),
+        Some(v) => model_field(v, "fallback_model", now_ms)?,
     };
+    if fallback.id == model.id {
+        return Err(crate::error::ApiError::bad_request(
+            "invalid_field",
+            format!("fallback_model must be another model than {}", model.id),
+            Some("fallback_model"),
+        ));
+    }
+    Ok(Some(fallback))
+}
+
+/// A model named in `field`: a string naming a catalog model that is not retired.
+fn model_field(
+    raw: &serde_json::Value,
+    field: &str,
+    now_ms: i64,
+) -> Result<&'static Model, crate::error::ApiError> {
+    match raw {
+        serde_json::Value::String(s) => admit_field(s, field, now_ms),
+        _ => Err(crate::error::ApiError::bad_request(
+            "invalid_field",
+            format!("{field} must be a string"),
+            Some(field),
+        )),
+    }
+}
+
+/// [`admit`], refused as a 400 `unknown_model` on `field` that lists the valid ids.
+fn admit_field(
+    id: &str,
+    field: &str,
+    now_ms: i64,
+) -> Result<&'static Model, crate::error::ApiError> {
     let shown: String = id.chars().take(100).collect();
     let why = match admit(id, now_ms) {
         Ok(m) => return Ok(m),
@@ -760,7 +798,7 @@ pub fn parse_model(
             "{why}; the valid models are {}",
             valid_ids(now_ms).join(", ")
         ),
-        Some("model"),
+        Some(field),
     ))
 }
 

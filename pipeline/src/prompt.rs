@@ -50,6 +50,9 @@ pub struct PromptInput {
     pub priority: Lane,
     pub mode: Mode,
     pub model: String,
+    /// Retried once on this model if `model` refuses (`crate::refusal`).
+    #[serde(default)]
+    pub fallback_model: Option<String>,
     pub expires_in_s: Option<u64>,
     /// Where to post the job's final view when it ends (checked by the Worker, which knows
     /// whether loopback receivers are allowed: `webhooks::check_url`).
@@ -99,6 +102,7 @@ pub const FIELDS: &[&str] = &[
     "priority",
     "mode",
     "model",
+    "fallback_model",
     "max_tokens",
     "expires_in_s",
     "callback_url",
@@ -186,6 +190,8 @@ pub fn parse_input(body: &[u8], now_ms: i64) -> Result<PromptInput, ApiError> {
         Some(_) => return Err(field("mode", "mode must be \"sync\" or \"batch\"")),
     };
     let model = parse_model(obj.get("model"), now_ms)?;
+    let fallback_model =
+        crate::models::parse_fallback(obj.get("fallback_model"), model, now_ms)?.map(|m| m.id);
     let max_tokens = match int("max_tokens")? {
         None => (DEFAULT_MAX_TOKENS + model.thinking_room()).min(model.max_output),
         Some(n) if (1..=model.max_output as u64).contains(&n) => n as u32,
@@ -270,6 +276,7 @@ pub fn parse_input(body: &[u8], now_ms: i64) -> Result<PromptInput, ApiError> {
         priority,
         mode,
         model: model.id.to_owned(),
+        fallback_model: fallback_model.map(str::to_owned),
         expires_in_s,
         callback_url: text("callback_url")?.cloned(),
         tags: crate::tags::from_json(obj.get("tags"))?,

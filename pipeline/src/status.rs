@@ -156,10 +156,13 @@ pub enum Transition {
     /// The deadline router moves a batch job to a synchronous call (`crate::routing`): still
     /// accumulating at its rescue time, or answered `canceled`/`expired` by its batch.
     Reroute,
+    /// A refusal with a fallback (`crate::refusal`): a running call's job, or a job of a Message
+    /// Batch, goes back to `queued` on its fallback model, once.
+    FallBack,
 }
 
 impl Transition {
-    pub const ALL: [Transition; 15] = [
+    pub const ALL: [Transition; 16] = [
         Transition::EnqueueFail,
         Transition::Claim,
         Transition::Submit,
@@ -175,6 +178,7 @@ impl Transition {
         Transition::Cancel,
         Transition::CancelInBatch,
         Transition::Reroute,
+        Transition::FallBack,
     ];
 
     /// The statuses this change may start from.
@@ -192,6 +196,7 @@ impl Transition {
             Transition::Reconcile | Transition::Expire => &[Queued, Running],
             Transition::Resubmit | Transition::CancelInBatch => &[Submitted],
             Transition::Cancel | Transition::Reroute => &[Queued, Submitted],
+            Transition::FallBack => &[Running, Submitted],
         }
     }
 
@@ -204,7 +209,8 @@ impl Transition {
             Transition::Requeue
             | Transition::Reconcile
             | Transition::Resubmit
-            | Transition::Reroute => Status::Queued,
+            | Transition::Reroute
+            | Transition::FallBack => Status::Queued,
             Transition::Complete => Status::Completed,
             Transition::Fail => Status::Failed,
             Transition::DeadLetter | Transition::DeadLetterQueued => Status::DeadLettered,

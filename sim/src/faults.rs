@@ -60,8 +60,8 @@ pub fn decide(
             Marker::Hang => return Fault::Hang,
             Marker::Slow { ms } => return Fault::Slow(*ms),
             // Shapes of the answer, not faults: the output decides them.
-            Marker::Refuse
-            | Marker::Decline
+            Marker::Refuse { .. }
+            | Marker::Decline { .. }
             | Marker::Think { .. }
             | Marker::Block { .. }
             | Marker::Stop { .. }

@@ -9,6 +9,7 @@
 //! | `[[sim:slow=MS]]` | answers after MS milliseconds |
 //! | `[[sim:refuse]]` | answers 200 with `stop_reason: "refusal"` and `stop_details` after some output (billed) |
 //! | `[[sim:decline]]` | the same, declined before any output: 0 output tokens, not billed |
+//! | `[[sim:refuse@MODEL]]`, `[[sim:decline@MODEL]]` | the same, only on calls for MODEL |
 //! | `[[sim:think=N]]` | thinks exactly N tokens (where thinking runs), before any text |
 //! | `[[sim:block=NAME]]` | adds a content block of type NAME (a type from the future) |
 //! | `[[sim:stop=NAME]]` | answers with `stop_reason` NAME |
@@ -31,9 +32,14 @@ pub enum Marker {
     Slow {
         ms: u64,
     },
-    Refuse,
+    /// A refusal after some output; only for this model when it names one.
+    Refuse {
+        model: Option<String>,
+    },
     /// A refusal before any output (not billed).
-    Decline,
+    Decline {
+        model: Option<String>,
+    },
     Think {
         tokens: u32,
     },
@@ -76,10 +82,22 @@ fn parse(body: &str) -> Option<Marker> {
         (!w.is_empty() && w.bytes().all(|b| b.is_ascii_lowercase() || b == b'_'))
             .then(|| w.to_owned())
     };
-    match body {
-        "refuse" => return Some(Marker::Refuse),
-        "decline" => return Some(Marker::Decline),
-        "undecodable" => return Some(Marker::Undecodable),
+    let (word_part, only) = match body.split_once('@') {
+        Some((w, m)) if !m.is_empty() && !m.contains(char::is_whitespace) => (w, Some(m)),
+        _ => (body, None),
+    };
+    match (word_part, only) {
+        ("refuse", model) => {
+            return Some(Marker::Refuse {
+                model: model.map(str::to_owned),
+            })
+        }
+        ("decline", model) => {
+            return Some(Marker::Decline {
+                model: model.map(str::to_owned),
+            })
+        }
+        ("undecodable", None) => return Some(Marker::Undecodable),
         _ => {}
     }
     if let Some(n) = body.strip_prefix("think=") {
@@ -116,6 +134,19 @@ fn parse(body: &str) -> Option<Marker> {
     })
 }
 
+/// Whether `markers` make a call for `model` refuse: (refused, declined before any output).
+pub fn refusal(markers: &[Marker], model: &str) -> (bool, bool) {
+    let on = |only: &Option<String>| only.as_deref().is_none_or(|m| m == model);
+    let declined = markers
+        .iter()
+        .any(|m| matches!(m, Marker::Decline { model } if on(model)));
+    let refused = declined
+        || markers
+            .iter()
+            .any(|m| matches!(m, Marker::Refuse { model } if on(model)));
+    (refused, declined)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -142,8 +173,17 @@ mod tests {
         );
         assert_eq!(find("[[sim:hang]]"), vec![Marker::Hang]);
         assert_eq!(find("[[sim:slow=250]]"), vec![Marker::Slow { ms: 250 }]);
-        assert_eq!(find("[[sim:refuse]]"), vec![Marker::Refuse]);
-        assert_eq!(find("[[sim:decline]]"), vec![Marker::Decline]);
+        assert_eq!(find("[[sim:refuse]]"), vec![Marker::Refuse { model: None }]);
+        assert_eq!(
+            find("[[sim:decline]]"),
+            vec![Marker::Decline { model: None }]
+        );
+        assert_eq!(
+            find("[[sim:refuse@claude-fable-5-2]]"),
+            vec![Marker::Refuse {
+                model: Some("claude-fable-5-2".into())
+            }]
+        );
         assert_eq!(
             find("[[sim:think=900]]"),
             vec![Marker::Think { tokens: 900 }]

@@ -19,7 +19,6 @@ use serde_json::{json, Value};
 
 use crate::errors::{new_id, with_headers, SimError};
 use crate::faults::{self, Fault};
-use crate::markers::Marker;
 use crate::output::{self, Answer};
 use crate::request::{self, Parsed};
 use crate::{now_ms, pricing, Inner, Sim};
@@ -78,7 +77,7 @@ pub fn commit(
     }
     // Release notes, 2026-06-02: "you are no longer billed for a request when it returns
     // stop_reason: "refusal" without Claude having generated any output".
-    let declined = usage.output_tokens == 0 && req.markers.contains(&Marker::Decline);
+    let declined = usage.output_tokens == 0 && crate::markers::refusal(&req.markers, &req.model).1;
     let cost = match declined {
         true => 0,
         false => pricing::cost_micros(&req.model, usage, batch, now),

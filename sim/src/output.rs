@@ -74,13 +74,13 @@ fn count(req: &Parsed, text: &str) -> u32 {
 
 pub fn answer(req: &Parsed, knobs: &Knobs) -> Answer {
     // Declined before any output: no thinking, no text (the classifier answered first).
-    let declined = req.markers.contains(&Marker::Decline);
+    let (refuse, declined) = crate::markers::refusal(&req.markers, &req.model);
     let thinking = if declined { 0 } else { thinking_tokens(req) };
-    let refuse = declined || req.markers.contains(&Marker::Refuse);
-    let full = if refuse {
-        String::new()
-    } else {
-        answer_text(req, knobs)
+    // A refusal after some output stops a few words in; one declined before any, at none.
+    let full = match (refuse, declined) {
+        (true, true) => String::new(),
+        (true, false) => "I can't help with".to_owned(),
+        (false, _) => answer_text(req, knobs),
     };
     let mut a = cut(req, full, thinking);
     if refuse {

@@ -192,6 +192,25 @@ impl Blobs {
     /// unusable one as the whole Message JSON (`format: message`), so what was paid for can be
     /// read back.
     pub async fn store_answer(&self, id: &str, message: &Message) -> worker::Result<()> {
+        self.store_message(&result_key(id), message).await
+    }
+
+    /// Stores a refused answer that moved its job to a fallback model, apart from
+    /// `results/<id>` (`pipeline::refusal::refused_key`), unless it is already there.
+    pub async fn store_refused(&self, id: &str, message: &Message) -> worker::Result<()> {
+        self.store_message(&pipeline::refusal::refused_key(id), message)
+            .await
+    }
+
+    /// A refused answer stored for this job before its row moved to the fallback (a Worker
+    /// that died in between): the job falls back from it without a second call.
+    pub async fn stored_refusal(&self, id: &str) -> worker::Result<Option<Message>> {
+        self.stored_message(id, &pipeline::refusal::refused_key(id))
+            .await
+    }
+
+    /// [`Blobs::store_answer`] at `key`.
+    async fn store_message(&self, key: &str, message: &Message) -> worker::Result<()> {
         let mut metadata: HashMap<String, String> =
             message.usage.to_metadata().into_iter().collect();
         metadata.insert("model".into(), message.model.clone());
@@ -206,7 +225,7 @@ impl Blobs {
                     .map_err(|e| worker::Error::RustError(e.to_string()))?
             }
         };
-        self.put_if_absent(id, body.into_bytes(), metadata).await
+        self.put_if_absent(key, body.into_bytes(), metadata).await
     }
 
     /// Stores an answer that could not be decoded, as it came (`format: raw`), with the model
@@ -216,19 +235,19 @@ impl Blobs {
             ("format".to_owned(), "raw".to_owned()),
             ("model".to_owned(), model.to_owned()),
         ]);
-        self.put_if_absent(id, raw.as_bytes().to_vec(), metadata)
+        self.put_if_absent(&result_key(id), raw.as_bytes().to_vec(), metadata)
             .await
     }
 
     async fn put_if_absent(
         &self,
-        id: &str,
+        key: &str,
         body: Vec<u8>,
         metadata: HashMap<String, String>,
     ) -> worker::Result<()> {
         self.meter.count(Op::R2ClassA, 1)?;
         self.bucket
-            .put(result_key(id), body)
+            .put(key, body)
             .custom_metadata(metadata)
             .only_if(Conditional {
                 etag_does_not_match: Some("*".into()),
@@ -242,8 +261,13 @@ impl Blobs {
     /// An answer already stored for this job (a Worker that died between the R2 write and the
     /// D1 update): rebuilt from the object, so the job settles without a second call.
     pub async fn stored_answer(&self, id: &str) -> worker::Result<Option<Message>> {
+        self.stored_message(id, &result_key(id)).await
+    }
+
+    /// The answer stored for job `id` at `key`, rebuilt as a Message.
+    async fn stored_message(&self, id: &str, key: &str) -> worker::Result<Option<Message>> {
         self.meter.count(Op::R2ClassB, 1)?;
-        let Some(object) = self.bucket.get(result_key(id)).execute().await? else {
+        let Some(object) = self.bucket.get(key).execute().await? else {
             return Ok(None);
         };
         let metadata = object.custom_metadata()?;

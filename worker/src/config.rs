@@ -27,6 +27,9 @@ pub const ANTHROPIC_API_KEY: &str = "ANTHROPIC_API_KEY";
 /// An Admin API key (`sk-ant-admin…`, a secret): reconciliation reads the cost report with it.
 pub const ANTHROPIC_ADMIN_KEY: &str = "ANTHROPIC_ADMIN_KEY";
 pub const MODEL_FALLBACKS: &str = "MODEL_FALLBACKS";
+/// The operator's refusal fallback per model: `model=fallback` pairs, comma-separated
+/// (`pipeline::refusal`); a job's own `fallback_model` comes first.
+pub const REFUSAL_FALLBACKS: &str = "REFUSAL_FALLBACKS";
 pub const NOTIFY_WEBHOOK_URL: &str = "NOTIFY_WEBHOOK_URL";
 pub const DLQ_ALERT_THRESHOLD: &str = "DLQ_ALERT_THRESHOLD";
 pub const DLQ_REPLAY_PER_S: &str = "DLQ_REPLAY_PER_S";
@@ -95,6 +98,8 @@ pub struct Config {
     /// The fallback chain, best first (`MODEL_FALLBACKS`, comma-separated), checked against the
     /// model catalog: unknown and retired models are left out.
     pub model_chain: Vec<String>,
+    /// The refusal fallback per model (`REFUSAL_FALLBACKS`), checked against the catalog.
+    pub refusal_fallbacks: pipeline::refusal::Fallbacks,
     /// What the check of the configured models found (an unknown or retired fallback, a default
     /// near retirement): shown by `/api/health` and on the Dashboard.
     pub model_warnings: Vec<String>,
@@ -178,6 +183,11 @@ impl Config {
             .collect();
         let (model_chain, mut model_warnings) =
             pipeline::models::checked_chain(&configured, now_ms());
+        let (refusal_fallbacks, refusal_problems) = pipeline::refusal::Fallbacks::parse(
+            &var(REFUSAL_FALLBACKS).unwrap_or_default(),
+            now_ms(),
+        );
+        model_warnings.extend(refusal_problems);
         model_warnings.extend(pipeline::models::standings(
             std::iter::once(pipeline::models::DEFAULT_MODEL)
                 .chain(model_chain.iter().map(String::as_str)),
@@ -197,6 +207,7 @@ impl Config {
                 .filter(|k| !k.trim().is_empty()),
             timing,
             model_chain,
+            refusal_fallbacks,
             model_warnings,
             notify_webhook_url: var_or_secret(env, NOTIFY_WEBHOOK_URL)
                 .filter(|u| !u.trim().is_empty()),

@@ -36,6 +36,7 @@ mod meter;
 mod ops;
 mod pauses;
 mod reconcile;
+mod refusals;
 mod requests;
 mod retention;
 mod routes;

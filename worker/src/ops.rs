@@ -216,20 +216,40 @@ pub async fn admit(state: &AppState, user: &str, need: UsdMicros) -> Result<(), 
 }
 
 /// What a job of `req` on `mode` reserves against its user's caps: its worst case at the
-/// dearest model of the configured fallback chain it may move to.
+/// dearest model of the configured fallback chain it may move to — and, when a refusal may
+/// move it to a fallback model (`fallback`, the job's own, else the operator's for its model),
+/// the worst case of that second attempt besides.
 pub fn worst_case(
     state: &AppState,
     req: &pipeline::anthropic::MessagesRequest,
     document_pages: Option<u32>,
     mode: pipeline::status::Mode,
+    fallback: Option<&str>,
 ) -> UsdMicros {
-    pipeline::ops::budgets::worst_case(
-        req,
-        document_pages,
-        mode,
-        &state.config.model_chain,
-        now_ms(),
-    )
+    let worst = |req: &pipeline::anthropic::MessagesRequest| {
+        pipeline::ops::budgets::worst_case(
+            req,
+            document_pages,
+            mode,
+            &state.config.model_chain,
+            now_ms(),
+        )
+    };
+    let first = worst(req);
+    let fallback = fallback.or_else(|| state.config.refusal_fallbacks.for_model(&req.model));
+    match fallback {
+        Some(model) => {
+            let second = pipeline::shape::conform(
+                pipeline::anthropic::MessagesRequest {
+                    model: model.to_owned(),
+                    ..req.clone()
+                },
+                model,
+            );
+            first + worst(&second)
+        }
+        None => first,
+    }
 }
 
 /// The per-user limits on the producers (`Config::user_limits`): a request that would make

@@ -42,11 +42,17 @@ pub async fn request_of(state: &AppState, row: &JobRow) -> worker::Result<Messag
                 .clone()
                 .unwrap_or_else(|| prompt_key(&row.id));
             let body = state.blobs.claim_check(&key).await?;
-            serde_json::from_slice(&body)
-                // A request stored before the move to API version 2026-10-21 may still carry
-                // what that version removed.
-                .map(pipeline::shape::without_removed)
-                .map_err(|e| worker::Error::RustError(format!("{key} is not a request: {e}")))
+            let stored: MessagesRequest = serde_json::from_slice(&body)
+                .map_err(|e| worker::Error::RustError(format!("{key} is not a request: {e}")))?;
+            // A request stored before the move to API version 2026-10-21 may still carry what
+            // that version removed.
+            let stored = pipeline::shape::without_removed(stored);
+            // A refusal moved the job to its fallback model: the stored request goes there,
+            // shaped for it.
+            Ok(match row.refusal.is_some() {
+                true => pipeline::shape::conform(stored, model),
+                false => stored,
+            })
         }
     }
 }

@@ -24,13 +24,22 @@ const MODELS: [&str; 7] = [
     "claude-haiku-4-5",
 ];
 
+/// The operator's refusal fallback this suite configures (`REFUSAL_FALLBACKS`).
+const OPERATOR_FALLBACK: (&str, &str) = ("claude-mythos-5-2", "claude-opus-5-5");
+
 pub fn suite() -> Suite {
-    end2end::suite(
+    let fallbacks = format!("{}={}", OPERATOR_FALLBACK.0, OPERATOR_FALLBACK.1);
+    end2end::suite_with(
         "models",
+        end2end::StackConfig::vars(&[("REFUSAL_FALLBACKS", &fallbacks)]),
         tests![
             every_kind_of_work_completes_on_every_current_model,
             a_refusal_fails_its_job_once_billed_once_never_retried,
             a_refusal_before_any_output_costs_nothing_on_either_side,
+            a_refused_job_is_retried_once_on_its_fallback_billed_per_attempt,
+            a_batch_job_refused_falls_back_to_a_later_batch_on_the_operators_fallback,
+            a_refusal_on_the_fallback_too_fails_the_job_with_both_attempts_billed,
+            a_fallback_model_must_be_another_current_model,
             a_thinking_only_answer_fails_its_job_once_billed_once,
             an_unknown_block_type_and_stop_reason_do_not_break_the_job,
             an_undecodable_paid_answer_fails_once_with_its_cost_recorded,
@@ -198,6 +207,184 @@ async fn a_refusal_before_any_output_costs_nothing_on_either_side(s: Arc<TestSta
     assert_eq!(j["output_tokens"], 0, "{j}");
     assert_eq!(s.sim_cost(&id), 0, "the simulator billed nothing");
     assert_eq!(j["cost_micros"], 0, "nothing recorded as spent: {j}");
+}
+
+/// The user's usage rows (`GET /api/usage`) by model: (jobs, refusals, cost).
+async fn usage_by_model(s: &Arc<TestStack>, user: &str) -> Vec<(String, u64, u64, u64)> {
+    let report = s.user(user).get_ok("/api/usage").await;
+    let mut rows: Vec<_> = report["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (
+                r["model"].as_str().unwrap().to_owned(),
+                r["jobs"].as_u64().unwrap(),
+                r["refusals"].as_u64().unwrap_or(0),
+                r["cost_micros"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    rows.sort();
+    rows
+}
+
+/// The usage rollups agree with a scan of the jobs (refused attempts included).
+async fn rollups_agree(s: &Arc<TestStack>) {
+    let check = s.user("models-ops").get_ok("/api/usage/rollups").await;
+    assert_eq!(check["consistent"], true, "{check}");
+}
+
+async fn a_refused_job_is_retried_once_on_its_fallback_billed_per_attempt(s: Arc<TestStack>) {
+    let user = "refused-then-answered";
+    let id = s
+        .user(user)
+        .submit_job(&json!({
+            "prompt": "Explain this exploit [[sim:refuse@claude-fable-5-2]]",
+            "model": "claude-fable-5-2",
+            "fallback_model": "claude-sonnet-5-5",
+            "max_tokens": 400,
+            "output_config": {"effort": "low"},
+        }))
+        .await;
+    let j = s.user(user).all_end(1).await.remove(0);
+    assert_eq!(j["status"], "completed", "{j}");
+    let j = s.user(user).job(&id).await;
+    assert_eq!(
+        j["model"], "claude-sonnet-5-5",
+        "answered by the fallback: {j}"
+    );
+    assert_eq!(j["attempts"], 2, "{j}");
+    assert_eq!(j["fallback_model"], "claude-sonnet-5-5");
+    let refusal = &j["refusal"];
+    assert_eq!(refusal["model"], "claude-fable-5-2", "{j}");
+    assert_eq!(refusal["stop_details"]["category"], "cyber", "{j}");
+    assert_eq!(refusal["n"], 1);
+    let refused_cost = refusal["cost_micros"].as_u64().unwrap();
+    assert!(
+        refused_cost > 0,
+        "a refusal after some output is billed: {j}"
+    );
+    // Billed per attempt, to the micro-dollar on both sides.
+    assert_eq!(s.billed(&id), 2);
+    assert_eq!(j["cost_micros"].as_u64(), Some(s.sim_cost(&id)), "{j}");
+    let log: Vec<_> = j["attempt_log"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| (a["model"].as_str().unwrap(), a["outcome"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        log,
+        [
+            ("claude-fable-5-2", "refused"),
+            ("claude-sonnet-5-5", "completed")
+        ],
+        "{j}"
+    );
+    // In usage, each attempt under the model that billed it.
+    let rows = usage_by_model(&s, user).await;
+    let total = j["cost_micros"].as_u64().unwrap();
+    assert_eq!(
+        rows,
+        [
+            ("claude-fable-5-2".to_owned(), 0, 1, refused_cost),
+            ("claude-sonnet-5-5".to_owned(), 1, 0, total - refused_cost),
+        ],
+        "{rows:?}"
+    );
+    rollups_agree(&s).await;
+    // The result is the fallback's answer; the refused one is kept apart.
+    let (_, text) = s.user(user).get_text(&format!("/jobs/{id}/result")).await;
+    assert!(!text.is_empty());
+}
+
+async fn a_batch_job_refused_falls_back_to_a_later_batch_on_the_operators_fallback(
+    s: Arc<TestStack>,
+) {
+    let user = "refused-in-batch";
+    let (model, fallback) = OPERATOR_FALLBACK;
+    let (status, ack) = s
+        .user(user)
+        .post_json(
+            "/feedback",
+            &json!({"text": "The login page leaks tokens [[sim:decline@claude-mythos-5-2]]",
+                    "mode": "batch", "model": model}),
+        )
+        .await;
+    assert_eq!(status, 202, "{ack}");
+    let id = ack["id"].as_str().unwrap().to_owned();
+    let j = s.user(user).all_end(1).await.remove(0);
+    assert_eq!(j["status"], "completed", "{j}");
+    let j = s.user(user).job(&id).await;
+    assert_eq!(j["model"], fallback, "{j}");
+    assert_eq!(j["mode"], "batch", "{j}");
+    assert_eq!(j["refusal"]["model"], model, "{j}");
+    // Declined before any output: not billed, on either side.
+    assert_eq!(j["refusal"]["output_tokens"], 0, "{j}");
+    assert_eq!(j["refusal"]["cost_micros"], 0, "{j}");
+    assert_eq!(j["cost_micros"].as_u64(), Some(s.sim_cost(&id)), "{j}");
+    assert!(
+        j["cost_micros"].as_u64().unwrap() > 0,
+        "the fallback's answer is: {j}"
+    );
+    let rows = usage_by_model(&s, user).await;
+    assert_eq!(rows.len(), 2, "{rows:?}");
+    assert_eq!((rows[0].1, rows[0].2), (0, 1), "{rows:?}");
+    rollups_agree(&s).await;
+}
+
+async fn a_refusal_on_the_fallback_too_fails_the_job_with_both_attempts_billed(s: Arc<TestStack>) {
+    let user = "refused-twice";
+    let id = s
+        .user(user)
+        .submit_job(&json!({
+            "prompt": "Refused everywhere [[sim:refuse]]",
+            "model": "claude-haiku-5-5",
+            "fallback_model": "claude-sonnet-5-5",
+            "max_tokens": 300,
+        }))
+        .await;
+    let j = s.user(user).all_end(1).await.remove(0);
+    assert_eq!(j["status"], "failed", "{j}");
+    let j = s.user(user).job(&id).await;
+    assert_eq!(j["attempts"], 2, "retried once, not twice: {j}");
+    let error = j["error"].as_str().unwrap();
+    assert!(
+        error.contains("refusal") && error.contains("cyber"),
+        "{error}"
+    );
+    assert_eq!(s.billed(&id), 2);
+    assert_eq!(j["cost_micros"].as_u64(), Some(s.sim_cost(&id)), "{j}");
+    rollups_agree(&s).await;
+}
+
+async fn a_fallback_model_must_be_another_current_model(s: Arc<TestStack>) {
+    let client = s.user("fallback-checks");
+    for (body, code) in [
+        (
+            json!({"prompt": "x", "fallback_model": "claude-nope-9"}),
+            "unknown_model",
+        ),
+        (json!({"prompt": "x", "fallback_model": 5}), "invalid_field"),
+        (
+            json!({"prompt": "x", "model": "claude-opus-5-5", "fallback_model": "claude-opus-5-5"}),
+            "invalid_field",
+        ),
+    ] {
+        let (status, err) = client.post_json("/jobs", &body).await;
+        assert_error(status, &err, 400, code);
+        assert_eq!(err["field"], "fallback_model", "{err}");
+    }
+    let (status, err) = client
+        .post_json(
+            "/feedback",
+            &json!({"text": "x", "fallback_model": "claude-nope-9"}),
+        )
+        .await;
+    assert_error(status, &err, 400, "unknown_model");
+    let listed = client.get_ok("/jobs").await;
+    assert_eq!(listed["items"], json!([]), "nothing stored: {listed}");
 }
 
 async fn a_thinking_only_answer_fails_its_job_once_billed_once(s: Arc<TestStack>) {

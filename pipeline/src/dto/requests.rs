@@ -25,6 +25,10 @@ pub struct FeedbackRequest {
     /// A current catalog model (the default model when absent).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub model: Option<String>,
+    /// Retried once on this model when the first one refuses (`stop_reason: "refusal"`): a
+    /// current catalog model other than `model` (the operator's `REFUSAL_FALLBACKS` when absent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fallback_model: Option<String>,
     /// Expire it when it has not run this many seconds after submission.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub expires_in_s: Option<u64>,
@@ -64,6 +68,10 @@ pub struct JobRequest {
     pub mode: Option<Mode>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub model: Option<String>,
+    /// Retried once on this model when the first one refuses (`stop_reason: "refusal"`): a
+    /// current catalog model other than `model` (the operator's `REFUSAL_FALLBACKS` when absent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fallback_model: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub max_tokens: Option<u32>,
     /// The job expires (and is never sent) when it has not started this many seconds after
@@ -139,6 +147,7 @@ mod tests {
             priority: Some(Lane::Bulk),
             mode: Some(Mode::Batch),
             model: Some(crate::models::DEFAULT_MODEL.into()),
+            fallback_model: Some("claude-opus-5-5".into()),
             max_tokens: Some(2048),
             expires_in_s: Some(600),
             callback_url: Some("https://hooks.example.com/claude".into()),
@@ -254,6 +263,7 @@ mod tests {
             mode: Some(Mode::Batch),
             source: Some("web".into()),
             model: Some(crate::models::DEFAULT_MODEL.into()),
+            fallback_model: Some("claude-opus-5-5".into()),
             expires_in_s: Some(60),
             callback_url: Some("https://hooks.example.com/f".into()),
             tags: Some(vec!["feature=export".into()]),

@@ -32,6 +32,9 @@ pub struct RollupRow {
     pub unknown_cost_micros: i64,
     pub cost_unknown: i64,
     pub failures: i64,
+    /// Refused attempts counted under this model (migration 0023), besides its jobs.
+    #[serde(default)]
+    pub refusals: i64,
 }
 
 impl RollupRow {

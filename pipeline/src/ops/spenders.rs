@@ -29,6 +29,8 @@ pub struct SpenderGroup {
     pub cost_unknown: u64,
     #[serde(default)]
     pub failures: u64,
+    #[serde(default)]
+    pub refusals: u64,
 }
 
 /// One model's share of a user's spend.
@@ -199,6 +201,7 @@ fn totals_of(g: &SpenderGroup) -> UsageTotals {
         cache_read_tokens: g.cache_read_tokens,
         cost_micros: g.cost_micros,
         cost_unknown_jobs: g.cost_unknown,
+        refusals: g.refusals,
     }
 }
 

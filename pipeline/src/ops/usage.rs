@@ -102,6 +102,9 @@ pub struct UsageGroup {
     pub cost_micros: UsdMicros,
     #[serde(default)]
     pub cost_unknown: u64,
+    /// Refused attempts billed under this model (their jobs fell back to another model).
+    #[serde(default)]
+    pub refusals: u64,
 }
 
 /// Tokens and cost of a set of jobs.
@@ -116,6 +119,11 @@ pub struct UsageTotals {
     pub cost_micros: UsdMicros,
     /// Jobs answered by a model the price table does not know (their cost is not included).
     pub cost_unknown_jobs: u64,
+    /// Refused attempts (`pipeline::refusal`): their tokens and cost are in the figures above,
+    /// under the model that refused, though their jobs are counted under the model that
+    /// answered.
+    #[serde(default)]
+    pub refusals: u64,
 }
 
 impl UsageTotals {
@@ -128,6 +136,7 @@ impl UsageTotals {
             cache_read_tokens: g.cache_read_tokens,
             cost_micros: g.cost_micros,
             cost_unknown_jobs: g.cost_unknown,
+            refusals: g.refusals,
         });
     }
 
@@ -140,6 +149,7 @@ impl UsageTotals {
         self.cache_read_tokens += t.cache_read_tokens;
         self.cost_micros += t.cost_micros;
         self.cost_unknown_jobs += t.cost_unknown_jobs;
+        self.refusals += t.refusals;
     }
 }
 
@@ -305,6 +315,7 @@ mod tests {
             cache_read_tokens: cr,
             cost_micros: UsdMicros(cost),
             cost_unknown: 0,
+            refusals: 0,
         }
     }
 

@@ -20,6 +20,7 @@ use worker::Delay;
 use super::{dead_letters::announce_dead_letter, Handle};
 use crate::anthropic::Answered;
 use crate::config::now_ms;
+use crate::refusals::{fallback_of, Refused};
 use crate::requests::request_of;
 use crate::services::AppState;
 use crate::store::lifecycle::{Attempt, Scope};
@@ -146,6 +147,23 @@ pub async fn run(state: &AppState, msg: Handle, row: JobRow) {
             msg.ack();
             return Ok(());
         }
+        if row.attempts > 0 && row.refusal.is_none() {
+            // Refused before a crash, its fallback not yet written: moved from what was stored.
+            if let Some(message) = state.blobs.stored_refusal(&id).await? {
+                if let Some(to) = fallback_of(state, &row, &model, &message) {
+                    let refused = Refused {
+                        row: &row,
+                        model: &model,
+                        message: &message,
+                        n: row.attempts as u32,
+                        tier: Tier::Standard,
+                        to,
+                    };
+                    fall_back(state, &msg, &refused).await?;
+                    return Ok(());
+                }
+            }
+        }
         let started_at = now_ms();
         let answered = call(state, &row, &request).await;
         settlement = Settle::after_call(&id, &model, &answered.result, answered.reported);
@@ -153,7 +171,25 @@ pub async fn run(state: &AppState, msg: Handle, row: JobRow) {
             crate::ops::timed_out(state, &model, &reservation.need, row.reserved_micros).await;
         }
         let mut spent = (None, None);
+        let fallback = answered
+            .result
+            .as_ref()
+            .ok()
+            .and_then(|m| fallback_of(state, &row, &model, m));
         let (label, error) = match &answered.result {
+            Ok(message) if fallback.is_some() => {
+                let refused = Refused {
+                    row: &row,
+                    model: &model,
+                    message,
+                    n: attempt,
+                    tier: Tier::Standard,
+                    to: fallback.clone().unwrap_or_default(),
+                };
+                let view = fall_back(state, &msg, &refused).await?;
+                spent = (Some(message.usage), Some(view.spend.cost_micros));
+                ("refused", Some(view.describe()))
+            }
             Ok(message) => {
                 state.blobs.store_answer(&id, message).await?;
                 let settled = settle_answer(row.kind, message, Tier::Standard, now_ms());
@@ -232,6 +268,23 @@ pub async fn run(state: &AppState, msg: Handle, row: JobRow) {
         worker::console_error!("job {id}: {e}; retrying");
         msg.retry(state, timing.backoff_s(1, None)).await;
     }
+}
+
+/// Moves a refused job to its fallback model (the refused answer kept, the row written) and
+/// sends it to its lane again; answers the refused attempt as kept.
+async fn fall_back(
+    state: &AppState,
+    msg: &Handle,
+    refused: &Refused<'_>,
+) -> worker::Result<pipeline::refusal::RefusalView> {
+    let now = now_ms();
+    let moved = refused.keep(state, Scope::Sync, now).await?;
+    state.store.run_one(moved).await?;
+    let view = refused.view(now);
+    worker::console_log!("job {}: {}", refused.row.id, view.describe());
+    msg.deliver_again(state, refused.row.lane, &refused.row.id)
+        .await;
+    Ok(view)
 }
 
 /// Puts a job back on its lane after `after_ms` without counting a retry: a fresh message is

@@ -21,6 +21,7 @@ use pipeline::retry::{describe, CallOutcome};
 use pipeline::status::{Lane, Status, Transition};
 
 use crate::config::now_ms;
+use crate::refusals::Refused;
 use crate::routing::Rerouted;
 use crate::services::AppState;
 use crate::store::lifecycle::Scope;
@@ -363,14 +364,45 @@ async fn settle_lines(
         .collect();
     let ids: Vec<String> = parsed.iter().map(|l| l.custom_id.clone()).collect();
     let rows = store.named_in_batch(batch_id, &ids).await?;
-    // The answers go to R2 first (create-if-absent), all of the chunk's at once.
+    // Refusals with a fallback (`pipeline::refusal`): their jobs go to a later batch on it.
+    let refused: Vec<Refused<'_>> = parsed
+        .iter()
+        .filter_map(|line| {
+            let BatchResult::Succeeded { message } = &line.result else {
+                return None;
+            };
+            let row = rows
+                .iter()
+                .find(|r| r.id == line.custom_id && r.status == Status::Submitted)?;
+            let model = row.model.as_deref().unwrap_or(&message.model);
+            let to = crate::refusals::fallback_of(state, row, model, message)?;
+            let n = (row.batch_tries.max(0) + 1) as u32;
+            Some(Refused {
+                row,
+                model,
+                message,
+                n,
+                tier: Tier::Batch,
+                to,
+            })
+        })
+        .collect();
+    // The answers go to R2 first (create-if-absent), all of the chunk's at once — a refused
+    // one apart, where a later delivery does not take it for the job's answer.
     let answers = parsed.iter().filter_map(|line| match &line.result {
         BatchResult::Succeeded { message }
             if rows
                 .iter()
                 .any(|r| r.id == line.custom_id && r.status == Status::Submitted) =>
         {
-            Some(state.blobs.store_answer(&line.custom_id, message))
+            Some(match refused.iter().any(|r| r.row.id == line.custom_id) {
+                true => futures_util::future::Either::Left(
+                    state.blobs.store_refused(&line.custom_id, message),
+                ),
+                false => futures_util::future::Either::Right(
+                    state.blobs.store_answer(&line.custom_id, message),
+                ),
+            })
         }
         _ => None,
     });
@@ -397,6 +429,11 @@ async fn settle_lines(
             }
             let (usage, cost) = (bill.map(|b| b.0), bill.and_then(|b| b.1));
             statements.push(store.record_bill(&row.id, batch_id, usage.as_ref(), cost)?);
+            continue;
+        }
+        if let Some(r) = refused.iter().find(|r| r.row.id == row.id) {
+            statements.push(store.fall_back(&row.id, &r.view(now), now, scope)?);
+            report.jobs_resubmitted += 1;
             continue;
         }
         if let BatchResult::Succeeded { message } = &line.result {

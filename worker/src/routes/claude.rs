@@ -13,7 +13,7 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use pipeline::answer::{settle_answer, settle_undecodable, End};
-use pipeline::anthropic::Message;
+use pipeline::anthropic::{Message, StopReason};
 use pipeline::budget::{Need, Reserve, Settle};
 use pipeline::dto::{ClaudeAnswer, JobAck};
 use pipeline::error::ApiError;
@@ -30,7 +30,7 @@ use crate::error::AppError;
 use crate::identity::Caller;
 use crate::routes::jobs::{create_prompt_job, store_prompt_job, NewPrompt};
 use crate::routes::{require_json, AppState};
-use crate::store::lifecycle::Attempt;
+use crate::store::lifecycle::{Attempt, Scope};
 
 #[worker::send]
 pub async fn call(
@@ -53,7 +53,13 @@ pub async fn call(
     input.priority = Lane::High;
     input.mode = Mode::Sync;
     let user = caller.user_id.as_str();
-    let need = crate::ops::worst_case(&state, &input.request, None, Mode::Sync);
+    let need = crate::ops::worst_case(
+        &state,
+        &input.request,
+        None,
+        Mode::Sync,
+        input.fallback_model.as_deref(),
+    );
     crate::ops::limit(&state, user, 1).await?;
     crate::ops::admit(&state, user, need).await?;
     let mut job = NewPrompt {
@@ -166,11 +172,19 @@ async fn direct(state: &AppState, job: &NewPrompt<'_>) -> Result<Response, AppEr
     if matches!(answered.result, Err(CallOutcome::Timeout)) {
         crate::ops::timed_out(state, &request.model, &reservation.need, job.reserved).await;
     }
-    let answer = settle_call(state, &id, &request.model, answered.result).await;
+    let refused = match &answered.result {
+        Ok(message) => refused_to_queue(state, &id, &request.model, message).await?,
+        Err(_) => None,
+    };
+    let answer = match &refused {
+        Some(_) => Ok((StatusCode::ACCEPTED, Json(JobAck::queued(&id))).into_response()),
+        None => settle_call(state, &id, &request.model, answered.result).await,
+    };
     state.budget.settle(&settlement).await;
-    let (outcome, error) = match &answer {
-        Ok(_) => ("completed", None),
-        Err(e) => ("failed", Some(e.0.body.error.clone())),
+    let (outcome, error) = match (&answer, refused) {
+        (_, Some(why)) => ("refused", Some(why)),
+        (Ok(_), None) => ("completed", None),
+        (Err(e), None) => ("failed", Some(e.0.body.error.clone())),
     };
     let attempt = Attempt {
         job_id: &id,
@@ -186,6 +200,42 @@ async fn direct(state: &AppState, job: &NewPrompt<'_>) -> Result<Response, AppEr
         worker::console_error!("call {id}: its attempt was not logged: {e}");
     }
     answer
+}
+
+/// A refused answer with a fallback (`pipeline::refusal`): the job moves to its fallback model
+/// and to the high lane's queue, and the caller polls it (202) — the refused attempt kept and
+/// billed as for a queued job. Answers the attempt log's line, or `None` for any other answer.
+async fn refused_to_queue(
+    state: &AppState,
+    id: &str,
+    model: &str,
+    message: &Message,
+) -> Result<Option<String>, AppError> {
+    if message.stop_reason != Some(StopReason::Refusal) {
+        return Ok(None);
+    }
+    let Some(row) = state.store.job(id).await? else {
+        return Ok(None);
+    };
+    let Some(to) = crate::refusals::fallback_of(state, &row, model, message) else {
+        return Ok(None);
+    };
+    let refused = crate::refusals::Refused {
+        row: &row,
+        model,
+        message,
+        n: 1,
+        tier: Tier::Standard,
+        to,
+    };
+    let now = now_ms();
+    let moved = refused.keep(state, Scope::Sync, now).await?;
+    state.store.run_one(moved).await?;
+    if let Err(e) = state.lanes.send_after(Lane::High, id, None).await {
+        // The reconciler sends a queued job whose message was lost.
+        worker::console_error!("call {id}: its fallback could not be queued yet: {e}");
+    }
+    Ok(Some(refused.view(now).describe()))
 }
 
 /// Settles a direct call's outcome on its job, as a consumer would settle one attempt (the

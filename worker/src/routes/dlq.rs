@@ -234,7 +234,7 @@ async fn replay_one(
             })?;
             let body = serde_json::to_vec(&req)
                 .map_err(|e| ApiError::internal(format!("cannot encode the request: {e}")))?;
-            let reserved = crate::ops::worst_case(state, &req, None, original.mode);
+            let reserved = crate::ops::worst_case(state, &req, None, original.mode, None);
             crate::ops::admit(state, &original.user_id, reserved).await?;
             state.blobs.put(key, body).await?;
             (model.id.to_owned(), Some(key.clone()), reserved)
@@ -334,7 +334,13 @@ async fn unprompted_worst_case(
             None,
         ),
     };
-    Ok(crate::ops::worst_case(state, &req, pages, original.mode))
+    Ok(crate::ops::worst_case(
+        state,
+        &req,
+        pages,
+        original.mode,
+        None,
+    ))
 }
 
 async fn load(state: &AppState, id: &str) -> Result<JobRow, AppError> {

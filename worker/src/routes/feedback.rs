@@ -36,7 +36,13 @@ pub async fn submit(
     let user = caller.user_id.as_str();
     let limits = ("POST /feedback\n", MAX_BODY_BYTES);
     let need = |i: &feedback::FeedbackInput| {
-        crate::ops::worst_case(&state, &feedback::request(i.model, &i.text), None, i.mode)
+        crate::ops::worst_case(
+            &state,
+            &feedback::request(i.model, &i.text),
+            None,
+            i.mode,
+            i.fallback_model,
+        )
     };
     let (input, idem, need) = accept(
         &state,
@@ -68,6 +74,7 @@ pub async fn submit(
         lane,
         mode: input.mode,
         model: input.model,
+        fallback_model: input.fallback_model,
         source: Some(&input.source),
         text: Some(&input.text),
         prompt_key: None,

@@ -40,7 +40,15 @@ pub async fn submit(
 ) -> Result<Response, AppError> {
     let user = caller.user_id.as_str();
     let limits = ("", MAX_BODY_BYTES);
-    let need = |i: &prompt::PromptInput| crate::ops::worst_case(&state, &i.request, None, i.mode);
+    let need = |i: &prompt::PromptInput| {
+        crate::ops::worst_case(
+            &state,
+            &i.request,
+            None,
+            i.mode,
+            i.fallback_model.as_deref(),
+        )
+    };
     let (input, idem, need) = accept(
         &state,
         user,
@@ -126,6 +134,7 @@ pub async fn store_prompt_job(
         lane: input.priority,
         mode: input.mode,
         model: &input.model,
+        fallback_model: input.fallback_model.as_deref(),
         source: None,
         text: None,
         prompt_key: Some(&key),

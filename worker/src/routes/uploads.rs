@@ -183,7 +183,7 @@ pub async fn submit(
     };
     let unread = pdf::request(model, template, String::new());
     for f in files.iter_mut() {
-        f.reserved = crate::ops::worst_case(&state, &unread, Some(f.pages), mode);
+        f.reserved = crate::ops::worst_case(&state, &unread, Some(f.pages), mode, None);
     }
     let need: UsdMicros = files.iter().map(|f| f.reserved).sum();
     let admitted = match crate::ops::limit(&state, user, files.len() as u64).await {

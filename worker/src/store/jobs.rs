@@ -21,6 +21,8 @@ pub struct NewJob<'a> {
     pub lane: Lane,
     pub mode: Mode,
     pub model: &'a str,
+    /// Retried once on this model if `model` refuses (`pipeline::refusal`).
+    pub fallback_model: Option<&'a str>,
     /// Feedback: where it came from and its text.
     pub source: Option<&'a str>,
     pub text: Option<&'a str>,
@@ -75,9 +77,9 @@ impl Store {
         let sql = format!(
             "INSERT INTO jobs (id, user_id, kind, status, lane, mode, model, source, input_text, \
              prompt_key, expires_at, created_at, updated_at, path, reserved_micros, callback_url, \
-             callback_key, tags, deadline_at, rescue_at, route_reason) \
+             callback_key, tags, deadline_at, rescue_at, route_reason, fallback_model) \
              VALUES (?1, ?2, ?3, {}, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?11, ?12, ?13, ?14, ?15, ?16, \
-             ?17, ?18, ?19)",
+             ?17, ?18, ?19, ?20)",
             Status::Queued.sql()
         );
         self.statement(
@@ -104,6 +106,7 @@ impl Store {
                     .and_then(|r| r.rescue_at)
                     .map_or(JsValue::NULL, num),
                 opt(j.routed.map(|r| r.reason.as_str())),
+                opt(j.fallback_model),
             ],
         )
     }

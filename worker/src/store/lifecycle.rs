@@ -7,6 +7,7 @@ use pipeline::answer::{End, Settled};
 use pipeline::anthropic::Usage;
 use pipeline::dto::AttemptView;
 use pipeline::ops::failures::Failure;
+use pipeline::refusal::RefusalView;
 use pipeline::status::{Kind, Lane, Mode, Status, Transition};
 use serde::Deserialize;
 use wasm_bindgen::JsValue;
@@ -168,6 +169,48 @@ impl Store {
                 ],
             ]
             .concat(),
+        )
+    }
+
+    /// A refused attempt with a fallback (`pipeline::refusal`): back to `queued` on the fallback
+    /// model, once (`refusal IS NULL`), the refused attempt kept as `refusal` — migration
+    /// 0023's trigger counts it under the model that refused; its reservation stays (admission
+    /// reserved both attempts' worst cases, `crate::ops::worst_case`). A Message Batch's job goes back to the accumulation
+    /// for a later batch; a synchronous one is sent to its lane by the caller (the reconciler
+    /// sends it if that send fails).
+    pub fn fall_back(
+        &self,
+        id: &str,
+        refusal: &RefusalView,
+        now: i64,
+        scope: Scope<'_>,
+    ) -> worker::Result<Statement> {
+        let t = Transition::FallBack;
+        let batch = match scope {
+            Scope::Sync => "",
+            Scope::InBatch(_) => {
+                ", anthropic_batch_id = NULL, flush_id = NULL, accumulated_at = ?5, \
+                 batch_tries = 0"
+            }
+        };
+        let sql = format!(
+            "UPDATE jobs SET {}, model = ?2, refusal = ?3, error = ?4, overloads = 0, \
+             run_after = NULL, updated_at = ?5{batch} WHERE id = ?1 AND refusal IS NULL AND {}",
+            t.set(),
+            scope.guard(t, 6)
+        );
+        let json = serde_json::to_string(refusal)
+            .map_err(|e| worker::Error::RustError(format!("a refusal as JSON: {e}")))?;
+        self.statement(
+            &sql,
+            &[
+                id.into(),
+                refusal.fallback_model.as_str().into(),
+                json.into(),
+                refusal.describe().into(),
+                num(now),
+                scope.batch(),
+            ],
         )
     }
 

@@ -83,6 +83,12 @@ pub struct JobRow {
     /// Its PDF in the provider's Files API (migration 0021), once uploaded.
     #[serde(default)]
     pub file_id: Option<String>,
+    /// Refusal fallback (migration 0023; `pipeline::refusal`): the model it asked to be retried
+    /// on, and its refused attempt once one moved it there (a `RefusalView` as JSON).
+    #[serde(default)]
+    pub fallback_model: Option<String>,
+    #[serde(default)]
+    pub refusal: Option<String>,
 }
 
 pub const COLUMNS: &str =
@@ -91,7 +97,7 @@ pub const COLUMNS: &str =
     cache_read_tokens, cost_micros, error, created_at, started_at, completed_at, expires_at, held_at, callback_url, prompt_key, overloads, user_id, \
     cost_unknown, batch_tries, batch_index, file_name, file_size, template, error_class, replay_of, \
     replayed_to, result_key, path, run_after, reserved_micros, tags, deadline_at, route_reason, \
-    file_id";
+    file_id, fallback_model, refusal";
 
 impl JobRow {
     /// Whether `GET /jobs/:id/result` has something to serve: a completed job's result, or the
@@ -120,7 +126,7 @@ impl JobRow {
             mode: self.mode,
             model: self.model.clone().unwrap_or_default(),
             attempts: self.attempts.max(0) as u32,
-            spend: self.spend(),
+            spend: self.spend() + self.refused().map(|r| r.spend).unwrap_or_default(),
             error: self.error.clone(),
             anthropic_batch_id: self.anthropic_batch_id.clone(),
             created_at: self.created_at,
@@ -140,7 +146,16 @@ impl JobRow {
                 let completed = self.completed_at.filter(|_| status == Status::Completed);
                 pipeline::routing::deadline_met(deadline, completed, status.is_terminal(), now)
             }),
+            fallback_model: self.fallback_model.clone(),
+            refusal: self.refused(),
         }
+    }
+
+    /// Its refused attempt, once a refusal moved it to its fallback.
+    pub fn refused(&self) -> Option<pipeline::refusal::RefusalView> {
+        self.refusal
+            .as_deref()
+            .and_then(|r| serde_json::from_str(r).ok())
     }
 
     /// A log line about this job (`pipeline::ops::joblog`), its other fields zero.

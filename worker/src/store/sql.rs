@@ -17,8 +17,8 @@ pub enum SqlValue {
 /// day after the last; days since the epoch), from the rollup migration 0012's triggers keep:
 /// days × models rows, however many jobs they hold.
 pub const USAGE: &str = "SELECT day, NULLIF(model, '') AS model, mode, jobs, input_tokens, \
-     output_tokens, cache_write_tokens, cache_read_tokens, cost_micros, cost_unknown \
-     FROM usage_days WHERE user_id = ?1 AND day >= ?2 AND day < ?3 AND jobs > 0";
+     output_tokens, cache_write_tokens, cache_read_tokens, cost_micros, cost_unknown, refusals \
+     FROM usage_days WHERE user_id = ?1 AND day >= ?2 AND day < ?3 AND (jobs > 0 OR refusals > 0)";
 
 /// Every user's usage by model over days [?1, ?2) (the spenders view): rows in proportion to
 /// users × days × models of the range, whatever the history's size.
@@ -26,8 +26,9 @@ pub const SPENDERS: &str = "SELECT user_id, NULLIF(model, '') AS model, SUM(jobs
      SUM(input_tokens) AS input_tokens, SUM(output_tokens) AS output_tokens, \
      SUM(cache_write_tokens) AS cache_write_tokens, SUM(cache_read_tokens) AS cache_read_tokens, \
      SUM(cost_micros) AS cost_micros, SUM(cost_unknown) AS cost_unknown, \
-     SUM(failures) AS failures FROM usage_days INDEXED BY idx_usage_days_day \
-     WHERE day >= ?1 AND day < ?2 AND jobs > 0 GROUP BY user_id, model";
+     SUM(failures) AS failures, SUM(refusals) AS refusals \
+     FROM usage_days INDEXED BY idx_usage_days_day \
+     WHERE day >= ?1 AND day < ?2 AND (jobs > 0 OR refusals > 0) GROUP BY user_id, model";
 
 /// Cost by tag over days [?1, ?2), of user ?3 (NULL for every user), from the tag rollup
 /// (migration 0018): the tag in `user_id`, the spenders report's columns.
@@ -36,8 +37,10 @@ pub const TAG_USAGE: &str =
      SUM(input_tokens) AS input_tokens, SUM(output_tokens) AS output_tokens, \
      SUM(cache_write_tokens) AS cache_write_tokens, SUM(cache_read_tokens) AS cache_read_tokens, \
      SUM(cost_micros) AS cost_micros, SUM(cost_unknown) AS cost_unknown, \
-     SUM(failures) AS failures FROM usage_tag_days INDEXED BY idx_usage_tag_days_day \
-     WHERE day >= ?1 AND day < ?2 AND (?3 IS NULL OR user_id = ?3) AND jobs > 0 \
+     SUM(failures) AS failures, SUM(refusals) AS refusals \
+     FROM usage_tag_days INDEXED BY idx_usage_tag_days_day \
+     WHERE day >= ?1 AND day < ?2 AND (?3 IS NULL OR user_id = ?3) \
+     AND (jobs > 0 OR refusals > 0) \
      GROUP BY tag, model";
 
 /// A user's spending on day ?2 (days since the epoch; the daily cap), from the rollup.
@@ -48,20 +51,44 @@ pub const SPENT: &str = "SELECT COALESCE(SUM(cost_micros + unknown_cost_micros),
 macro_rules! rollup_sums {
     () => {
         "jobs, input_tokens, output_tokens, cache_write_tokens, cache_read_tokens, cost_micros, \
-         unknown_cost_micros, cost_unknown, failures"
+         unknown_cost_micros, cost_unknown, failures, refusals"
     };
 }
 
-/// The same columns computed from a group of jobs, as the rollups' triggers sum them.
-macro_rules! sums_of_jobs {
+/// Each job's contribution to the rollups, as their triggers count it: the job under the model
+/// that answered (0012, 0018), and its refused attempt under the model that refused (0023).
+/// `{key}` is the group's columns before the model, `{from}` the rows (jobs, or jobs with one
+/// of their tags as `t.value`) and `{range}` their filter.
+macro_rules! contributions {
+    ($key:literal, $from:literal, $range:literal) => {
+        concat!(
+            "SELECT ", $key, ", COALESCE(model, '') AS model, mode, 1 AS jobs, input_tokens, \
+             output_tokens, cache_write_tokens, cache_read_tokens, \
+             cost_micros * (cost_unknown = 0) AS cost_micros, \
+             cost_micros * (cost_unknown != 0) AS unknown_cost_micros, \
+             cost_unknown != 0 AS cost_unknown, \
+             status IN ('failed', 'dead_lettered') AS failures, 0 AS refusals FROM ", $from,
+            " WHERE ", $range,
+            " UNION ALL SELECT ", $key, ", json_extract(refusal, '$.model'), mode, 0, \
+             json_extract(refusal, '$.input_tokens'), json_extract(refusal, '$.output_tokens'), \
+             json_extract(refusal, '$.cache_write_tokens'), \
+             json_extract(refusal, '$.cache_read_tokens'), \
+             json_extract(refusal, '$.cost_micros') * (json_extract(refusal, '$.cost_unknown') = 0), \
+             json_extract(refusal, '$.cost_micros') * (json_extract(refusal, '$.cost_unknown') != 0), \
+             json_extract(refusal, '$.cost_unknown') != 0, 0, 1 FROM ", $from,
+            " WHERE refusal IS NOT NULL AND ", $range
+        )
+    };
+}
+
+/// The sums of a group of [`contributions!`], as the rollups keep them.
+macro_rules! sums_of_contributions {
     () => {
-        "COUNT(*) AS jobs, SUM(input_tokens) AS input_tokens, \
+        "SUM(jobs) AS jobs, SUM(input_tokens) AS input_tokens, \
          SUM(output_tokens) AS output_tokens, SUM(cache_write_tokens) AS cache_write_tokens, \
-         SUM(cache_read_tokens) AS cache_read_tokens, \
-         SUM(cost_micros * (cost_unknown = 0)) AS cost_micros, \
-         SUM(cost_micros * (cost_unknown != 0)) AS unknown_cost_micros, \
-         SUM(cost_unknown != 0) AS cost_unknown, \
-         SUM(status IN ('failed', 'dead_lettered')) AS failures"
+         SUM(cache_read_tokens) AS cache_read_tokens, SUM(cost_micros) AS cost_micros, \
+         SUM(unknown_cost_micros) AS unknown_cost_micros, SUM(cost_unknown) AS cost_unknown, \
+         SUM(failures) AS failures, SUM(refusals) AS refusals"
     };
 }
 
@@ -71,35 +98,42 @@ pub const ROLLUP_SUMS: &str = rollup_sums!();
 /// The rollup recomputed from the jobs of days [?1, ?2) (the consistency check and the
 /// rebuild): the same columns as `usage_days`.
 pub const USAGE_SCAN: &str = concat!(
-    "SELECT user_id, CAST(created_at / 86400000 AS INTEGER) AS day, \
-     COALESCE(model, '') AS model, mode, ",
-    sums_of_jobs!(),
-    " FROM jobs WHERE created_at >= ?1 * 86400000 AND created_at < ?2 * 86400000 \
-     GROUP BY 1, 2, 3, 4"
+    "SELECT user_id, day, model, mode, ",
+    sums_of_contributions!(),
+    " FROM (",
+    contributions!(
+        "user_id, CAST(created_at / 86400000 AS INTEGER) AS day",
+        "jobs",
+        "created_at >= ?1 * 86400000 AND created_at < ?2 * 86400000"
+    ),
+    ") GROUP BY 1, 2, 3, 4"
 );
 
 /// The rollup's rows of days [?1, ?2), as `USAGE_SCAN` answers them.
 pub const USAGE_ROWS: &str = concat!(
     "SELECT user_id, day, model, mode, ",
     rollup_sums!(),
-    " FROM usage_days WHERE day >= ?1 AND day < ?2 AND jobs > 0"
+    " FROM usage_days WHERE day >= ?1 AND day < ?2 AND (jobs > 0 OR refusals > 0)"
 );
 
 /// The tag rollup recomputed from the jobs of days [?1, ?2): a group per tag of each job.
 pub const TAG_SCAN: &str = concat!(
-    "SELECT t.value AS tag, user_id, CAST(created_at / 86400000 AS INTEGER) AS day, \
-     COALESCE(model, '') AS model, mode, ",
-    sums_of_jobs!(),
-    " FROM jobs, json_each(jobs.tags) AS t \
-     WHERE jobs.tags IS NOT NULL AND created_at >= ?1 * 86400000 AND created_at < ?2 * 86400000 \
-     GROUP BY 1, 2, 3, 4, 5"
+    "SELECT tag, user_id, day, model, mode, ",
+    sums_of_contributions!(),
+    " FROM (",
+    contributions!(
+        "t.value AS tag, user_id, CAST(created_at / 86400000 AS INTEGER) AS day",
+        "jobs, json_each(jobs.tags) AS t",
+        "jobs.tags IS NOT NULL AND created_at >= ?1 * 86400000 AND created_at < ?2 * 86400000"
+    ),
+    ") GROUP BY 1, 2, 3, 4, 5"
 );
 
 /// The tag rollup's rows of days [?1, ?2), as `TAG_SCAN` answers them.
 pub const TAG_ROWS: &str = concat!(
     "SELECT tag, user_id, day, model, mode, ",
     rollup_sums!(),
-    " FROM usage_tag_days WHERE day >= ?1 AND day < ?2 AND jobs > 0"
+    " FROM usage_tag_days WHERE day >= ?1 AND day < ?2 AND (jobs > 0 OR refusals > 0)"
 );
 
 /// A user's jobs waiting in `queued` (the per-user limit), from the rollup.

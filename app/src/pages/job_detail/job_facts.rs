@@ -37,6 +37,27 @@ pub fn JobFacts(j: JobView) -> impl IntoView {
             <dd data-testid="detail-deadline">{format!("{} UTC{met}; {why}", when(at))}</dd>
         }
     });
+    let refusal = j.refusal.clone().map(|r| {
+        let details = r
+            .stop_details
+            .as_ref()
+            .map(|d| d.describe())
+            .unwrap_or_default();
+        view! {
+            <dt>"Refused"</dt>
+            <dd class="warn" data-testid="detail-refusal">
+                {format!(
+                    "attempt {} on {}{details}; retried on {} — that attempt: {}, {}",
+                    r.n, r.model, r.fallback_model, r.spend.tokens_text(), r.spend.cost_text()
+                )}
+            </dd>
+        }
+    });
+    let fallback = j.fallback_model.clone().map(|m| {
+        view! {
+            <dt>"Fallback on refusal"</dt><dd data-testid="detail-fallback">{m}</dd>
+        }
+    });
     view! {
         <dl class="facts">
             <dt>"Status"</dt>
@@ -46,9 +67,11 @@ pub fn JobFacts(j: JobView) -> impl IntoView {
             <dt>"Priority / mode"</dt><dd>{format!("{} / {}", j.priority.as_str(), j.mode.as_str())}</dd>
             {deadline}
             <dt>"Model"</dt><dd data-testid="detail-model">{j.model}</dd>
+            {fallback}
+            {refusal}
             <dt>"Attempts"</dt><dd data-testid="detail-attempts">{j.attempts}</dd>
             <dt>"Elapsed"</dt><dd data-testid="detail-elapsed">{seconds(j.elapsed_ms)}</dd>
-            <dt>"Tokens"</dt><dd>{used}</dd>
+            <dt>"Tokens"</dt><dd data-testid="detail-tokens">{used}</dd>
             <dt>"Cost"</dt><dd data-testid="detail-cost">{cost}</dd>
             <dt>"Last error"</dt><dd class="error">{j.error.unwrap_or_else(|| "—".into())}</dd>
         </dl>
