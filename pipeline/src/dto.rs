@@ -316,6 +316,9 @@ pub struct JobView {
     /// `stop_details` and what that attempt cost (included in the totals above).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub refusal: Option<crate::refusal::RefusalView>,
+    /// `fast` when fast mode answered it (`usage.speed`), priced at the model's fast rates.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub speed: Option<crate::anthropic::Speed>,
 }
 
 /// One call made for a job.

@@ -140,7 +140,30 @@ pub struct Model {
     /// Facts the model's own pages are silent on, taken from the documented general rule
     /// instead (served by `GET /api/models`, so an operator sees which figures are assumed).
     pub general_rules: &'static [GeneralRule],
+    /// Fast mode (`speed: "fast"`), where the model offers it without a beta header.
+    pub fast: Option<FastMode>,
 }
+
+/// Fast mode on a model (FAST: platform.claude.com/docs/en/build-with-claude/fast-mode, read
+/// 2026-12-06: "Fast mode is available on Claude Fable 5.2, Claude Mythos 5.2, and Claude Opus
+/// 5.5. Fast mode is in research preview on Claude Opus 5 and deprecated on Claude Opus 4.8";
+/// Opus 4.8's was removed on 2026-11-30). The research preview needs the
+/// `fast-mode-2026-02-01` beta header, which this product does not send: Opus 5 is not offered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct FastMode {
+    /// Every rate (input, output, cache writes and reads) times this, in thousandths.
+    pub price_permille: u64,
+}
+
+/// FAST: "Fast mode is priced at a multiplier on standard rates across the full context
+/// window" — the page's figure itself was not readable here; Google Cloud's Fable 5.2 page
+/// gives it: "priced at 2x the standard-speed token rates across all token types (input,
+/// output, 5-minute and 1-hour cache write, and cache hit tokens)" (read 2026-12-06). An
+/// assumption, shown by `GET /api/models` as [`GeneralRule::FastPrices`].
+pub const FAST_2X: FastMode = FastMode {
+    price_permille: 2_000,
+};
 
 /// A fact taken from a general rule of the docs rather than from the model's own pages.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -152,6 +175,8 @@ pub enum GeneralRule {
     CachePrices,
     /// The minimum cacheable prompt of the model's generation.
     MinCacheable,
+    /// Fast-mode prices as 2× every standard rate ([`FAST_2X`]).
+    FastPrices,
 }
 
 const fn usd(dollars_per_mtok: f64) -> u64 {
@@ -257,6 +282,7 @@ const GEN5: Model = Model {
     retires_on: None,
     source: "",
     general_rules: &[],
+    fast: None,
 };
 
 /// Fable 5.2's row, which Mythos 5.2 shares but for its name (FABLE52: "Claude Fable 5.2 and
@@ -272,7 +298,12 @@ const FABLE_5_2: Model = Model {
     prices: &[price((2026, 11, 9), 8.0, 40.0, 0.80)],
     rate_group: "fable-5",
     source: "platform.claude.com/docs/en/models/fable-5-2/whats-new-fable-5-2",
-    general_rules: &[GeneralRule::CachePrices, GeneralRule::MinCacheable],
+    general_rules: &[
+        GeneralRule::CachePrices,
+        GeneralRule::MinCacheable,
+        GeneralRule::FastPrices,
+    ],
+    fast: Some(FAST_2X),
     ..GEN5
 };
 
@@ -292,6 +323,8 @@ pub const CATALOG: &[Model] = &[
         prices: &[price((2026, 9, 22), 4.0, 20.0, 0.20)],
         rate_group: "opus-5-5",
         source: "platform.claude.com/docs/en/models/opus-5-5/whats-new-opus-5-5",
+        general_rules: &[GeneralRule::FastPrices],
+        fast: Some(FAST_2X),
         ..GEN5
     },
     Model {

@@ -31,7 +31,8 @@ pub fn price_of(model: &str, at_ms: i64) -> Option<(&'static Model, &'static Pri
 /// rounded half up once at the end: input at the input price, 5-minute cache writes at 1.25×,
 /// 1-hour cache writes at 2×, cache reads at the model's read price, output (thinking included:
 /// the API counts it in `output_tokens`) at the output price; a long-prompt band multiplies
-/// everything; the Message Batches API halves all of it (stacking with the cache multipliers).
+/// everything, and so does fast mode (`usage.speed: "fast"`, the model's fast multiplier); the
+/// Message Batches API halves all of it (stacking with the cache multipliers).
 /// `None` for a model the catalog does not know: flagged, never priced 0.
 pub fn cost_micros(model: &str, usage: &Usage, tier: Tier, at_ms: i64) -> Option<UsdMicros> {
     let (m, p) = price_of(model, at_ms)?;
@@ -42,6 +43,11 @@ pub fn cost_micros(model: &str, usage: &Usage, tier: Tier, at_ms: i64) -> Option
         Some(l) if prompt > l.tokens => l.times,
         _ => 1,
     } as u128;
+    // Fast mode multiplies every rate (FAST; `crate::models::FastMode`).
+    let fast = match (usage.is_fast(), m.fast) {
+        (true, Some(f)) => f.price_permille as u128,
+        _ => 1_000,
+    };
     let (input, output, read) = (
         p.input as u128 * times,
         p.output as u128 * times,
@@ -55,7 +61,9 @@ pub fn cost_micros(model: &str, usage: &Usage, tier: Tier, at_ms: i64) -> Option
         + write_1h * input * 8
         + usage.cache_read_input_tokens as u128 * read * 4
         + usage.output_tokens as u128 * output * 4;
+    let numerator = numerator * fast;
     let denominator: u128 = 4
+        * 1_000
         * 1_000_000
         * match tier {
             Tier::Standard => 1,
@@ -98,6 +106,8 @@ pub fn worst_case_micros(
             ephemeral_5m_input_tokens: input - plain - written_1h,
             ephemeral_1h_input_tokens: written_1h,
         }),
+        // Reserved at the fast price when fast mode is asked for.
+        speed: req.speed,
     };
     models
         .iter()
@@ -118,6 +128,7 @@ mod tests {
             cache_creation_input_tokens: cw,
             cache_read_input_tokens: cr,
             cache_creation: None,
+            speed: None,
         }
     }
 
@@ -133,6 +144,30 @@ mod tests {
             .iter()
             .filter(|m| !m.is_retired(NOW))
             .map(|m| m.id)
+    }
+
+    #[test]
+    fn fast_mode_doubles_every_rate_where_it_is_offered_and_nothing_elsewhere() {
+        let fast = |u: Usage| Usage {
+            speed: Some(crate::anthropic::Speed::Fast),
+            ..u
+        };
+        // Opus 5.5: $4 / $20, cache read $0.20; fast 2× of each.
+        let plain = u(1_000_000, 1_000_000, 0, 1_000_000);
+        assert_eq!(cost("claude-opus-5-5", &plain, Tier::Standard), 24_200_000);
+        assert_eq!(
+            cost("claude-opus-5-5", &fast(plain), Tier::Standard),
+            48_400_000
+        );
+        assert_eq!(
+            cost("claude-fable-5-2", &fast(plain), Tier::Standard),
+            97_600_000
+        );
+        // A model without fast mode: an answer claiming it is priced as standard.
+        assert_eq!(
+            cost(DEFAULT_MODEL, &fast(plain), Tier::Standard),
+            cost(DEFAULT_MODEL, &plain, Tier::Standard)
+        );
     }
 
     #[test]

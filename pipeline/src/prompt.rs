@@ -7,7 +7,7 @@ use sha2::{Digest, Sha256};
 
 use crate::anthropic::{
     CacheControl, Content, InputBlock, InputMessage, MessagesRequest, Metadata, OutputConfig, Role,
-    Thinking, ToolChoice,
+    Speed, Thinking, ToolChoice,
 };
 use crate::error::{json_object, ApiError};
 use crate::models::parse_model;
@@ -115,6 +115,7 @@ pub const FIELDS: &[&str] = &[
     "tags",
     "deadline_s",
     "deadline_at",
+    "speed",
 ];
 
 /// Parses and validates a `POST /jobs` body at `now_ms`. Mode defaults follow the contract: sync
@@ -270,6 +271,7 @@ pub fn parse_input(body: &[u8], now_ms: i64) -> Result<PromptInput, ApiError> {
     request.output_config = typed::<OutputConfig>(obj, "output_config")?;
     request.tools = tools.map(|t| t.into_iter().map(Value::Object).collect());
     request.tool_choice = tool_choice;
+    request.speed = speed(text("speed")?, mode, deadline_at.is_some())?;
     crate::shape::check(&request, model)
         .map_err(|r| ApiError::bad_request("unsupported_by_model", r.message, Some(r.field)))?;
     Ok(PromptInput {
@@ -283,6 +285,21 @@ pub fn parse_input(body: &[u8], now_ms: i64) -> Result<PromptInput, ApiError> {
         deadline_at,
         request,
     })
+}
+
+/// `speed`: `standard` (the default, sent as nothing) or `fast` (fast mode, on the models that
+/// offer it: [`crate::shape::check`]). Fast mode is for a synchronous call: a batch job, or one
+/// with a deadline the router may send to a batch, is refused naming the field.
+fn speed(raw: Option<&String>, mode: Mode, deadline: bool) -> Result<Option<Speed>, ApiError> {
+    match raw.map(String::as_str) {
+        None | Some("standard") => Ok(None),
+        Some("fast") if mode == Mode::Batch || deadline => Err(field(
+            "speed",
+            "fast mode is for synchronous calls: send it with mode \"sync\" and no deadline",
+        )),
+        Some("fast") => Ok(Some(Speed::Fast)),
+        Some(_) => Err(field("speed", "speed must be \"standard\" or \"fast\"")),
+    }
 }
 
 /// `messages`: at least one, starting with a user turn, roles alternating, no empty content.

@@ -14,7 +14,7 @@
 use serde_json::Value;
 
 use crate::anthropic::{
-    Content, Effort, MessagesRequest, OutputConfig, OutputFormat, Role, Thinking, ToolChoice,
+    Content, Effort, MessagesRequest, OutputConfig, OutputFormat, Role, Speed, Thinking, ToolChoice,
 };
 use crate::models::{find, Model};
 
@@ -50,6 +50,20 @@ pub fn check(req: &MessagesRequest, m: &Model) -> Result<(), Refused> {
         ));
     }
     check_version_rules(req)?;
+    if req.speed == Some(Speed::Fast) && m.fast.is_none() {
+        let offered: Vec<&str> = crate::models::CATALOG
+            .iter()
+            .filter(|m| m.fast.is_some())
+            .map(|m| m.id)
+            .collect();
+        return Err(refused(
+            "speed",
+            format!(
+                "fast mode is not offered on {id} (it is on {})",
+                offered.join(", ")
+            ),
+        ));
+    }
     if req.has_prefill() && !m.prefill {
         return Err(refused(
             "messages",
@@ -226,6 +240,10 @@ pub fn conform(mut req: MessagesRequest, model: &str) -> MessagesRequest {
     let Some(m) = find(model) else {
         return req;
     };
+    if m.fast.is_none() && req.speed == Some(Speed::Fast) {
+        // A fallback without fast mode answers at standard speed.
+        req.speed = None;
+    }
     let mut req = without_removed(req);
     if let Some(config) = req.output_config.as_mut() {
         config.effort = config.effort.and_then(|e| nearest_effort(e, m));

@@ -14,7 +14,7 @@ use axum::extract::State;
 use axum::http::HeaderMap;
 use axum::response::{IntoResponse, Response};
 use axum::Json;
-use pipeline::anthropic::{header, CacheCreation, ErrorType, Usage};
+use pipeline::anthropic::{header, CacheCreation, ErrorType, Speed, Usage};
 use serde_json::{json, Value};
 
 use crate::errors::{new_id, with_headers, SimError};
@@ -38,6 +38,11 @@ pub fn plan(inner: &Inner, req: &Parsed, now: i64) -> (Answer, Usage) {
         cache_creation_input_tokens: 0,
         cache_read_input_tokens: 0,
         cache_creation: Some(CacheCreation::default()),
+        speed: Some(if req.fast {
+            Speed::Fast
+        } else {
+            Speed::Standard
+        }),
     };
     if let Some(prefix) = req.cache {
         usage.input_tokens -= prefix.tokens;

@@ -80,6 +80,11 @@ pub struct SimModel {
     /// Epoch day from which the model is gone (404).
     pub retired_day: Option<i64>,
     pub deprecated_day: Option<i64>,
+    /// Fast mode (`speed: "fast"`) without a beta header: the fast-mode page, read
+    /// 2026-12-06 — "available on Claude Fable 5.2, Claude Mythos 5.2, and Claude Opus 5.5";
+    /// priced at 2× every rate (Google Cloud's Fable 5.2 page; the official figure was not
+    /// readable).
+    pub fast: bool,
 }
 
 const E5: &[&str] = &["low", "medium", "high", "xhigh", "max"];
@@ -154,6 +159,7 @@ const NEW: SimModel = SimModel {
     long_band: None,
     retired_day: None,
     deprecated_day: None,
+    fast: false,
 };
 
 const OLD: SimModel = SimModel {
@@ -177,6 +183,7 @@ const FABLE_5_2: SimModel = SimModel {
     forced_tools: false,
     structured: false,
     rates: &[r(day(2026, 11, 9), 8.0, 40.0, 0.80)],
+    fast: true,
     ..NEW
 };
 
@@ -218,6 +225,7 @@ pub const MODELS: &[SimModel] = &[
         forced_tools: false,
         default_effort: "medium",
         rates: &[r(day(2026, 9, 22), 4.0, 20.0, 0.20)],
+        fast: true,
         ..NEW
     },
     // Fable 5.2 / Mythos 5.2, typed in from whats-new-fable-5-2 and the release notes

@@ -40,6 +40,8 @@ pub fn cost_micros(model: &str, u: &Usage, batch: bool, now_ms: i64) -> u64 {
         + 8 * hour * input
         + 4 * u.cache_read_input_tokens as u128 * read
         + 4 * u.output_tokens as u128 * output;
+    // Fast mode: 2× every rate, on the models that offer it.
+    let quarters = quarters * if m.fast && u.is_fast() { 2 } else { 1 };
     let per_micro: u128 = 4 * 1_000_000 * if batch { 2 } else { 1 };
     ((quarters + per_micro / 2) / per_micro) as u64
 }
@@ -58,6 +60,7 @@ mod tests {
             cache_creation_input_tokens: cw,
             cache_read_input_tokens: cr,
             cache_creation: None,
+            speed: None,
         }
     }
 

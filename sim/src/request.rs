@@ -46,6 +46,8 @@ pub struct Parsed {
     pub markers: Vec<Marker>,
     /// Identifies "this prompt" for `[[sim:STATUSxK]]` counters.
     pub prompt_hash: u64,
+    /// `speed: "fast"` on a model that offers fast mode.
+    pub fast: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -103,6 +105,21 @@ pub fn parse(
             .as_u64()
             .filter(|n| *n >= 1)
             .ok_or_else(|| SimError::invalid("max_tokens: Input should be a positive integer"))?,
+    };
+    let fast = match obj.get("speed") {
+        None | Some(Value::Null) => false,
+        Some(Value::String(s)) if s == "standard" => false,
+        Some(Value::String(s)) if s == "fast" && spec.fast => true,
+        Some(Value::String(s)) if s == "fast" => {
+            return Err(SimError::invalid(format!(
+                "speed: fast mode is not supported for {model}"
+            )))
+        }
+        Some(_) => {
+            return Err(SimError::invalid(
+                "speed: Input should be 'standard' or 'fast'",
+            ))
+        }
     };
     let limit = require_max_tokens.then(|| max_tokens.min(u32::MAX as u64) as u32);
     let permille = spec.tokens_permille;
@@ -228,6 +245,7 @@ pub fn parse(
         file_documents: documents.by_file,
         input_tokens,
         cache,
+        fast,
     })
 }
 

@@ -43,6 +43,7 @@ const FIELDS: &[&str] = &[
     "container",
     "inference_geo",
     "cache_control",
+    "speed",
 ];
 
 /// How the model thinks for this request.

@@ -134,6 +134,12 @@ fn the_simulators_table_and_the_pipelines_catalog_agree_on_every_model() {
             );
             diff(
                 id,
+                "fast mode",
+                m.fast.is_some().to_string(),
+                s.fast.to_string(),
+            );
+            diff(
+                id,
                 "long-prompt band",
                 format!("{:?}", m.long_prompt.map(|l| (l.tokens, l.times))),
                 format!("{:?}", s.long_band.map(|(t, x)| (t as u64, x as u64))),
@@ -185,15 +191,23 @@ fn both_tables_bill_the_same_usage_the_same() {
             ephemeral_5m_input_tokens: 3_000,
             ephemeral_1h_input_tokens: 2_000,
         }),
+        speed: None,
+    };
+    let fast = Usage {
+        speed: Some(pipeline::anthropic::Speed::Fast),
+        ..usage
     };
     for m in CATALOG.iter().filter(|m| !m.is_retired(now)) {
         for (tier, batch) in [(Tier::Standard, false), (Tier::Batch, true)] {
-            assert_eq!(
-                cost_micros(m.id, &usage, tier, now).map(|c| c.0),
-                Some(sim::pricing::cost_micros(m.id, &usage, batch, now)),
-                "{} {tier:?}",
-                m.id
-            );
+            for usage in [usage, fast] {
+                assert_eq!(
+                    cost_micros(m.id, &usage, tier, now).map(|c| c.0),
+                    Some(sim::pricing::cost_micros(m.id, &usage, batch, now)),
+                    "{} {tier:?} {:?}",
+                    m.id,
+                    usage.speed
+                );
+            }
         }
     }
 }

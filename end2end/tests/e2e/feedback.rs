@@ -105,6 +105,7 @@ async fn a_batch_submission_is_flushed_and_polled_by_the_cron(s: Arc<TestStack>)
         cache_creation_input_tokens: 0,
         cache_read_input_tokens: 0,
         cache_creation: None,
+        speed: None,
     };
     let model = done["model"].as_str().unwrap();
     let completed_at = done["completed_at"].as_i64().unwrap();

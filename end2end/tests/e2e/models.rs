@@ -40,6 +40,8 @@ pub fn suite() -> Suite {
             a_batch_job_refused_falls_back_to_a_later_batch_on_the_operators_fallback,
             a_refusal_on_the_fallback_too_fails_the_job_with_both_attempts_billed,
             a_fallback_model_must_be_another_current_model,
+            fast_mode_is_priced_at_its_rates_and_counted_apart,
+            fast_mode_is_refused_where_it_is_not_offered_and_reserved_at_its_price,
             a_thinking_only_answer_fails_its_job_once_billed_once,
             an_unknown_block_type_and_stop_reason_do_not_break_the_job,
             an_undecodable_paid_answer_fails_once_with_its_cost_recorded,
@@ -387,6 +389,87 @@ async fn a_fallback_model_must_be_another_current_model(s: Arc<TestStack>) {
     assert_eq!(listed["items"], json!([]), "nothing stored: {listed}");
 }
 
+async fn fast_mode_is_priced_at_its_rates_and_counted_apart(s: Arc<TestStack>) {
+    let user = "fast-lane";
+    let prompt = "Summarise the incident timeline in three lines.";
+    let job = |speed: &str| {
+        json!({"prompt": prompt, "model": "claude-opus-5-5", "speed": speed,
+               "max_tokens": 600, "output_config": {"effort": "low"}})
+    };
+    let fast = s.user(user).submit_job(&job("fast")).await;
+    let standard = s.user(user).submit_job(&job("standard")).await;
+    s.user(user).all_end(2).await;
+    let (f, st) = (
+        s.user(user).job(&fast).await,
+        s.user(user).job(&standard).await,
+    );
+    assert_eq!(
+        (&f["status"], &st["status"]),
+        (&json!("completed"), &json!("completed"))
+    );
+    assert_eq!(f["speed"], "fast", "{f}");
+    assert!(st.get("speed").is_none(), "{st}");
+    // The same answer, at twice every rate; billed alike on both sides.
+    assert_eq!(f["output_tokens"], st["output_tokens"]);
+    let (fc, sc) = (
+        f["cost_micros"].as_u64().unwrap(),
+        st["cost_micros"].as_u64().unwrap(),
+    );
+    assert!(fc.abs_diff(2 * sc) <= 1, "fast {fc} vs standard {sc}");
+    assert_eq!(fc, s.sim_cost(&fast));
+    assert_eq!(sc, s.sim_cost(&standard));
+    // Counted apart in usage and the spenders' view.
+    let usage = s.user(user).get_ok("/api/usage").await;
+    assert_eq!(usage["totals"]["fast_jobs"], 1, "{usage}");
+    assert_eq!(usage["totals"]["fast_cost_micros"], fc, "{usage}");
+    assert_eq!(usage["totals"]["jobs"], 2, "{usage}");
+    let spenders = s.user("models-ops").get_ok("/api/usage/spenders").await;
+    let me = spenders["users"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|u| u["user_id"] == user)
+        .unwrap_or_else(|| panic!("{spenders}"));
+    assert_eq!(me["fast_jobs"], 1, "{me}");
+    rollups_agree(&s).await;
+    // POST /api/claude takes it too.
+    let caller = rollout_user("fast-claude", false);
+    let (status, answer) = s.user(&caller).post_json("/api/claude", &job("fast")).await;
+    assert_eq!(status, 200, "{answer}");
+    assert_eq!(answer["cost_micros"].as_u64(), Some(fc), "{answer}");
+}
+
+async fn fast_mode_is_refused_where_it_is_not_offered_and_reserved_at_its_price(s: Arc<TestStack>) {
+    let user = "fast-capped";
+    let client = s.user(user);
+    for body in [
+        json!({"prompt": "x", "model": "claude-sonnet-5-5", "speed": "fast"}),
+        json!({"prompt": "x", "model": "claude-opus-5-5", "speed": "fast", "mode": "batch"}),
+        json!({"prompt": "x", "speed": "ludicrous"}),
+    ] {
+        let (status, err) = client.post_json("/jobs", &body).await;
+        assert_eq!(status, 400, "{err}");
+        assert_eq!(err["field"], "speed", "{err}");
+    }
+    // A cap that holds the standard worst case ($0.02 of output) but not the fast one.
+    let (status, body) = s
+        .user("models-ops")
+        .put_json(
+            "/api/usage/budget",
+            &json!({"user_id": user, "daily_cap_micros": 30_000}),
+        )
+        .await;
+    assert_eq!(status, 200, "{body}");
+    let job = |speed: &str| {
+        json!({"prompt": "Hello", "model": "claude-opus-5-5", "speed": speed,
+               "max_tokens": 1000, "output_config": {"effort": "low"}})
+    };
+    let (status, err) = client.post_json("/jobs", &job("fast")).await;
+    assert_error(status, &err, 429, "budget_exceeded");
+    let (status, ack) = client.post_json("/jobs", &job("standard")).await;
+    assert_eq!(status, 202, "{ack}");
+}
+
 async fn a_thinking_only_answer_fails_its_job_once_billed_once(s: Arc<TestStack>) {
     let user = "thinker";
     // Sonnet 5.5 thinks by default; 200 tokens are not enough for 900 of thinking.
@@ -586,9 +669,10 @@ async fn the_catalog_is_served_with_prices_and_standing(s: Arc<TestStack>) {
     assert_eq!(f52["price"]["cache_read"], 800_000, "{f52}");
     assert_eq!(
         f52["general_rules"],
-        json!(["cache_prices", "min_cacheable"]),
+        json!(["cache_prices", "min_cacheable", "fast_prices"]),
         "{f52}"
     );
+    assert_eq!(f52["fast"]["price_permille"], 2_000, "{f52}");
     // The configured models are checked: the health report says they are current.
     let (_, health) = s.anon().get("/api/health").await;
     let models = health["checks"]

@@ -113,6 +113,7 @@ mod tests {
             cache_creation_input_tokens: 3,
             cache_read_input_tokens: 4,
             cache_creation: None,
+            speed: None,
         };
         let m: std::collections::HashMap<String, String> = u.to_metadata().into_iter().collect();
         assert_eq!(Usage::from_metadata(|k| m.get(k).cloned()), Some(u));

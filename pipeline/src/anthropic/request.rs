@@ -32,6 +32,9 @@ pub struct MessagesRequest {
     pub tools: Option<Vec<Value>>,
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub tool_choice: Option<ToolChoice>,
+    /// Fast mode (`"fast"`), on the models whose pages offer it (`crate::models::FastMode`).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub speed: Option<Speed>,
 }
 
 impl MessagesRequest {
@@ -184,6 +187,30 @@ pub struct OutputConfig {
     pub effort: Option<Effort>,
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub format: Option<OutputFormat>,
+}
+
+/// The `speed` of a request and of its answer's `usage.speed`
+/// (platform.claude.com/docs/en/build-with-claude/fast-mode, read 2026-12-06: "Fast mode is
+/// available on Claude Fable 5.2, Claude Mythos 5.2, and Claude Opus 5.5"). A value this client
+/// does not know reads as [`Speed::Other`] and is priced as standard.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum Speed {
+    Standard,
+    Fast,
+    #[serde(other)]
+    Other,
+}
+
+impl Speed {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Speed::Standard => "standard",
+            Speed::Fast => "fast",
+            Speed::Other => "other",
+        }
+    }
 }
 
 /// Effort levels, least to most (platform.claude.com/docs/en/build-with-claude/effort).

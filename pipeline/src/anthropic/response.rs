@@ -206,6 +206,17 @@ pub struct Usage {
     /// The cache writes by lifetime (the API sends it beside the total).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cache_creation: Option<CacheCreation>,
+    /// `fast` when fast mode answered (priced at the model's fast rates), else `standard` or
+    /// absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub speed: Option<super::Speed>,
+}
+
+impl Usage {
+    /// Answered in fast mode.
+    pub fn is_fast(&self) -> bool {
+        self.speed == Some(super::Speed::Fast)
+    }
 }
 
 /// A token count the API may send as `null`.
@@ -225,7 +236,10 @@ pub struct CacheCreation {
 impl Usage {
     /// As string pairs, to travel as R2 custom metadata beside a stored answer.
     pub fn to_metadata(&self) -> Vec<(String, String)> {
-        vec![
+        let speed = self
+            .speed
+            .map(|s| ("speed".to_owned(), s.as_str().to_owned()));
+        [
             ("input_tokens".into(), self.input_tokens.to_string()),
             ("output_tokens".into(), self.output_tokens.to_string()),
             (
@@ -241,6 +255,9 @@ impl Usage {
                 self.cache_write_1h().to_string(),
             ),
         ]
+        .into_iter()
+        .chain(speed)
+        .collect()
     }
 
     /// Cache-write tokens with a one-hour lifetime (the rest of the writes are 5-minute).
@@ -274,6 +291,7 @@ impl Usage {
                         .saturating_sub(h),
                     ephemeral_1h_input_tokens: h,
                 }),
+            speed: get("speed").and_then(|s| serde_json::from_value(Value::String(s)).ok()),
         })
     }
 }

@@ -85,6 +85,7 @@ fn settling_refunds_the_unused_estimate_and_cache_reads_do_not_count() {
         cache_creation_input_tokens: 0,
         cache_read_input_tokens: 1_900,
         cache_creation: None,
+        speed: None,
     };
     let mut st = settle("a", None);
     st.used = Some(Need::used(&usage));

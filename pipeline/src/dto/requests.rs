@@ -107,6 +107,10 @@ pub struct JobRequest {
     /// The same deadline as an RFC 3339 time (send one of the two).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub deadline_at: Option<String>,
+    /// `standard` (the default) or `fast`: fast mode, on the models that offer it, for a
+    /// synchronous call, priced at the model's fast rates.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub speed: Option<crate::anthropic::Speed>,
 }
 
 impl JobRequest {
@@ -173,6 +177,8 @@ mod tests {
             // Either is an alternative to `mode` (the parser refuses them together).
             deadline_s: None,
             deadline_at: None,
+            // Fast mode is for synchronous calls; this job is a batch one.
+            speed: Some(crate::anthropic::Speed::Standard),
         }
     }
 

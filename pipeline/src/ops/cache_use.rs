@@ -94,6 +94,7 @@ pub fn saved_micros(s: &CacheSums, at_ms: i64) -> Option<i64> {
         cache_creation_input_tokens: writes,
         cache_read_input_tokens: clamp(s.cache_read_tokens),
         cache_creation: Some(creation),
+        speed: None,
     };
     let uncached = Usage {
         input_tokens: clamp(s.input_tokens + s.cache_write_tokens + s.cache_read_tokens),
@@ -101,6 +102,7 @@ pub fn saved_micros(s: &CacheSums, at_ms: i64) -> Option<i64> {
         cache_creation_input_tokens: 0,
         cache_read_input_tokens: 0,
         cache_creation: None,
+        speed: None,
     };
     let with = cost_micros(&s.model, &actual, tier, at_ms)?;
     let without = cost_micros(&s.model, &uncached, tier, at_ms)?;

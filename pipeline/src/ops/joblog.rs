@@ -90,6 +90,7 @@ mod tests {
             cache_creation_input_tokens: 0,
             cache_read_input_tokens: 4,
             cache_creation: None,
+            speed: None,
         };
         let line = JobLog {
             event: "job.attempt",

@@ -31,6 +31,10 @@ pub struct SpenderGroup {
     pub failures: u64,
     #[serde(default)]
     pub refusals: u64,
+    #[serde(default)]
+    pub fast_jobs: u64,
+    #[serde(default)]
+    pub fast_cost_micros: UsdMicros,
 }
 
 /// One model's share of a user's spend.
@@ -202,6 +206,8 @@ fn totals_of(g: &SpenderGroup) -> UsageTotals {
         cost_micros: g.cost_micros,
         cost_unknown_jobs: g.cost_unknown,
         refusals: g.refusals,
+        fast_jobs: g.fast_jobs,
+        fast_cost_micros: g.fast_cost_micros,
     }
 }
 

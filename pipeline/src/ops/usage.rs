@@ -107,6 +107,9 @@ pub struct UsageGroup {
     pub refusals: u64,
 }
 
+/// The rollups' mode of jobs answered in fast mode (migration 0024): their mode and `_fast`.
+pub const FAST_MODE_KEY: &str = "sync_fast";
+
 /// Tokens and cost of a set of jobs.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
@@ -124,6 +127,11 @@ pub struct UsageTotals {
     /// answered.
     #[serde(default)]
     pub refusals: u64,
+    /// Jobs answered in fast mode, and their cost (included in the figures above).
+    #[serde(default)]
+    pub fast_jobs: u64,
+    #[serde(default)]
+    pub fast_cost_micros: UsdMicros,
 }
 
 impl UsageTotals {
@@ -137,6 +145,12 @@ impl UsageTotals {
             cost_micros: g.cost_micros,
             cost_unknown_jobs: g.cost_unknown,
             refusals: g.refusals,
+            fast_jobs: if g.mode == FAST_MODE_KEY { g.jobs } else { 0 },
+            fast_cost_micros: if g.mode == FAST_MODE_KEY {
+                g.cost_micros
+            } else {
+                UsdMicros::ZERO
+            },
         });
     }
 
@@ -150,6 +164,8 @@ impl UsageTotals {
         self.cost_micros += t.cost_micros;
         self.cost_unknown_jobs += t.cost_unknown_jobs;
         self.refusals += t.refusals;
+        self.fast_jobs += t.fast_jobs;
+        self.fast_cost_micros += t.fast_cost_micros;
     }
 }
 

@@ -15,6 +15,26 @@ fn refused(json: serde_json::Value) -> (String, Option<String>) {
 }
 
 #[test]
+fn fast_mode_is_for_a_sync_call_on_a_model_that_offers_it() {
+    let fast = input(r#"{"prompt":"hi","model":"claude-opus-5-5","speed":"fast"}"#).unwrap();
+    assert_eq!(fast.request.speed, Some(crate::anthropic::Speed::Fast));
+    let standard = input(r#"{"prompt":"hi","speed":"standard"}"#).unwrap();
+    assert_eq!(standard.request.speed, None, "standard is sent as nothing");
+    for body in [
+        serde_json::json!({"prompt": "hi", "speed": "fast"}),
+        serde_json::json!({"prompt": "hi", "model": "claude-opus-5-5", "speed": "fast", "mode": "batch"}),
+        serde_json::json!({"prompt": "hi", "model": "claude-opus-5-5", "speed": "fast", "deadline_s": 3600}),
+        serde_json::json!({"prompt": "hi", "speed": "turbo"}),
+    ] {
+        let (_, field) = refused(body);
+        assert_eq!(field.as_deref(), Some("speed"));
+    }
+    // A fallback without fast mode answers at standard speed.
+    let moved = crate::shape::conform(fast.request, "claude-sonnet-5-5");
+    assert_eq!(moved.speed, None);
+}
+
+#[test]
 fn defaults_follow_the_contract() {
     let high = input(r#"{"prompt":"hi"}"#).unwrap();
     assert_eq!((high.priority, high.mode), (Lane::High, Mode::Sync));

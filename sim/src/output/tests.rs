@@ -21,6 +21,7 @@ fn req(text: &str, max_tokens: u32) -> Parsed {
         cache: None,
         markers: vec![],
         prompt_hash: 0,
+        fast: false,
     }
 }
 

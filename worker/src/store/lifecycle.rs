@@ -86,7 +86,7 @@ impl Store {
                      cache_write_tokens = ?4, cache_read_tokens = ?5, cost_micros = ?6, \
                      raw_text = ?7, analysis = ?8, result_key = 'results/' || id, error = NULL, \
                      completed_at = ?9, updated_at = ?9, model = COALESCE(?11, model), \
-                     cost_unknown = ?12 WHERE id = ?1 AND {}",
+                     cost_unknown = ?12, speed = ?13 WHERE id = ?1 AND {}",
                     t.set(),
                     scope.guard(t, 10)
                 );
@@ -103,6 +103,7 @@ impl Store {
                             scope.batch(),
                             s.answered_by.as_str().into(),
                             JsValue::from_bool(s.cost_micros.is_none()),
+                            fast(s.usage.as_ref()),
                         ],
                     ]
                     .concat(),
@@ -145,8 +146,8 @@ impl Store {
              cache_write_tokens = cache_write_tokens + ?6, \
              cache_read_tokens = cache_read_tokens + ?7, cost_micros = cost_micros + ?8, \
              completed_at = ?9, updated_at = ?9, cost_unknown = MAX(cost_unknown, ?11), \
-             result_key = CASE WHEN ?12 THEN 'results/' || id ELSE result_key END \
-             WHERE id = ?1 AND {}",
+             result_key = CASE WHEN ?12 THEN 'results/' || id ELSE result_key END, \
+             speed = COALESCE(?14, speed) WHERE id = ?1 AND {}",
             t.set(),
             scope.guard(t, 10)
         );
@@ -166,6 +167,7 @@ impl Store {
                     // A paid answer is always stored in R2 before its row is failed: point at it.
                     JsValue::from_bool(usage.is_some()),
                     f.class.as_str().into(),
+                    fast(usage.as_ref()),
                 ],
             ]
             .concat(),
@@ -376,6 +378,14 @@ pub fn attempts_of(r: &worker::D1Result) -> worker::Result<Vec<(String, AttemptV
             (r.job_id, entry)
         })
         .collect())
+}
+
+/// `fast` for an answer of fast mode (`jobs.speed`, migration 0024), else NULL.
+fn fast(usage: Option<&Usage>) -> JsValue {
+    match usage.is_some_and(Usage::is_fast) {
+        true => "fast".into(),
+        false => JsValue::NULL,
+    }
 }
 
 /// What a paid answer spent, in the order the settling statements bind it: its four token

@@ -89,6 +89,9 @@ pub struct JobRow {
     pub fallback_model: Option<String>,
     #[serde(default)]
     pub refusal: Option<String>,
+    /// `fast` once a fast-mode answer settled it (migration 0024).
+    #[serde(default)]
+    pub speed: Option<String>,
 }
 
 pub const COLUMNS: &str =
@@ -97,7 +100,7 @@ pub const COLUMNS: &str =
     cache_read_tokens, cost_micros, error, created_at, started_at, completed_at, expires_at, held_at, callback_url, prompt_key, overloads, user_id, \
     cost_unknown, batch_tries, batch_index, file_name, file_size, template, error_class, replay_of, \
     replayed_to, result_key, path, run_after, reserved_micros, tags, deadline_at, route_reason, \
-    file_id, fallback_model, refusal";
+    file_id, fallback_model, refusal, speed";
 
 impl JobRow {
     /// Whether `GET /jobs/:id/result` has something to serve: a completed job's result, or the
@@ -148,6 +151,10 @@ impl JobRow {
             }),
             fallback_model: self.fallback_model.clone(),
             refusal: self.refused(),
+            speed: self
+                .speed
+                .as_deref()
+                .and_then(|s| serde_json::from_value(serde_json::Value::String(s.into())).ok()),
         }
     }
 

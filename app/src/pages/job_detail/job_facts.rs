@@ -53,6 +53,12 @@ pub fn JobFacts(j: JobView) -> impl IntoView {
             </dd>
         }
     });
+    let speed = (j.speed == Some(pipeline::anthropic::Speed::Fast)).then(|| {
+        view! {
+            <dt>"Speed"</dt>
+            <dd data-testid="detail-speed">"fast mode: priced at the model's fast rates"</dd>
+        }
+    });
     let fallback = j.fallback_model.clone().map(|m| {
         view! {
             <dt>"Fallback on refusal"</dt><dd data-testid="detail-fallback">{m}</dd>
@@ -67,6 +73,7 @@ pub fn JobFacts(j: JobView) -> impl IntoView {
             <dt>"Priority / mode"</dt><dd>{format!("{} / {}", j.priority.as_str(), j.mode.as_str())}</dd>
             {deadline}
             <dt>"Model"</dt><dd data-testid="detail-model">{j.model}</dd>
+            {speed}
             {fallback}
             {refusal}
             <dt>"Attempts"</dt><dd data-testid="detail-attempts">{j.attempts}</dd>

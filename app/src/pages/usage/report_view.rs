@@ -42,6 +42,14 @@ pub fn ReportView(r: UsageReport) -> impl IntoView {
             <dt>"Output tokens"</dt><dd data-testid="usage-tokens-output">{t.output_tokens}</dd>
             <dt>"Cache write tokens"</dt><dd data-testid="usage-tokens-cache-write">{t.cache_write_tokens}</dd>
             <dt>"Cache read tokens"</dt><dd data-testid="usage-tokens-cache-read">{t.cache_read_tokens}</dd>
+            <dt>"Fast mode"</dt>
+            <dd data-testid="usage-fast">
+                {format!("{} jobs, {} (included above)", t.fast_jobs, t.fast_cost_micros.usd())}
+            </dd>
+            <dt>"Refused attempts"</dt>
+            <dd data-testid="usage-refusals">
+                {format!("{} (retried on a fallback model; billed under the model that refused)", t.refusals)}
+            </dd>
             <dt>"Daily budget"</dt><dd data-testid="usage-budget">{budget_text(&r.budget)}</dd>
         </dl>
         <BarChart testid="usage-chart" title="Cost per day (UTC)" bars=bars bar_testid="usage-bar"
