@@ -170,6 +170,9 @@ pub struct FeedbackAck {
     pub status: Status,
     pub id: String,
     pub mode: Mode,
+    /// What the caller should know (a deprecated model with its retirement date).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
 }
 
 /// `GET /api/feedback/:id`: one feedback job as the API shows it.
@@ -217,6 +220,9 @@ pub struct JobAck {
     pub status: Status,
     #[serde(rename = "pollUrl")]
     pub poll_url: String,
+    /// What the caller should know (a deprecated model with its retirement date).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
 }
 
 impl JobAck {
@@ -225,6 +231,15 @@ impl JobAck {
             job_id: job_id.to_owned(),
             status: Status::Queued,
             poll_url: format!("/jobs/{job_id}"),
+            warnings: Vec::new(),
+        }
+    }
+
+    /// With the warnings a job on `model` carries at `now_ms`.
+    pub fn warned(self, model: &str, now_ms: i64) -> JobAck {
+        JobAck {
+            warnings: crate::models::job_warnings(model, now_ms),
+            ..self
         }
     }
 }
@@ -319,6 +334,9 @@ pub struct JobView {
     /// `fast` when fast mode answered it (`usage.speed`), priced at the model's fast rates.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub speed: Option<crate::anthropic::Speed>,
+    /// What the caller should know (a deprecated model with its retirement date).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
 }
 
 /// One call made for a job.

@@ -31,6 +31,8 @@ use serde::Serialize;
 use crate::anthropic::Effort;
 use crate::clock::date_ms;
 
+pub mod watch;
+
 /// The model the product uses unless a job names another.
 pub const DEFAULT_MODEL: &str = "claude-sonnet-5-5";
 
@@ -540,6 +542,13 @@ pub const CATALOG: &[Model] = &[
         efforts: UP_TO_HIGH,
         prices: &[price((2025, 11, 24), 5.0, 25.0, 0.50)],
         rate_group: "opus-4",
+        // DEPRECATIONS' status table was not readable here; its figures as a registry that
+        // re-read it on 2026-11-26 gives them (github.com/samarthputhraya/Modelpin, release
+        // 0.5.7, read 2026-12-06): "deprecated claude-opus-4-5-20251101 on 23 November 2026,
+        // with 22 January 2027 as its tentative retirement date and claude-opus-5-5 as the
+        // recommended replacement". A third-party reading: check the page before relying on it.
+        deprecated_on: Some((2026, 11, 23)),
+        retires_on: Some((2027, 1, 22)),
         source: "platform.claude.com/docs/en/models/opus-4-5/overview",
         ..GEN5
     },
@@ -654,6 +663,10 @@ const fn retired(id: &'static str, aliases: &'static [&'static str], on: (i32, u
 pub struct CatalogView {
     pub default: &'static str,
     pub models: Vec<CatalogEntry>,
+    /// What the last check of the API's own list found (`watch`), with the deprecated
+    /// models' use; filled by the Worker.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub watch: Option<watch::WatchView>,
 }
 
 /// One model of [`CatalogView`].
@@ -679,6 +692,7 @@ pub fn catalog_view(now_ms: i64) -> CatalogView {
                 warning: standing(m.id, now_ms),
             })
             .collect(),
+        watch: None,
     }
 }
 
@@ -688,6 +702,11 @@ fn day_ms((y, m, d): (i32, u32, u32)) -> i64 {
 }
 
 impl Model {
+    /// Past its deprecation date at `now_ms` (it may be retired too).
+    pub fn is_deprecated(&self, now_ms: i64) -> bool {
+        self.deprecated_on.is_some_and(|d| now_ms >= day_ms(d))
+    }
+
     /// Retired at `now_ms`: the API answers 404 and the product refuses the id.
     pub fn is_retired(&self, now_ms: i64) -> bool {
         self.retires_on.is_some_and(|d| now_ms >= day_ms(d))
@@ -863,6 +882,28 @@ pub fn standing(id: &str, now_ms: i64) -> Option<String> {
             .filter(|d| day_ms(*d) <= now_ms)
             .map(|d| format!("model {id} is deprecated since {}", date(d))),
     }
+}
+
+/// What a job on `id` is told at `now_ms`: its model is deprecated (with its retirement date and
+/// the page that says so). Nothing for a model in good standing.
+pub fn job_warnings(id: &str, now_ms: i64) -> Vec<String> {
+    let date = |(y, mo, d): (i32, u32, u32)| format!("{y:04}-{mo:02}-{d:02}");
+    find(id)
+        .filter(|m| m.is_deprecated(now_ms) && !m.is_retired(now_ms))
+        .map(|m| {
+            let retires = m
+                .retires_on
+                .map(|r| format!(" and retires on {}", date(r)))
+                .unwrap_or_default();
+            format!(
+                "model {} is deprecated since {}{retires}: move to a current model \
+                 (platform.claude.com/docs/en/about-claude/model-deprecations)",
+                m.id,
+                m.deprecated_on.map(date).unwrap_or_default()
+            )
+        })
+        .into_iter()
+        .collect()
 }
 
 /// The warnings of every distinct model of `ids` at `now_ms` (for the Dashboard: the configured

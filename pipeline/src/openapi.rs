@@ -797,8 +797,28 @@ pub const ROUTES: &[Route] = &[
         body: Body::None,
         answers: &[Answer {
             status: 200,
-            description: "The catalog.",
+            description: "The catalog, with the last check of the API's own model list \
+                          (`watch`: models listed there and unknown here, catalog models no \
+                          longer listed, differing limits) and the deprecated models' use.",
             content: Content::Json(of::<crate::models::CatalogView>),
+        }],
+        errors: &[],
+    },
+    Route {
+        method: "post",
+        path: "/api/models/check",
+        operation_id: "checkModels",
+        tag: "models",
+        summary: "Compare the catalog with the API's model list (GET /v1/models) now",
+        access: Access::Admin,
+        params: &[],
+        body: Body::None,
+        answers: &[Answer {
+            status: 200,
+            description: "What the check found, also kept for `GET /api/models` and the \
+                          Dashboard (the cron checks once a day). A list that could not be \
+                          read keeps the previous findings, with `report.error`.",
+            content: Content::Json(of::<crate::models::watch::WatchView>),
         }],
         errors: &[],
     },

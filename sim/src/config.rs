@@ -61,6 +61,23 @@ pub struct Knobs {
     pub files_api: bool,
     /// The organization's storage for files, in bytes (`None`: the documented 1 TB).
     pub files_storage_bytes: Option<u64>,
+    /// Models the API lists besides its table (`GET /v1/models` only: a release the pipeline's
+    /// catalog does not know yet), newest first among the others by `created_at`.
+    pub models_added: Vec<AddedModel>,
+    /// Models of its table the API no longer offers: unlisted, and every call naming them a
+    /// 404 `not_found_error`, as for a retired model.
+    pub models_dropped: Vec<String>,
+}
+
+/// A model listed by `GET /v1/models` that the simulator's table does not hold.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AddedModel {
+    pub id: String,
+    pub display_name: String,
+    /// RFC 3339.
+    pub created_at: String,
+    pub max_input_tokens: u64,
+    pub max_tokens: u64,
 }
 
 impl Default for Knobs {
@@ -86,6 +103,8 @@ impl Default for Knobs {
             misprice: None,
             files_api: true,
             files_storage_bytes: None,
+            models_added: Vec::new(),
+            models_dropped: Vec::new(),
         }
     }
 }

@@ -271,6 +271,7 @@ fn read(
         now_ms(),
         files,
     )?;
+    crate::models::refuse_dropped(&req, &inner.knobs)?;
     inner.stats.documents(&req);
     Ok(req)
 }

@@ -350,6 +350,10 @@ pub const MODELS: &[SimModel] = &[
         efforts: E4_5,
         default_effort: "high",
         rates: &[r(day(2025, 11, 24), 5.0, 25.0, 0.50)],
+        // The deprecations page's status table, as a registry that re-read it gives it
+        // (deprecated 2026-11-23, retiring 2027-01-22, tentative).
+        deprecated_day: Some(day(2026, 11, 23)),
+        retired_day: Some(day(2027, 1, 22)),
         ..OLD
     },
     SimModel {
@@ -461,6 +465,29 @@ pub fn lookup(id: &str) -> Option<&'static SimModel> {
 /// `not_found_error` naming the model, as the API answers them.
 pub fn available(id: &str, now_ms: i64) -> Option<&'static SimModel> {
     lookup(id).filter(|m| !m.retired(now_ms))
+}
+
+/// A model the knobs dropped (`models_dropped`): the API no longer offers it, and a call
+/// naming it (by id or alias) is a 404 `not_found_error`, as for a retired one.
+pub fn dropped(m: &SimModel, knobs: &crate::config::Knobs) -> bool {
+    knobs
+        .models_dropped
+        .iter()
+        .any(|d| d == m.id || m.alias == Some(d.as_str()))
+}
+
+/// The 404 a call for a dropped model gets.
+pub fn refuse_dropped(
+    req: &crate::request::Parsed,
+    knobs: &crate::config::Knobs,
+) -> Result<(), crate::errors::SimError> {
+    match dropped(req.spec, knobs) {
+        true => Err(crate::errors::SimError::not_found(format!(
+            "model: {}",
+            req.model
+        ))),
+        false => Ok(()),
+    }
 }
 
 #[cfg(test)]

@@ -84,26 +84,40 @@ pub async fn list(
             ));
         }
         let now = now_ms();
-        // Newest first ("More recently released models are listed first").
-        let mut live: Vec<&SimModel> = MODELS.iter().filter(|m| !m.retired(now)).collect();
-        live.sort_by(|a, b| b.created_at.cmp(a.created_at));
+        let knobs = sim.lock().knobs.clone();
+        // Newest first ("More recently released models are listed first"); the knobs' added
+        // models among them, the dropped ones left out.
+        let mut live: Vec<(String, &str, Value)> = MODELS
+            .iter()
+            .filter(|m| !m.retired(now) && !models::dropped(m, &knobs))
+            // An added entry with a table model's id is what the API says of it now.
+            .filter(|m| !knobs.models_added.iter().any(|a| a.id == m.id))
+            .map(|m| (m.created_at.to_owned(), m.id, info(m)))
+            .chain(
+                knobs
+                    .models_added
+                    .iter()
+                    .map(|a| (a.created_at.clone(), a.id.as_str(), added(a))),
+            )
+            .collect();
+        live.sort_by(|a, b| b.0.cmp(&a.0));
         let start = match (&page.after_id, &page.before_id) {
             (Some(a), _) => live
                 .iter()
-                .position(|m| m.id == a)
+                .position(|m| m.1 == a)
                 .map_or(live.len(), |i| i + 1),
             (None, Some(b)) => live
                 .iter()
-                .position(|m| m.id == b)
+                .position(|m| m.1 == b)
                 .map_or(0, |i| i.saturating_sub(limit)),
             (None, None) => 0,
         };
-        let data: Vec<&SimModel> = live.iter().skip(start).take(limit).copied().collect();
+        let data: Vec<&(String, &str, Value)> = live.iter().skip(start).take(limit).collect();
         Ok(json!({
-            "data": data.iter().map(|m| info(m)).collect::<Vec<_>>(),
+            "data": data.iter().map(|m| m.2.clone()).collect::<Vec<_>>(),
             "has_more": start + data.len() < live.len(),
-            "first_id": data.first().map(|m| m.id),
-            "last_id": data.last().map(|m| m.id),
+            "first_id": data.first().map(|m| m.1),
+            "last_id": data.last().map(|m| m.1),
         }))
     })();
     sim.lock()
@@ -115,15 +129,32 @@ pub async fn list(
     }
 }
 
+/// A `ModelInfo` for a model the knobs added (no capabilities known).
+fn added(a: &crate::config::AddedModel) -> Value {
+    json!({
+        "type": "model",
+        "id": a.id,
+        "display_name": a.display_name,
+        "created_at": a.created_at,
+        "max_input_tokens": a.max_input_tokens,
+        "max_tokens": a.max_tokens,
+    })
+}
+
 /// `GET /v1/models/{model_id}` (an id or an alias).
 pub async fn retrieve(
     State(sim): State<Sim>,
     headers: HeaderMap,
     Path(id): Path<String>,
 ) -> Response {
+    let knobs = sim.lock().knobs.clone();
     let answer = check_headers(&sim, &headers).and_then(|()| {
-        models::available(&id, now_ms())
-            .map(info)
+        let known = models::available(&id, now_ms())
+            .filter(|m| !models::dropped(m, &knobs))
+            .map(info);
+        let added = knobs.models_added.iter().find(|a| a.id == id).map(added);
+        known
+            .or(added)
             .ok_or_else(|| SimError::not_found(format!("model: {id}")))
     });
     match answer {

@@ -142,6 +142,16 @@ impl Anthropic {
         self.call::<(), _>(Method::Get, &path, None, None).await
     }
 
+    /// `GET /v1/models?…`: one page of the models the API offers
+    /// (`pipeline::models::watch`).
+    pub async fn list_models(
+        &self,
+        query: &str,
+    ) -> Result<pipeline::models::watch::ModelsPage, CallOutcome> {
+        self.call::<(), _>(Method::Get, &format!("/v1/models?{query}"), None, None)
+            .await
+    }
+
     /// `POST /v1/files`: one file, as `multipart/form-data` (`pipeline::anthropic::files`).
     pub async fn upload_file(
         &self,

@@ -130,13 +130,14 @@ async fn minute(state: &AppState, beat: &str) -> worker::Result<()> {
             Err(e) => worker::console_error!("releasing held jobs failed: {e}"),
         }
     };
-    let ((), (), (), (), (), (), unsent, removed) = futures_util::join!(
+    let ((), (), (), (), (), (), (), unsent, removed) = futures_util::join!(
         flush_then_poll,
         recovery,
         release,
         webhooks,
         crate::routing::rescue(state, due, now),
         crate::reconcile::daily(state, now),
+        crate::models_watch::daily(state, now),
         resend(state, &stuck),
         crate::retention::settle(state, now, &found[4..])
     );

@@ -33,6 +33,7 @@ mod headroom;
 mod identity;
 mod message_batches;
 mod meter;
+mod models_watch;
 mod ops;
 mod pauses;
 mod reconcile;

@@ -46,6 +46,7 @@ const SUITES: &[Named] = &[
     ("jobs", jobs::suite),
     ("limits", limits::suite),
     ("models", models::suite),
+    ("catalog", models::catalog),
     ("openapi", openapi::suite),
     ("operate", operate::suite),
     ("ops", ops::suite),

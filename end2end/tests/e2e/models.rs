@@ -55,6 +55,210 @@ pub fn suite() -> Suite {
     )
 }
 
+/// The catalog watch (issue 33, part 6) on a stack of its own: it drops a model at the
+/// simulator, which no other suite's work may meet.
+pub fn catalog() -> Suite {
+    end2end::suite(
+        "catalog",
+        tests![
+            the_catalog_matches_the_apis_list_on_a_fresh_stack,
+            a_model_added_and_one_dropped_at_the_api_are_noticed_and_the_dropped_one_refused,
+            a_job_on_a_deprecated_model_is_warned_and_counted_on_the_dashboard,
+        ],
+    )
+}
+
+const WATCHER: &str = "catalog-ops";
+
+async fn the_catalog_matches_the_apis_list_on_a_fresh_stack(s: Arc<TestStack>) {
+    let view = s.user(WATCHER).post_ok("/api/models/check").await;
+    let report = &view["report"];
+    assert!(report["listed"].as_u64().unwrap() >= 7, "{view}");
+    assert_eq!(report["unknown"], json!([]), "{view}");
+    assert_eq!(report["missing"], json!([]), "{view}");
+    assert_eq!(
+        report["differences"],
+        json!([]),
+        "limits and capabilities agree: {view}"
+    );
+    assert_eq!(view["notices"], json!([]), "{view}");
+    assert!(s.sim_calls("models 200") >= 1);
+}
+
+async fn a_model_added_and_one_dropped_at_the_api_are_noticed_and_the_dropped_one_refused(
+    s: Arc<TestStack>,
+) {
+    let user = "catalog-user";
+    // A job on Sonnet 5 waits behind a pause of its model, queued.
+    let (status, body) = s
+        .user(WATCHER)
+        .put_json(
+            "/api/pauses",
+            &json!({"scope": "model", "value": "claude-sonnet-5"}),
+        )
+        .await;
+    assert_eq!(status, 200, "{body}");
+    let held = s
+        .user(user)
+        .submit_job(
+            &json!({"prompt": "Held, then its model goes away", "model": "claude-sonnet-5"}),
+        )
+        .await;
+    // The API (the simulator's control) lists a new model, drops Sonnet 5 and states a larger
+    // output limit for Opus 5.5.
+    let knobs = json!({
+        "models_added": [
+            {"id": "claude-nova-6", "display_name": "Claude Nova 6",
+             "created_at": "2026-12-05T00:00:00Z", "max_input_tokens": 2_000_000,
+             "max_tokens": 256_000},
+            {"id": "claude-opus-5-5", "display_name": "Claude Opus 5.5",
+             "created_at": "2026-09-22T00:00:00Z", "max_input_tokens": 1_000_000,
+             "max_tokens": 256_000}
+        ],
+        "models_dropped": ["claude-sonnet-5"]
+    });
+    let response = end2end::api::client()
+        .patch(format!("{}/_sim/config", s.sim_url))
+        .json(&knobs)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 200);
+    let view = s.user(WATCHER).post_ok("/api/models/check").await;
+    let report = &view["report"];
+    assert_eq!(report["unknown"][0]["id"], "claude-nova-6", "{view}");
+    assert_eq!(report["missing"], json!(["claude-sonnet-5"]), "{view}");
+    assert_eq!(
+        report["differences"][0]["model"], "claude-opus-5-5",
+        "{view}"
+    );
+    assert_eq!(report["differences"][0]["field"], "max_tokens", "{view}");
+    let texts: Vec<&str> = view["notices"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n["text"].as_str().unwrap())
+        .collect();
+    assert!(
+        texts.iter().any(|t| t.contains("claude-nova-6")
+            && t.contains("not usable until the catalog knows its prices")),
+        "{texts:?}"
+    );
+    // New jobs naming the dropped model are refused before anything is stored.
+    for (body, field) in [
+        (json!({"prompt": "x", "model": "claude-sonnet-5"}), "model"),
+        (
+            json!({"prompt": "x", "model": "claude-opus-5-5", "fallback_model": "claude-sonnet-5"}),
+            "fallback_model",
+        ),
+    ] {
+        let (status, err) = s.user("catalog-refused").post_json("/jobs", &body).await;
+        assert_error(status, &err, 400, "unknown_model");
+        assert_eq!(err["field"], field, "{err}");
+        assert!(
+            err["error"].as_str().unwrap().contains("no longer listed"),
+            "{err}"
+        );
+    }
+    let (status, err) = s
+        .user("catalog-refused")
+        .post_json(
+            "/feedback",
+            &json!({"text": "x", "model": "claude-sonnet-5"}),
+        )
+        .await;
+    assert_error(status, &err, 400, "unknown_model");
+    let listed = s.user("catalog-refused").get_ok("/jobs").await;
+    assert_eq!(listed["items"], json!([]), "nothing stored: {listed}");
+    // The one already queued fails before any call once its model is resumed.
+    let (status, _) = s
+        .user(WATCHER)
+        .delete("/api/pauses/model/claude-sonnet-5")
+        .await;
+    assert_eq!(status, 200);
+    let j = s.user(user).all_end(1).await.remove(0);
+    assert_eq!(j["status"], "failed", "{j}");
+    assert!(
+        j["error"].as_str().unwrap().contains("no longer listed"),
+        "{j}"
+    );
+    assert_eq!(s.billed(&held), 0, "never sent");
+    // The Dashboard shows it: a warning for the dropped model, a notice for the new one.
+    let metrics = s.user(WATCHER).get_ok("/api/metrics").await;
+    let warnings: Vec<&str> = metrics["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w["message"].as_str().unwrap())
+        .collect();
+    assert!(
+        warnings
+            .iter()
+            .any(|w| w.contains("claude-sonnet-5 is no longer listed")),
+        "{warnings:?}"
+    );
+    assert!(
+        metrics["models"]["notices"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|n| n["level"] == "info" && n["model"] == "claude-nova-6"),
+        "{}",
+        metrics["models"]
+    );
+    let models = s.anon().get_ok("/api/models").await;
+    assert_eq!(
+        models["watch"]["report"]["missing"],
+        json!(["claude-sonnet-5"])
+    );
+}
+
+async fn a_job_on_a_deprecated_model_is_warned_and_counted_on_the_dashboard(s: Arc<TestStack>) {
+    let user = "catalog-legacy";
+    let (status, ack) = s
+        .user(user)
+        .post_json(
+            "/jobs",
+            &json!({"prompt": "Still on the old model", "model": "claude-opus-4-5", "max_tokens": 200}),
+        )
+        .await;
+    assert_eq!(status, 202, "{ack}");
+    let warning = ack["warnings"][0]
+        .as_str()
+        .unwrap_or_else(|| panic!("{ack}"));
+    assert!(
+        warning.contains("deprecated since 2026-11-23") && warning.contains("2027-01-22"),
+        "{warning}"
+    );
+    let id = ack["jobId"].as_str().unwrap();
+    let j = s.user(user).all_end(1).await.remove(0);
+    assert_eq!(
+        j["status"], "completed",
+        "a deprecated model still answers: {j}"
+    );
+    let view = s.user(user).job(id).await;
+    assert_eq!(view["warnings"][0], warning, "{view}");
+    let (status, fb) = s
+        .user(user)
+        .post_json(
+            "/feedback",
+            &json!({"text": "Old model feedback", "model": "claude-opus-4-5"}),
+        )
+        .await;
+    assert_eq!(status, 202, "{fb}");
+    assert!(fb["warnings"][0].as_str().is_some(), "{fb}");
+    let metrics = s.user(WATCHER).get_ok("/api/metrics").await;
+    let row = metrics["models"]["deprecated"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["model"] == "claude-opus-4-5-20251101")
+        .cloned()
+        .unwrap_or_else(|| panic!("{}", metrics["models"]));
+    assert_eq!(row["retires_on"], "2027-01-22", "{row}");
+    assert!(row["jobs_this_week"].as_u64().unwrap() >= 1, "{row}");
+}
+
 async fn every_kind_of_work_completes_on_every_current_model(s: Arc<TestStack>) {
     // Every model's work is sent first, then every model's is checked: the models' Message
     // Batches and retries run side by side.

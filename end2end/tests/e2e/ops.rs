@@ -859,6 +859,7 @@ async fn every_ops_list_and_aggregate_is_served_by_an_index(s: Arc<TestStack>) {
         ),
         ("spent", literal(sql::SPENT, &[text("ann"), int(0)])),
         ("spenders", literal(sql::SPENDERS, &[int(0), int(30)])),
+        ("jobs by model", literal(sql::JOBS_BY_MODEL, &[int(0)])),
         (
             "tag usage, every user",
             sql::TAG_USAGE

@@ -39,6 +39,7 @@ fn the_feedback_ack_keeps_the_seed_shape() {
         status: Status::Queued,
         id: "i".into(),
         mode: Mode::Batch,
+        warnings: Vec::new(),
     };
     assert_eq!(
         serde_json::to_value(ack).unwrap(),

@@ -557,6 +557,10 @@ pub struct MetricsReport {
     /// (`pipeline::envelope::headroom`), the tightest first.
     #[serde(default)]
     pub headroom: Vec<crate::envelope::headroom::Peak>,
+    /// The catalog watch (`crate::models::watch`): the last check of the API's model list, its
+    /// notices, and this week's jobs on deprecated models.
+    #[serde(default)]
+    pub models: crate::models::watch::WatchView,
 }
 
 /// What may have been spent without being recorded: calls abandoned at our timeout (the API

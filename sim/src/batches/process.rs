@@ -55,7 +55,9 @@ pub fn settle(inner: &mut Inner, now: i64) {
 fn run_one(inner: &mut Inner, custom_id: &str, params: &Value, version: &str, now: i64) -> Value {
     let errored = |kind: ErrorType, message: String| json!({"type": "errored", "error": {"type": "error", "error": {"type": kind, "message": message}}});
     let files = inner.knobs.files_api.then_some(&inner.files);
-    let req = match request::parse(params, true, version, now, files) {
+    let parsed = request::parse(params, true, version, now, files)
+        .and_then(|r| crate::models::refuse_dropped(&r, &inner.knobs).map(|()| r));
+    let req = match parsed {
         Ok(r) => {
             inner.stats.documents(&r);
             r

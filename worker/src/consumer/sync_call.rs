@@ -61,6 +61,18 @@ pub async fn run(state: &AppState, msg: Handle, row: JobRow) {
     .to_owned();
     // Shaped for the model it goes to (a fallback may refuse what the first model took).
     request = pipeline::shape::conform(request, &model);
+    // A model the API stopped listing fails the job before any call (`crate::models_watch`).
+    if let Ok(Some(why)) = crate::models_watch::refusal(state, &model).await {
+        let failed = pipeline::ops::failures::Failure::new(why);
+        match state.store.fail_sync(&id, &failed, now_ms()).await {
+            Ok(()) => msg.ack(),
+            Err(e) => {
+                worker::console_error!("job {id}: {e}; retrying");
+                msg.retry(state, timing.backoff_s(1, None)).await;
+            }
+        }
+        return;
+    }
     let input = match pipeline::tokens::estimate_request(&request) {
         Some(n) => n,
         None => match count_tokens(state, &row, &request).await {

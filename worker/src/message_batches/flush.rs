@@ -114,6 +114,17 @@ async fn flush_once(
             rest.push(&row.id);
             continue;
         }
+        // A model the API stopped listing fails the job before any call
+        // (`crate::models_watch`).
+        let model = row
+            .model
+            .as_deref()
+            .unwrap_or(pipeline::models::DEFAULT_MODEL);
+        if let Ok(Some(why)) = crate::models_watch::refusal(state, model).await {
+            report.jobs_failed += 1;
+            statements.push(store.fail(&row.id, &Failure::new(why), None, now, Scope::Sync)?);
+            continue;
+        }
         match request_of(state, row).await {
             Ok(params) => {
                 // Sized at its largest (every breakpoint at 1 hour); the breakpoints are set

@@ -53,6 +53,7 @@ pub async fn call(
     input.priority = Lane::High;
     input.mode = Mode::Sync;
     let user = caller.user_id.as_str();
+    crate::models_watch::admit_job(&state, &input.model, input.fallback_model.as_deref()).await?;
     let need = crate::ops::worst_case(
         &state,
         &input.request,

@@ -55,9 +55,10 @@ pub async fn submit(
     )
     .await?;
     let record = match idem {
-        Idem::Replay(id) => return Ok(ack(id, input.mode)),
+        Idem::Replay(id) => return Ok(ack(id, input.mode, None)),
         Idem::Fresh(record) => record,
     };
+    crate::models_watch::admit_job(&state, input.model, input.fallback_model).await?;
     let callback = crate::webhooks::callback(&state, &caller, input.callback_url.as_deref())?;
     let now = now_ms();
     let mut input = input;
@@ -96,20 +97,24 @@ pub async fn submit(
     )
     .await?;
     if let Some(winner) = committed {
-        return Ok(ack(winner, input.mode));
+        return Ok(ack(winner, input.mode, None));
     }
     if let Err(e) = state.lanes.send(lane, &id).await {
         return Err(enqueue_failed(&state, &id, "job", e).await);
     }
-    Ok(ack(id, input.mode))
+    Ok(ack(id, input.mode, Some(input.model)))
 }
 
-fn ack(id: String, mode: Mode) -> Response {
+/// The acknowledgement, with the warnings a new job on `model` carries.
+fn ack(id: String, mode: Mode, model: Option<&str>) -> Response {
     let ack = FeedbackAck {
         ok: true,
         status: Status::Queued,
         id,
         mode,
+        warnings: model
+            .map(|m| pipeline::models::job_warnings(m, now_ms()))
+            .unwrap_or_default(),
     };
     (StatusCode::ACCEPTED, Json(ack)).into_response()
 }

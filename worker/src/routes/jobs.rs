@@ -63,6 +63,7 @@ pub async fn submit(
         Idem::Replay(job_id) => return Ok(accepted(&job_id)),
         Idem::Fresh(record) => record,
     };
+    crate::models_watch::admit_job(&state, &input.model, input.fallback_model.as_deref()).await?;
     let callback = crate::webhooks::callback(&state, &caller, input.callback_url.as_deref())?;
     let mut input = input;
     let routed =
@@ -80,7 +81,8 @@ pub async fn submit(
         routed: routed.map(|r| r.1),
     };
     let id = create_prompt_job(&state, &job).await?;
-    Ok(accepted(&id))
+    let ack = JobAck::queued(&id).warned(&input.model, now_ms());
+    Ok((StatusCode::ACCEPTED, Json(ack)).into_response())
 }
 
 /// A prompt job to create: whose, what it asks, the claim of its idempotency key, which path of

@@ -77,6 +77,15 @@ pub async fn get(
         lost_batch_jobs: counter(Unrecorded::LOST_BATCH_JOBS).await?,
     };
     let headroom = state.store.peaks(now_ms()).await?;
+    let report = crate::models_watch::last(&state).await?;
+    let models = crate::routes::models::watch_view(&state, report).await?;
+    warnings.extend(
+        models
+            .notices
+            .iter()
+            .filter(|n| n.level == pipeline::models::watch::Level::Warning)
+            .map(|n| Warning::model(n.text.clone())),
+    );
     Ok(Json(MetricsReport {
         latest,
         warnings,
@@ -84,6 +93,7 @@ pub async fn get(
         dlq_alert_threshold: state.config.dlq_alert_threshold,
         unrecorded,
         headroom,
+        models,
     })
     .into_response())
 }

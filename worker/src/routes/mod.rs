@@ -9,7 +9,7 @@ mod health;
 mod jobs;
 mod keys;
 mod metrics;
-mod models;
+pub mod models;
 mod openapi;
 mod pauses;
 mod poll;
@@ -94,6 +94,7 @@ pub fn router(env: &Env) -> Router {
         .route("/api/metrics", get(metrics::get))
         .route("/api/metrics/prometheus", get(metrics::prometheus))
         .route("/api/models", get(models::list))
+        .route("/api/models/check", post(models::check))
         .route("/api/pauses", get(pauses::list).put(pauses::pause))
         .route(
             "/api/pauses/{scope}/{value}",

@@ -166,6 +166,11 @@ pub async fn submit(
             return Err(e.into());
         }
     };
+    if let Err(e) = crate::models_watch::admit_job(&state, model, None).await {
+        clean_up(&state.blobs, &keys).await;
+        drain(stream).await;
+        return Err(e);
+    }
     let user = caller.user_id.as_str();
     // The same key and body again answers the first upload's acknowledgement, whatever the
     // budget says now (it costs nothing more); the files this request stored go.

@@ -325,6 +325,20 @@ impl Store {
             .await
     }
 
+    /// Jobs per model created on `from_day` (days since the epoch) or later.
+    pub async fn jobs_by_model_since(&self, from_day: i64) -> worker::Result<Vec<(String, u64)>> {
+        #[derive(Deserialize)]
+        struct Row {
+            model: String,
+            jobs: f64,
+        }
+        let rows: Vec<Row> = self.all(sql::JOBS_BY_MODEL, &[num(from_day)]).await?;
+        Ok(rows
+            .into_iter()
+            .map(|r| (r.model, r.jobs.max(0.0) as u64))
+            .collect())
+    }
+
     /// Every user's usage by model in `[from, to)`, for the spenders view.
     pub async fn spenders(&self, from: i64, to: i64) -> worker::Result<Vec<SpenderGroup>> {
         let day = |ms: i64| num(ms.div_euclid(pipeline::clock::DAY_MS));

@@ -151,6 +151,7 @@ impl JobRow {
             }),
             fallback_model: self.fallback_model.clone(),
             refusal: self.refused(),
+            warnings: pipeline::models::job_warnings(self.model.as_deref().unwrap_or(""), now),
             speed: self
                 .speed
                 .as_deref()

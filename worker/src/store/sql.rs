@@ -47,6 +47,11 @@ pub const TAG_USAGE: &str =
      AND (jobs > 0 OR refusals > 0) \
      GROUP BY tag, model";
 
+/// Jobs per model created on day ?1 (days since the epoch) or later, every user (the
+/// deprecated models' use): rows in proportion to users × days × models of the range.
+pub const JOBS_BY_MODEL: &str = "SELECT model, SUM(jobs) AS jobs FROM usage_days \
+     INDEXED BY idx_usage_days_day WHERE day >= ?1 AND jobs > 0 GROUP BY model";
+
 /// A user's spending on day ?2 (days since the epoch; the daily cap), from the rollup.
 pub const SPENT: &str = "SELECT COALESCE(SUM(cost_micros + unknown_cost_micros), 0) AS spent \
      FROM usage_days WHERE user_id = ?1 AND day = ?2";

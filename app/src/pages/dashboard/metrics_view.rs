@@ -5,6 +5,7 @@ use pipeline::ops::metrics::{span, MetricsReport};
 
 use super::headroom::HeadroomTable;
 use super::latest::Latest;
+use super::models_watch::ModelsWatch;
 use super::series::{batch_latency, compact, latency, line, tokens};
 use super::unrecorded::UnrecordedSpend;
 use crate::components::chart::{BarChart, LineChart};
@@ -20,6 +21,7 @@ pub fn MetricsView(m: MetricsReport) -> impl IntoView {
     let series = m.series;
     let unrecorded = m.unrecorded;
     let headroom = m.headroom;
+    let models = m.models;
     let sync_slo = series
         .last()
         .and_then(|r| r.slo)
@@ -55,5 +57,7 @@ pub fn MetricsView(m: MetricsReport) -> impl IntoView {
         </div>
         <h2>"Production headroom (per invocation, last day)"</h2>
         <HeadroomTable peaks=headroom />
+        <h2>"Models (the catalog against the API's list)"</h2>
+        <ModelsWatch w=models />
     }
 }

@@ -6,6 +6,7 @@ mod health_table;
 mod lane_card;
 mod latest;
 mod metrics_view;
+mod models_watch;
 mod paths;
 mod pauses;
 mod reconciliation_table;
