@@ -46,7 +46,9 @@ pub fn judge(message: &Message) -> Verdict {
         .any(|b| matches!(b.kind(), "thinking" | "redacted_thinking"));
     Verdict::Unusable(match reason {
         Some(StopReason::MaxTokens) if thinking => format!(
-            "max_tokens ran out while the model was thinking: no answer text after {} output tokens",
+            "max_tokens ran out while the model was thinking: no answer text after {} output \
+             tokens; thinking and the answer share max_tokens: ask for a larger max_tokens or a \
+             lower output_config.effort",
             message.usage.output_tokens
         ),
         Some(StopReason::MaxTokens) => "max_tokens ran out before any answer text".into(),

@@ -235,12 +235,11 @@ impl JobAck {
         }
     }
 
-    /// With the warnings a job on `model` carries at `now_ms`.
-    pub fn warned(self, model: &str, now_ms: i64) -> JobAck {
-        JobAck {
-            warnings: crate::models::job_warnings(model, now_ms),
-            ..self
-        }
+    /// With the warnings a job on `model` carries at `now_ms`, then `more`.
+    pub fn warned(self, model: &str, now_ms: i64, more: &[String]) -> JobAck {
+        let mut warnings = crate::models::job_warnings(model, now_ms);
+        warnings.extend_from_slice(more);
+        JobAck { warnings, ..self }
     }
 }
 

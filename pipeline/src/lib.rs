@@ -80,6 +80,7 @@ pub mod routing;
 pub mod shape;
 pub mod status;
 pub mod tags;
+pub mod thinking;
 pub mod timing;
 pub mod tokens;
 pub mod webhooks;

@@ -31,6 +31,7 @@ use serde::Serialize;
 use crate::anthropic::Effort;
 use crate::clock::date_ms;
 
+pub mod readme;
 pub mod watch;
 
 /// The model the product uses unless a job names another.
@@ -144,6 +145,8 @@ pub struct Model {
     pub general_rules: &'static [GeneralRule],
     /// Fast mode (`speed: "fast"`), where the model offers it without a beta header.
     pub fast: Option<FastMode>,
+    /// The UTC day the row's figures were last read from its pages.
+    pub read_on: (i32, u32, u32),
 }
 
 /// Fast mode on a model (FAST: platform.claude.com/docs/en/build-with-claude/fast-mode, read
@@ -285,6 +288,7 @@ const GEN5: Model = Model {
     source: "",
     general_rules: &[],
     fast: None,
+    read_on: (2026, 12, 1),
 };
 
 /// Fable 5.2's row, which Mythos 5.2 shares but for its name (FABLE52: "Claude Fable 5.2 and
@@ -306,6 +310,7 @@ const FABLE_5_2: Model = Model {
         GeneralRule::FastPrices,
     ],
     fast: Some(FAST_2X),
+    read_on: (2026, 12, 6),
     ..GEN5
 };
 
@@ -327,6 +332,7 @@ pub const CATALOG: &[Model] = &[
         source: "platform.claude.com/docs/en/models/opus-5-5/whats-new-opus-5-5",
         general_rules: &[GeneralRule::FastPrices],
         fast: Some(FAST_2X),
+        read_on: (2026, 12, 6),
         ..GEN5
     },
     Model {
@@ -549,6 +555,7 @@ pub const CATALOG: &[Model] = &[
         // recommended replacement". A third-party reading: check the page before relying on it.
         deprecated_on: Some((2026, 11, 23)),
         retires_on: Some((2027, 1, 22)),
+        read_on: (2026, 12, 6),
         source: "platform.claude.com/docs/en/models/opus-4-5/overview",
         ..GEN5
     },

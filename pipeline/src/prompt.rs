@@ -53,6 +53,9 @@ pub struct PromptInput {
     /// Retried once on this model if `model` refuses (`crate::refusal`).
     #[serde(default)]
     pub fallback_model: Option<String>,
+    /// What the caller should know at submission (`crate::thinking::advice`).
+    #[serde(default)]
+    pub warnings: Vec<String>,
     pub expires_in_s: Option<u64>,
     /// Where to post the job's final view when it ends (checked by the Worker, which knows
     /// whether loopback receivers are allowed: `webhooks::check_url`).
@@ -279,6 +282,9 @@ pub fn parse_input(body: &[u8], now_ms: i64) -> Result<PromptInput, ApiError> {
         mode,
         model: model.id.to_owned(),
         fallback_model: fallback_model.map(str::to_owned),
+        warnings: crate::thinking::advice(&request, model)
+            .into_iter()
+            .collect(),
         expires_in_s,
         callback_url: text("callback_url")?.cloned(),
         tags: crate::tags::from_json(obj.get("tags"))?,

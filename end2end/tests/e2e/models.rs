@@ -691,8 +691,34 @@ async fn a_thinking_only_answer_fails_its_job_once_billed_once(s: Arc<TestStack>
         error.contains("thinking") && error.contains("max_tokens"),
         "{error}"
     );
+    assert!(
+        error.contains("larger max_tokens"),
+        "says what would fit: {error}"
+    );
     assert_eq!(j["attempts"], 1, "{j}");
     assert_eq!(j["output_tokens"], 200, "thinking is billed as output: {j}");
+    // A new user's two-sentence prompt with max_tokens 200 is warned at submission, with what
+    // would fit; the default max_tokens is not.
+    let (status, ack) = s
+        .user("thinker-warned")
+        .post_json(
+            "/jobs",
+            &json!({"prompt": "Name two colours. Keep it short.", "max_tokens": 200}),
+        )
+        .await;
+    assert_eq!(status, 202, "{ack}");
+    let warning = ack["warnings"][0]
+        .as_str()
+        .unwrap_or_else(|| panic!("{ack}"));
+    assert!(
+        warning.contains("at least 3072") && warning.contains("effort \"low\""),
+        "{warning}"
+    );
+    let (_, plain) = s
+        .user("thinker-warned")
+        .post_json("/jobs", &json!({"prompt": "Name two colours."}))
+        .await;
+    assert!(plain.get("warnings").is_none(), "{plain}");
     assert_eq!(s.billed(&id), 1);
     assert_eq!(j["cost_micros"].as_u64(), Some(s.sim_cost(&id)));
 }

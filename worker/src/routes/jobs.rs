@@ -81,7 +81,7 @@ pub async fn submit(
         routed: routed.map(|r| r.1),
     };
     let id = create_prompt_job(&state, &job).await?;
-    let ack = JobAck::queued(&id).warned(&input.model, now_ms());
+    let ack = JobAck::queued(&id).warned(&input.model, now_ms(), &input.warnings);
     Ok((StatusCode::ACCEPTED, Json(ack)).into_response())
 }
 

@@ -173,10 +173,14 @@ impl Store {
     }
 }
 
+/// Oldest first (by the flush that made it; a batch no flush made first of all), so a batch
+/// created in this very run never takes the poll's share from the ones that ended before it.
 fn open_batches_sql() -> String {
     format!(
-        "SELECT DISTINCT anthropic_batch_id FROM jobs \
-         WHERE ({} OR awaiting_bill = 1) AND anthropic_batch_id IS NOT NULL",
+        "SELECT b.anthropic_batch_id FROM (SELECT DISTINCT anthropic_batch_id FROM jobs \
+         WHERE ({} OR awaiting_bill = 1) AND anthropic_batch_id IS NOT NULL) AS b \
+         LEFT JOIN flushes AS f ON f.anthropic_batch_id = b.anthropic_batch_id \
+         ORDER BY f.claimed_at",
         Status::sql_in(&[Status::Submitted])
     )
 }
