@@ -117,15 +117,18 @@ pub struct RefusalView {
 }
 
 impl RefusalView {
-    /// `refused by claude-fable-5-2, category "cyber": …; retried once on claude-opus-5-5`.
+    /// `refused by claude-fable-5-2, category "cyber": Declined by a classifier; retried once
+    /// on claude-opus-5-5`.
     pub fn describe(&self) -> String {
+        let details = self
+            .stop_details
+            .as_ref()
+            .map(|d| d.describe())
+            .unwrap_or_default();
         format!(
             "refused by {}{}; retried once on {}",
             self.model,
-            self.stop_details
-                .as_ref()
-                .map(|d| d.describe())
-                .unwrap_or_default(),
+            details.trim_end_matches('.'),
             self.fallback_model
         )
     }
@@ -241,6 +244,23 @@ mod tests {
                 ..Spend::default()
             },
         };
+        assert_eq!(
+            v.describe(),
+            "refused by claude-fable-5-2; retried once on claude-opus-5-5"
+        );
+        let with_details = RefusalView {
+            stop_details: Some(StopDetails {
+                kind: "refusal".into(),
+                category: Some("cyber".into()),
+                explanation: Some("Declined by a classifier.".into()),
+            }),
+            ..v.clone()
+        };
+        assert_eq!(
+            with_details.describe(),
+            "refused by claude-fable-5-2, category \"cyber\": Declined by a classifier; \
+             retried once on claude-opus-5-5"
+        );
         let json = serde_json::to_value(&v).unwrap();
         assert_eq!(json["input_tokens"], 10);
         assert_eq!(json["cost_micros"], 0);
