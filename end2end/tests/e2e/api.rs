@@ -25,6 +25,7 @@ pub fn suite() -> Suite {
             open_mode_refuses_a_write_a_web_page_could_send,
             open_mode_serves_loopback_hosts_only,
             answers_and_pages_carry_security_headers,
+            hashed_assets_are_kept_a_year_and_pages_are_revalidated,
         ],
     )
 }
@@ -238,6 +239,70 @@ async fn open_mode_serves_loopback_hosts_only(s: Arc<TestStack>) {
     );
     let (status, _) = send_json(page_like().get(s.url("/api/health"))).await;
     assert_eq!(status, 200, "loopback is served");
+}
+
+/// The hashed names a page or script refers to: `/<stem>-<16 hex>.<ext>`.
+fn hashed_names(text: &str) -> Vec<String> {
+    text.split(['"', '\'', ' ', '(', ')'])
+        .filter_map(|w| w.strip_prefix('/'))
+        .filter(|w| {
+            w.rsplit_once('.').is_some_and(|(stem, _)| {
+                stem.rsplit_once('-')
+                    .is_some_and(|(_, h)| h.len() == 16 && h.bytes().all(|b| b.is_ascii_hexdigit()))
+            })
+        })
+        .map(|w| format!("/{w}"))
+        .collect()
+}
+
+async fn hashed_assets_are_kept_a_year_and_pages_are_revalidated(s: Arc<TestStack>) {
+    let client = page_like();
+    let page = client.get(s.url("/")).send().await.unwrap();
+    let cache = |h: &reqwest::header::HeaderMap| {
+        h.get("cache-control")
+            .map(|v| v.to_str().unwrap().to_owned())
+            .unwrap_or_default()
+    };
+    let page_cache = cache(page.headers());
+    assert!(!page_cache.contains("immutable"), "the shell: {page_cache}");
+    let html = page.text().await.unwrap();
+    let mut names = hashed_names(&html);
+    let boot = names
+        .iter()
+        .find(|n| n.starts_with("/boot-"))
+        .cloned()
+        .unwrap();
+    let boot_js = client
+        .get(s.url(&boot))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    names.extend(hashed_names(&boot_js));
+    names.sort();
+    names.dedup();
+    assert!(
+        ["/app_bg-", "/app-", "/boot-", "/style-"]
+            .iter()
+            .all(|stem| names.iter().any(|n| n.starts_with(stem))),
+        "{names:?}"
+    );
+    for name in &names {
+        let r = client.get(s.url(name)).send().await.unwrap();
+        assert_eq!(r.status(), 200, "{name}");
+        let c = cache(r.headers());
+        assert!(
+            c.contains("max-age=31536000") && c.contains("immutable") && !c.contains("max-age=0"),
+            "{name}: {c}"
+        );
+    }
+    for path in ["/ui/jobs", "/index.html"] {
+        let r = client.get(s.url(path)).send().await.unwrap();
+        let c = cache(r.headers());
+        assert!(!c.contains("immutable"), "{path}: {c}");
+    }
 }
 
 async fn answers_and_pages_carry_security_headers(s: Arc<TestStack>) {
