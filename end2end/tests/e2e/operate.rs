@@ -618,7 +618,7 @@ async fn the_dlq_alert_pauses_the_lane_of_its_dead_letters(s: Arc<TestStack>) {
 }
 
 async fn the_dashboard_pauses_and_resumes_a_lane_and_the_job_page_shows_it(s: Arc<TestStack>) {
-    use end2end::browser::{check_visible, click, fill, screenshot, Browser};
+    use end2end::browser::{check_text, check_visible, click, fill, screenshot, Browser};
     let browser = Browser::launch(&s, "operate-pauses").await;
     let page = browser.open(&s.url("/ui/dashboard")).await;
     check_visible(&page, "pauses-none").await;
@@ -632,6 +632,16 @@ async fn the_dashboard_pauses_and_resumes_a_lane_and_the_job_page_shows_it(s: Ar
         .await
         .expect("the pause is listed with its reason");
     screenshot(&page, &s, "dashboard-pauses").await;
+    // The controls are the last section; their effect is in the status line at the top, with
+    // a link to them, on the next refresh.
+    check_visible(&page, "dashboard-nav").await;
+    check_text(&page, "status-line", "lane bulk paused by").await;
+    check_text(&page, "status-line", "browser drill").await;
+    let _: serde_json::Value = page
+        .evaluate("() => { window.scrollTo(0, 0); return null; }", None::<&()>)
+        .await
+        .expect("scroll to the top");
+    screenshot(&page, &s, "dashboard-status").await;
 
     // The SPA in open mode is the anonymous user.
     let user = "anonymous";

@@ -24,5 +24,6 @@ pub mod prometheus;
 pub mod reconcile;
 pub mod rollups;
 pub mod spenders;
+pub mod status;
 pub mod tag_usage;
 pub mod usage;

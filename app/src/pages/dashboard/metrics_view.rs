@@ -11,7 +11,8 @@ use super::unrecorded::UnrecordedSpend;
 use crate::components::chart::{BarChart, LineChart};
 use crate::components::format::{clock, percent, seconds};
 
-/// The metrics report: alerts, the latest row as cards, the series as charts.
+/// The metrics report: the latest row as cards, the series as charts, the headroom and the
+/// models (its warnings are in the status line).
 #[component]
 pub fn MetricsView(m: MetricsReport) -> impl IntoView {
     let latest = m.latest.map(|l| view! { <Latest l=l /> });
@@ -28,11 +29,7 @@ pub fn MetricsView(m: MetricsReport) -> impl IntoView {
         .unwrap_or_default()
         .sync_p95_ms as f64;
     view! {
-        <ul class="alerts" data-testid="metrics-warnings">
-            {m.warnings.into_iter().map(|w| view! {
-                <li class="alert" data-testid="metrics-warning" data-path=w.path data-metric=w.metric>{w.message}</li>
-            }).collect_view()}
-        </ul>
+        // The warnings are the status line's, at the top of the page.
         {none}
         <UnrecordedSpend u=unrecorded />
         {latest}
@@ -55,9 +52,9 @@ pub fn MetricsView(m: MetricsReport) -> impl IntoView {
                 ]
                 y_fmt=percent x_fmt={|x| clock(x as i64)} />
         </div>
-        <h2>"Production headroom (per invocation, last day)"</h2>
+        <h2 id="headroom">"Production headroom (per invocation, last day)"</h2>
         <HeadroomTable peaks=headroom />
-        <h2>"Models (the catalog against the API's list)"</h2>
+        <h2 id="models">"Models (the catalog against the API's list)"</h2>
         <ModelsWatch w=models />
     }
 }

@@ -13,6 +13,7 @@ mod reconciliation_table;
 mod rollout_table;
 mod routing_table;
 mod series;
+mod status_line;
 mod unrecorded;
 
 use std::time::Duration;
@@ -28,6 +29,7 @@ use pauses::Pauses;
 use reconciliation_table::ReconciliationTable;
 use rollout_table::RolloutTable;
 use routing_table::RoutingTable;
+use status_line::{SectionNav, StatusLine};
 
 /// How much history the charts show, and how often they refresh.
 const MINUTES: u32 = 60;
@@ -37,8 +39,10 @@ const ROLLOUT_HOURS: u32 = 48;
 const ROUTING_DAYS: u32 = 7;
 const REFRESH: Duration = Duration::from_secs(10);
 
-/// Operations: live metrics (alerts, latency, throughput, lanes, tokens, failures, budget use)
-/// the rollout's two paths and deadline routing, refreshed every 10 s, above the Worker's health report.
+/// Operations, read top-down: the status line (what is wrong, where, since when) and the
+/// sections to jump to; then the paths (alerts, latency, throughput, lanes, tokens, failures,
+/// budget use), cost, routing, models, headroom and health; the controls (pauses) last.
+/// Refreshed every 10 s.
 #[component]
 pub fn Dashboard() -> impl IntoView {
     let health = LocalResource::new(api::health);
@@ -46,6 +50,10 @@ pub fn Dashboard() -> impl IntoView {
     let metrics = LocalResource::new(move || {
         tick.track();
         api::metrics(MINUTES)
+    });
+    let pauses = LocalResource::new(move || {
+        tick.track();
+        api::pauses()
     });
     let rollout = LocalResource::new(move || {
         tick.track();
@@ -79,14 +87,17 @@ pub fn Dashboard() -> impl IntoView {
     view! {
         <section class="page" data-testid="page-dashboard">
             <h1>"Dashboard"</h1>
-            // First: what an operator paused is what explains held work below.
-            <Pauses />
-            {fetched(metrics, "Loading metrics…", "metrics-error", move |m| view! { <MetricsView m=m /> })}
-            <h2>"Rollout: direct and queue path"</h2>
+            // First: is anything wrong, where, since when.
+            <StatusLine metrics=metrics pauses=pauses />
+            <SectionNav />
+            <div id="paths">
+                {fetched(metrics, "Loading metrics…", "metrics-error", move |m| view! { <MetricsView m=m /> })}
+            </div>
+            <h2 id="routing">"Rollout: direct and queue path"</h2>
             {fetched(rollout, "Loading the rollout…", "rollout-error", move |r| view! { <RolloutTable r=r hours=ROLLOUT_HOURS /> })}
             <h2>"Deadline routing"</h2>
             {fetched(routing, "Loading the routing figures…", "routing-error", move |r| view! { <RoutingTable r=r /> })}
-            <h2>"Cost by tag, every user"</h2>
+            <h2 id="cost">"Cost by tag, every user"</h2>
             {fetched(tags, "Loading tags…", "dashboard-tags-error", move |r| view! { <crate::pages::usage::tags::TagTable r=r /> })}
             <h2>"Prompt cache, every user"</h2>
             {fetched(cache, "Loading cache use…", "dashboard-cache-error", move |r| view! { <crate::pages::usage::cache::CacheTable r=r /> })}
@@ -95,13 +106,17 @@ pub fn Dashboard() -> impl IntoView {
                 Ok(r) => view! { <ReconciliationTable r=r /> }.into_any(),
                 Err(note) => view! { <p class="muted" data-testid="recon-note">{note}</p> }.into_any(),
             })}
-            <h2>"Health"</h2>
+            <h2 id="health">"Health"</h2>
             <div class="toolbar">
                 <button data-testid="refresh-health" on:click=move |_| health.refetch()>
                     "Check again"
                 </button>
             </div>
             {fetched(health, "Asking the Worker…", "health-error", move |h| view! { <HealthTable h=h /> })}
+            // Last: the controls; their effect shows in the status line above.
+            <div id="controls">
+                <Pauses />
+            </div>
         </section>
     }
 }

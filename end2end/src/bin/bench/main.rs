@@ -35,6 +35,7 @@ mod cost;
 mod e2e;
 mod fairness;
 mod load;
+mod phone;
 mod queries;
 mod render;
 mod routing;

@@ -6,9 +6,10 @@
 //! since navigation start) when the dashboard's frame is drawn (the SPA booted, its wasm
 //! instantiated) and when the latency chart has its lines and the KPI cards their numbers (the
 //! metrics fetched and drawn). Cold: a fresh browser profile per load (nothing cached), 5
-//! loads; warm: 5 more loads in the last profile (HTTP cache). Sizes: every file the SPA
-//! ships (`dist/`) and the Worker bundle (`worker/build/`), raw and gzip. Results: tables on
-//! stdout and `target/bench/render.md`, `target/bench/sizes.md`.
+//! loads; warm: 5 more loads in the last profile (HTTP cache). Then every page at phone speed
+//! (`phone.rs`, issue 34). Sizes: every file the SPA ships (`dist/`) and the Worker bundle
+//! (`worker/build/`), raw and gzip. Results: tables on stdout and `target/bench/render.md`,
+//! `target/bench/phone.md`, `target/bench/sizes.md`.
 
 use std::time::Duration;
 
@@ -39,7 +40,7 @@ pub fn run(_args: &[String]) {
     sizes();
     let rt = crate::runtime();
     let stack = std::sync::Arc::new(spawn_stack("bench-render", &rt));
-    let table = rt.block_on(async {
+    let (table, phone) = rt.block_on(async {
         history(&stack).await;
         let (mut cold, mut warm) = (Vec::new(), Vec::new());
         let mut last = None;
@@ -61,7 +62,8 @@ pub fn run(_args: &[String]) {
             xs[xs.len() / 2]
         };
         let max = |v: &[(f64, f64)]| v.iter().map(|x| x.1).fold(0.0, f64::max);
-        format!(
+        let phone = crate::phone::run(&stack).await;
+        let table = format!(
             "Dashboard first render in headless Chromium (Debian's), against `wrangler dev` on \
              this machine; ms from navigation start, median of {LOADS} loads (worst for data).\n\n\
              | loads | frame drawn (SPA booted) ms | charts and KPIs with data ms | worst ms |\n\
@@ -74,12 +76,15 @@ pub fn run(_args: &[String]) {
             med(&warm, |x| x.0),
             med(&warm, |x| x.1),
             max(&warm),
-        )
+        );
+        (table, phone)
     });
     drop(stack);
     rt.shutdown_timeout(Duration::from_secs(5));
     println!("{table}");
     crate::write("render", &table);
+    println!("{phone}");
+    crate::write("phone", &phone);
 }
 
 /// Completed jobs and two metrics rows, so the charts have something to draw.
@@ -92,8 +97,21 @@ async fn history(s: &std::sync::Arc<TestStack>) {
                 .await,
         );
     }
+    // The SPA's own user (anonymous in open mode) has jobs for its Jobs page too.
+    let anon = s.anon();
+    let mut mine = Vec::new();
+    for i in 0..10 {
+        mine.push(
+            anon.submit_job(&json!({"prompt": format!("Mine {i}."), "max_tokens": 64, "output_config": {"effort": "low"}}))
+                .await,
+        );
+    }
     for id in &ids {
         user.job_reaches(id, "completed", Duration::from_secs(120))
+            .await;
+    }
+    for id in &mine {
+        anon.job_reaches(id, "completed", Duration::from_secs(120))
             .await;
     }
     for _ in 0..2 {

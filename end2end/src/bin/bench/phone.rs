@@ -1,0 +1,190 @@
+//! The first load a person feels (issue 34, part 1): each page under Lighthouse's mobile
+//! profile — 150 ms round trip, 1.6 Mbps down, 750 kbps up (`Network.emulateNetworkConditions`)
+//! and a 4× CPU slowdown (`Emulation.setCPUThrottlingRate`), through the Chrome DevTools
+//! Protocol — cold (a fresh profile: nothing cached) and warm (the same profile, a second
+//! visit). Per load, from inside the page: first contentful paint (`paint` entries), when the
+//! page is usable (its own sign: the form accepts input, the data is drawn), the total blocking
+//! time (each long task's time past 50 ms, from first paint to usable) and the bytes on the wire
+//! (`transferSize` of the document and every resource: gzip, as `wrangler dev` serves it).
+//! Medians of [`LOADS`] loads per page and visit.
+
+use std::time::Duration;
+
+use end2end::browser::Browser;
+use end2end::TestStack;
+use playwright_rs::protocol::Page;
+use serde_json::json;
+
+/// Loads per page and visit (cold, warm).
+pub const LOADS: usize = 3;
+
+/// A page measured: its name, path and the selector that says it is usable.
+pub struct Measured {
+    pub name: &'static str,
+    pub path: &'static str,
+    pub usable: &'static str,
+}
+
+/// The pages of the benchmark.
+pub const PAGES: [Measured; 4] = [
+    Measured {
+        name: "Submit (form usable)",
+        path: "/",
+        usable: "[data-testid=fb-text]:not([disabled])",
+    },
+    Measured {
+        name: "Jobs (list drawn)",
+        path: "/ui/jobs",
+        usable: "[data-testid=jobs-table] tbody tr",
+    },
+    Measured {
+        name: "Dashboard (charts and KPIs with data)",
+        path: "/ui/dashboard",
+        usable: "[data-testid=chart-latency] polyline",
+    },
+    Measured {
+        name: "Dead letters (list drawn)",
+        path: "/ui/dead-letters",
+        usable: "[data-testid=dlq-list], [data-testid=dlq-empty]",
+    },
+];
+
+/// Installed before any page script: first paint, long tasks, and when the page is usable.
+fn probe(usable: &str) -> String {
+    format!(
+        r#"
+(() => {{
+  window.__long = [];
+  window.__fcp = null;
+  window.__usable = null;
+  new PerformanceObserver(l => l.getEntries().forEach(e => {{
+    if (e.name === 'first-contentful-paint') window.__fcp = e.startTime;
+  }})).observe({{type: 'paint', buffered: true}});
+  new PerformanceObserver(l => l.getEntries().forEach(e =>
+    window.__long.push([e.startTime, e.duration])
+  )).observe({{type: 'longtask', buffered: true}});
+  const seen = () => {{
+    if (window.__usable === null && document.querySelector({usable:?})) {{
+      window.__usable = performance.now();
+    }}
+  }};
+  new MutationObserver(seen).observe(document, {{childList: true, subtree: true, attributes: true}});
+}})();
+"#
+    )
+}
+
+/// One load's figures, in ms and bytes.
+#[derive(Debug, Clone, Copy)]
+pub struct Load {
+    pub fcp: f64,
+    pub usable: f64,
+    pub tbt: f64,
+    pub bytes: f64,
+}
+
+/// Throttles `page` as Lighthouse's mobile profile does.
+async fn throttle(browser: &Browser, page: &Page) {
+    let cdp = browser
+        .context
+        .new_cdp_session(page)
+        .await
+        .expect("a CDP session");
+    cdp.send("Network.enable", None)
+        .await
+        .expect("Network.enable");
+    cdp.send(
+        "Network.emulateNetworkConditions",
+        Some(json!({
+            "offline": false,
+            "latency": 150,
+            "downloadThroughput": 1_600_000 / 8,
+            "uploadThroughput": 750_000 / 8,
+        })),
+    )
+    .await
+    .expect("network throttling");
+    cdp.send("Emulation.setCPUThrottlingRate", Some(json!({"rate": 4})))
+        .await
+        .expect("CPU throttling");
+}
+
+/// One throttled load of `m` in `browser`.
+pub async fn load(browser: &Browser, s: &TestStack, m: &Measured) -> Load {
+    let page = browser.context.new_page().await.expect("new page");
+    throttle(browser, &page).await;
+    page.add_init_script(&probe(m.usable))
+        .await
+        .expect("init script");
+    page.goto(&s.url(m.path), None).await.expect("navigate");
+    let v: serde_json::Value = end2end::eventually(
+        &format!("{} usable", m.name),
+        Duration::from_secs(120),
+        || async {
+            let v: serde_json::Value = page
+                .evaluate(
+                    "() => { \
+                       if (window.__usable === null || window.__fcp === null) return null; \
+                       const nav = performance.getEntriesByType('navigation')[0]; \
+                       const res = performance.getEntriesByType('resource'); \
+                       const bytes = (nav ? nav.transferSize : 0) \
+                         + res.reduce((n, r) => n + r.transferSize, 0); \
+                       const tbt = window.__long \
+                         .filter(([t, d]) => t + d > window.__fcp && t < window.__usable) \
+                         .reduce((n, [t, d]) => n + Math.max(0, d - 50), 0); \
+                       return [window.__fcp, window.__usable, tbt, bytes]; }",
+                    None::<&()>,
+                )
+                .await
+                .expect("evaluate");
+            (!v.is_null()).then_some(v)
+        },
+    )
+    .await;
+    let _ = page.close().await;
+    let n = |i: usize| v[i].as_f64().unwrap_or(f64::NAN);
+    Load {
+        fcp: n(0),
+        usable: n(1),
+        tbt: n(2),
+        bytes: n(3),
+    }
+}
+
+/// Every page, cold then warm, medians per page: the table's rows.
+pub async fn run(stack: &TestStack) -> String {
+    let mut table = String::from(
+        "Each page under Lighthouse's mobile profile (150 ms round trip, 1.6 Mbps down, 750 kbps \
+         up, 4× CPU slowdown; DevTools throttling in Debian's headless Chromium) against \
+         `wrangler dev`, which serves gzip as Cloudflare does; median of 3 loads. Cold: a fresh \
+         profile; warm: a second visit in the same profile.\n\n\
+         | page | visit | first contentful paint ms | usable ms | total blocking time ms | on the wire KiB |\n\
+         |---|---|---:|---:|---:|---:|\n",
+    );
+    for m in &PAGES {
+        let mut cold = Vec::new();
+        let mut warm = Vec::new();
+        for i in 0..LOADS {
+            let browser = Browser::launch(stack, &format!("phone-{}-{i}", m.path.len())).await;
+            cold.push(load(&browser, stack, m).await);
+            warm.push(load(&browser, stack, m).await);
+            browser.close().await;
+        }
+        for (visit, loads) in [("cold", &cold), ("warm", &warm)] {
+            let med = |pick: fn(&Load) -> f64| {
+                let mut xs: Vec<f64> = loads.iter().map(pick).collect();
+                xs.sort_by(|a, b| a.total_cmp(b));
+                xs[xs.len() / 2]
+            };
+            table.push_str(&format!(
+                "| {} | {visit} | {:.0} | {:.0} | {:.0} | {:.0} |\n",
+                m.name,
+                med(|l| l.fcp),
+                med(|l| l.usable),
+                med(|l| l.tbt),
+                med(|l| l.bytes) / 1024.0
+            ));
+        }
+    }
+    table
+}
