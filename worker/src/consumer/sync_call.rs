@@ -61,16 +61,7 @@ pub async fn run(state: &AppState, msg: Handle, row: JobRow) {
     .to_owned();
     // Shaped for the model it goes to (a fallback may refuse what the first model took).
     request = pipeline::shape::conform(request, &model);
-    // A model the API stopped listing fails the job before any call (`crate::models_watch`).
-    if let Ok(Some(why)) = crate::models_watch::refusal(state, &model).await {
-        let failed = pipeline::ops::failures::Failure::new(why);
-        match state.store.fail_sync(&id, &failed, now_ms()).await {
-            Ok(()) => msg.ack(),
-            Err(e) => {
-                worker::console_error!("job {id}: {e}; retrying");
-                msg.retry(state, timing.backoff_s(1, None)).await;
-            }
-        }
+    if no_longer_listed(state, &msg, &id, &model).await {
         return;
     }
     let input = match pipeline::tokens::estimate_request(&request) {
@@ -159,22 +150,8 @@ pub async fn run(state: &AppState, msg: Handle, row: JobRow) {
             msg.ack();
             return Ok(());
         }
-        if row.attempts > 0 && row.refusal.is_none() {
-            // Refused before a crash, its fallback not yet written: moved from what was stored.
-            if let Some(message) = state.blobs.stored_refusal(&id).await? {
-                if let Some(to) = fallback_of(state, &row, &model, &message) {
-                    let refused = Refused {
-                        row: &row,
-                        model: &model,
-                        message: &message,
-                        n: row.attempts as u32,
-                        tier: Tier::Standard,
-                        to,
-                    };
-                    fall_back(state, &msg, &refused).await?;
-                    return Ok(());
-                }
-            }
+        if fell_back_before(state, &msg, &row, &model).await? {
+            return Ok(());
         }
         let started_at = now_ms();
         let answered = call(state, &row, &request).await;
@@ -280,6 +257,53 @@ pub async fn run(state: &AppState, msg: Handle, row: JobRow) {
         worker::console_error!("job {id}: {e}; retrying");
         msg.retry(state, timing.backoff_s(1, None)).await;
     }
+}
+
+/// A model the API stopped listing fails the job before any call (`crate::models_watch`);
+/// answers whether it did (the message is then acked, or retried if the row cannot be written).
+async fn no_longer_listed(state: &AppState, msg: &Handle, id: &str, model: &str) -> bool {
+    let Ok(Some(why)) = crate::models_watch::refusal(state, model).await else {
+        return false;
+    };
+    let failed = pipeline::ops::failures::Failure::new(why);
+    match state.store.fail_sync(id, &failed, now_ms()).await {
+        Ok(()) => msg.ack(),
+        Err(e) => {
+            worker::console_error!("job {id}: {e}; retrying");
+            msg.retry(state, state.config.timing.backoff_s(1, None))
+                .await;
+        }
+    }
+    true
+}
+
+/// A refusal stored before a crash, its fallback not yet written: the job moves from what was
+/// stored, without a second call. Answers whether it did.
+async fn fell_back_before(
+    state: &AppState,
+    msg: &Handle,
+    row: &JobRow,
+    model: &str,
+) -> worker::Result<bool> {
+    if row.attempts == 0 || row.refusal.is_some() {
+        return Ok(false);
+    }
+    let Some(message) = state.blobs.stored_refusal(&row.id).await? else {
+        return Ok(false);
+    };
+    let Some(to) = fallback_of(state, row, model, &message) else {
+        return Ok(false);
+    };
+    let refused = Refused {
+        row,
+        model,
+        message: &message,
+        n: row.attempts as u32,
+        tier: Tier::Standard,
+        to,
+    };
+    fall_back(state, msg, &refused).await?;
+    Ok(true)
 }
 
 /// Moves a refused job to its fallback model (the refused answer kept, the row written) and

@@ -9,7 +9,7 @@
 use futures_util::StreamExt;
 use pipeline::answer::{settle_answer, End};
 use pipeline::anthropic::jsonl::{Line, LineReader};
-use pipeline::anthropic::{parse_result_line, BatchResult};
+use pipeline::anthropic::{parse_result_line, BatchResult, BatchResultLine};
 use pipeline::batching::{
     after_missing, bill_after_cancel, line_outcome, lost_batch_job, Missing, Outcome,
 };
@@ -25,7 +25,7 @@ use crate::refusals::Refused;
 use crate::routing::Rerouted;
 use crate::services::AppState;
 use crate::store::lifecycle::Scope;
-use crate::store::Statement;
+use crate::store::{JobRow, Statement};
 
 pub async fn poll(state: &AppState, allowance: &mut Allowance) -> worker::Result<PollReport> {
     poll_these(state, state.store.open_batches().await?, allowance).await
@@ -364,51 +364,8 @@ async fn settle_lines(
         .collect();
     let ids: Vec<String> = parsed.iter().map(|l| l.custom_id.clone()).collect();
     let rows = store.named_in_batch(batch_id, &ids).await?;
-    // Refusals with a fallback (`pipeline::refusal`): their jobs go to a later batch on it.
-    let refused: Vec<Refused<'_>> = parsed
-        .iter()
-        .filter_map(|line| {
-            let BatchResult::Succeeded { message } = &line.result else {
-                return None;
-            };
-            let row = rows
-                .iter()
-                .find(|r| r.id == line.custom_id && r.status == Status::Submitted)?;
-            let model = row.model.as_deref().unwrap_or(&message.model);
-            let to = crate::refusals::fallback_of(state, row, model, message)?;
-            let n = (row.batch_tries.max(0) + 1) as u32;
-            Some(Refused {
-                row,
-                model,
-                message,
-                n,
-                tier: Tier::Batch,
-                to,
-            })
-        })
-        .collect();
-    // The answers go to R2 first (create-if-absent), all of the chunk's at once — a refused
-    // one apart, where a later delivery does not take it for the job's answer.
-    let answers = parsed.iter().filter_map(|line| match &line.result {
-        BatchResult::Succeeded { message }
-            if rows
-                .iter()
-                .any(|r| r.id == line.custom_id && r.status == Status::Submitted) =>
-        {
-            Some(match refused.iter().any(|r| r.row.id == line.custom_id) {
-                true => futures_util::future::Either::Left(
-                    state.blobs.store_refused(&line.custom_id, message),
-                ),
-                false => futures_util::future::Either::Right(
-                    state.blobs.store_answer(&line.custom_id, message),
-                ),
-            })
-        }
-        _ => None,
-    });
-    for stored in futures_util::future::join_all(answers).await {
-        stored?;
-    }
+    let refused = refusals(state, &parsed, &rows);
+    store_answers(state, &parsed, &rows, &refused).await?;
     let mut statements = Vec::with_capacity(parsed.len() + 1);
     let mut dead = Vec::new();
     let mut to_sync = Vec::new();
@@ -496,6 +453,64 @@ async fn settle_lines(
         );
     }
     Ok((lines.len() as u64, dead))
+}
+
+/// The refusals among these lines that have a fallback (`pipeline::refusal`): their jobs go to
+/// a later batch on it.
+fn refusals<'a>(
+    state: &AppState,
+    parsed: &'a [BatchResultLine],
+    rows: &'a [JobRow],
+) -> Vec<Refused<'a>> {
+    parsed
+        .iter()
+        .filter_map(|line| {
+            let BatchResult::Succeeded { message } = &line.result else {
+                return None;
+            };
+            let row = rows
+                .iter()
+                .find(|r| r.id == line.custom_id && r.status == Status::Submitted)?;
+            let model = row.model.as_deref().unwrap_or(&message.model);
+            let to = crate::refusals::fallback_of(state, row, model, message)?;
+            Some(Refused {
+                row,
+                model,
+                message,
+                n: (row.batch_tries.max(0) + 1) as u32,
+                tier: Tier::Batch,
+                to,
+            })
+        })
+        .collect()
+}
+
+/// The answers go to R2 first (create-if-absent), all of the chunk's at once — a refused one
+/// apart, where a later delivery does not take it for the job's answer.
+async fn store_answers(
+    state: &AppState,
+    parsed: &[BatchResultLine],
+    rows: &[JobRow],
+    refused: &[Refused<'_>],
+) -> worker::Result<()> {
+    use futures_util::future::Either;
+    let answers = parsed.iter().filter_map(|line| match &line.result {
+        BatchResult::Succeeded { message }
+            if rows
+                .iter()
+                .any(|r| r.id == line.custom_id && r.status == Status::Submitted) =>
+        {
+            Some(match refused.iter().any(|r| r.row.id == line.custom_id) {
+                true => Either::Left(state.blobs.store_refused(&line.custom_id, message)),
+                false => Either::Right(state.blobs.store_answer(&line.custom_id, message)),
+            })
+        }
+        _ => None,
+    });
+    for stored in futures_util::future::join_all(answers).await {
+        stored?;
+    }
+    Ok(())
 }
 
 /// Ends what is left of a batch, a slice at a time (it may hold 100,000 jobs): each submitted
