@@ -703,12 +703,22 @@ pub fn catalog_view(now_ms: i64) -> CatalogView {
     }
 }
 
+/// A catalog day as `YYYY-MM-DD`.
+pub fn day_text((y, m, d): (i32, u32, u32)) -> String {
+    format!("{y:04}-{m:02}-{d:02}")
+}
+
 /// Epoch ms of the start of a UTC day.
 fn day_ms((y, m, d): (i32, u32, u32)) -> i64 {
     date_ms(y, m, d).expect("the catalog's dates are real days")
 }
 
 impl Model {
+    /// Whether `id` names this model: its id or one of its aliases.
+    pub fn is_named(&self, id: &str) -> bool {
+        self.id == id || self.aliases.contains(&id)
+    }
+
     /// Past its deprecation date at `now_ms` (it may be retired too).
     pub fn is_deprecated(&self, now_ms: i64) -> bool {
         self.deprecated_on.is_some_and(|d| now_ms >= day_ms(d))
@@ -756,9 +766,7 @@ pub const THINKING_ROOM: u32 = 2_048;
 
 /// The catalog row of `id` (an id or an alias), retired or not.
 pub fn find(id: &str) -> Option<&'static Model> {
-    CATALOG
-        .iter()
-        .find(|m| m.id == id || m.aliases.contains(&id))
+    CATALOG.iter().find(|m| m.is_named(id))
 }
 
 /// Why a model id is refused at submission.
@@ -847,8 +855,8 @@ fn admit_field(
     let why = match admit(id, now_ms) {
         Ok(m) => return Ok(m),
         Err(Refusal::Unknown) => format!("unknown model {shown:?}"),
-        Err(Refusal::Retired { on: (y, m, d) }) => {
-            format!("model {shown:?} was retired on {y:04}-{m:02}-{d:02}")
+        Err(Refusal::Retired { on }) => {
+            format!("model {shown:?} was retired on {}", day_text(on))
         }
     };
     Err(crate::error::ApiError::bad_request(
@@ -873,40 +881,38 @@ pub fn standing(id: &str, now_ms: i64) -> Option<String> {
             "model {id} is not in the catalog: jobs naming it are refused"
         ));
     };
-    let date = |(y, mo, d): (i32, u32, u32)| format!("{y:04}-{mo:02}-{d:02}");
     match m.retires_on {
         Some(on) if m.is_retired(now_ms) => Some(format!(
             "model {id} was retired on {}: every call to it fails",
-            date(on)
+            day_text(on)
         )),
         Some(on) if day_ms(on) - now_ms <= RETIREMENT_WARNING_DAYS * 86_400_000 => Some(format!(
             "model {id} retires on {} ({} days)",
-            date(on),
+            day_text(on),
             (day_ms(on) - now_ms).div_euclid(86_400_000)
         )),
         _ => m
             .deprecated_on
             .filter(|d| day_ms(*d) <= now_ms)
-            .map(|d| format!("model {id} is deprecated since {}", date(d))),
+            .map(|d| format!("model {id} is deprecated since {}", day_text(d))),
     }
 }
 
 /// What a job on `id` is told at `now_ms`: its model is deprecated (with its retirement date and
 /// the page that says so). Nothing for a model in good standing.
 pub fn job_warnings(id: &str, now_ms: i64) -> Vec<String> {
-    let date = |(y, mo, d): (i32, u32, u32)| format!("{y:04}-{mo:02}-{d:02}");
     find(id)
         .filter(|m| m.is_deprecated(now_ms) && !m.is_retired(now_ms))
         .map(|m| {
             let retires = m
                 .retires_on
-                .map(|r| format!(" and retires on {}", date(r)))
+                .map(|r| format!(" and retires on {}", day_text(r)))
                 .unwrap_or_default();
             format!(
                 "model {} is deprecated since {}{retires}: move to a current model \
                  (platform.claude.com/docs/en/about-claude/model-deprecations)",
                 m.id,
-                m.deprecated_on.map(date).unwrap_or_default()
+                m.deprecated_on.map(day_text).unwrap_or_default()
             )
         })
         .into_iter()

@@ -30,8 +30,7 @@ thread_local! {
 pub async fn last(state: &AppState) -> worker::Result<Option<WatchReport>> {
     let now = now_ms();
     let cached = KNOWN.with(|k| k.borrow().clone());
-    if let Some((at, report)) = cached.filter(|(at, _)| now - at < FRESH_MS) {
-        let _ = at;
+    if let Some((_, report)) = cached.filter(|(at, _)| now - at < FRESH_MS) {
         return Ok(report);
     }
     let report = state

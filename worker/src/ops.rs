@@ -239,13 +239,7 @@ pub fn worst_case(
     let fallback = fallback.or_else(|| state.config.refusal_fallbacks.for_model(&req.model));
     match fallback {
         Some(model) => {
-            let second = pipeline::shape::conform(
-                pipeline::anthropic::MessagesRequest {
-                    model: model.to_owned(),
-                    ..req.clone()
-                },
-                model,
-            );
+            let second = pipeline::shape::conform(req.clone(), model);
             first + worst(&second)
         }
         None => first,

@@ -2,15 +2,11 @@
 //! compares it with the README's text between `<!-- models:begin -->` and `<!-- models:end -->`
 //! (and prints the table to paste when they differ).
 
-use super::{GeneralRule, Model, CATALOG};
+use super::{day_text as date, GeneralRule, Model, CATALOG};
 
 /// The day the table is drawn for: models retired by then are left out (a fixed day, so the
 /// table does not change under a test run on a later date; move it when the catalog is re-read).
 pub const AS_OF: (i32, u32, u32) = (2026, 12, 6);
-
-fn date((y, m, d): (i32, u32, u32)) -> String {
-    format!("{y:04}-{m:02}-{d:02}")
-}
 
 /// A $/MTok figure as the pricing page writes it (`4`, `0.20`, `0.01`).
 fn usd(micros: u64) -> String {

@@ -114,7 +114,7 @@ pub fn compare(listed: &[ListedModel], now_ms: i64) -> WatchReport {
     let missing = CATALOG
         .iter()
         .filter(|m| !m.is_retired(now_ms))
-        .filter(|m| !listed.iter().any(|l| names(m, &l.id)))
+        .filter(|m| !listed.iter().any(|l| m.is_named(&l.id)))
         .map(|m| m.id.to_owned())
         .collect();
     let differences = listed
@@ -130,11 +130,6 @@ pub fn compare(listed: &[ListedModel], now_ms: i64) -> WatchReport {
         differences,
         error: None,
     }
-}
-
-/// Whether `id` names catalog model `m` (its id or an alias).
-fn names(m: &Model, id: &str) -> bool {
-    m.id == id || m.aliases.contains(&id)
 }
 
 /// The figures of `l` that differ from `m`'s.
@@ -282,17 +277,16 @@ pub struct DeprecatedUse {
 /// Every catalog model deprecated at `now_ms` and not retired, with its jobs of the week from
 /// `(model, jobs)` rows (0 when none).
 pub fn deprecated_use(rows: &[(String, u64)], now_ms: i64) -> Vec<DeprecatedUse> {
-    let date = |(y, m, d): (i32, u32, u32)| format!("{y:04}-{m:02}-{d:02}");
     CATALOG
         .iter()
         .filter(|m| !m.is_retired(now_ms) && m.is_deprecated(now_ms))
         .map(|m| DeprecatedUse {
             model: m.id.to_owned(),
-            deprecated_on: m.deprecated_on.map(date).unwrap_or_default(),
-            retires_on: m.retires_on.map(date),
+            deprecated_on: m.deprecated_on.map(super::day_text).unwrap_or_default(),
+            retires_on: m.retires_on.map(super::day_text),
             jobs_this_week: rows
                 .iter()
-                .filter(|(id, _)| names(m, id))
+                .filter(|(id, _)| m.is_named(id))
                 .map(|(_, n)| n)
                 .sum(),
         })

@@ -136,6 +136,7 @@ pub struct UsageTotals {
 
 impl UsageTotals {
     fn add(&mut self, g: &UsageGroup) {
+        let fast = g.mode == FAST_MODE_KEY;
         self.plus(&UsageTotals {
             jobs: g.jobs,
             input_tokens: g.input_tokens,
@@ -145,12 +146,8 @@ impl UsageTotals {
             cost_micros: g.cost_micros,
             cost_unknown_jobs: g.cost_unknown,
             refusals: g.refusals,
-            fast_jobs: if g.mode == FAST_MODE_KEY { g.jobs } else { 0 },
-            fast_cost_micros: if g.mode == FAST_MODE_KEY {
-                g.cost_micros
-            } else {
-                UsdMicros::ZERO
-            },
+            fast_jobs: if fast { g.jobs } else { 0 },
+            fast_cost_micros: if fast { g.cost_micros } else { UsdMicros::ZERO },
         });
     }
 

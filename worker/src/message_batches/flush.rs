@@ -108,6 +108,8 @@ async fn flush_once(
     let mut bytes = 0;
     let mut rest: Vec<&str> = Vec::new();
     let mut statements = Vec::new();
+    // Read once for the whole flush, not once per row.
+    let watch = crate::models_watch::last(state).await.ok().flatten();
     for row in &rows {
         if !rest.is_empty() || !allowance.take(&row_cost(state, row)) {
             // Past the byte limit or the invocation's share: first in line for the next flush.
@@ -120,7 +122,7 @@ async fn flush_once(
             .model
             .as_deref()
             .unwrap_or(pipeline::models::DEFAULT_MODEL);
-        if let Ok(Some(why)) = crate::models_watch::refusal(state, model).await {
+        if let Some(why) = watch.as_ref().and_then(|w| w.refuses(model)) {
             report.jobs_failed += 1;
             statements.push(store.fail(&row.id, &Failure::new(why), None, now, Scope::Sync)?);
             continue;
