@@ -9,7 +9,7 @@ use futures_util::future::{select, Either};
 use futures_util::pin_mut;
 use pipeline::anthropic::files::{self, FileDeleted, FileObject};
 use pipeline::anthropic::{
-    header, ErrorResponse, Message, MessageBatch, MessageBatchList, ADMIN_API_VERSION, API_VERSION,
+    header, ErrorResponse, Message, MessageBatch, MessageBatchList, API_VERSION,
 };
 use pipeline::budget::{reported, Reported};
 use pipeline::retry::CallOutcome;
@@ -29,9 +29,6 @@ pub struct Anthropic {
     base_url: String,
     api_key: String,
     timeout: Duration,
-    /// The `anthropic-version` it sends: `API_VERSION`, or `ADMIN_API_VERSION` for the Admin
-    /// API's client ([`Anthropic::with_key`]).
-    version: &'static str,
     /// The invocation's envelope: every call is a subrequest and holds a connection slot.
     meter: Arc<Meter>,
 }
@@ -61,7 +58,6 @@ impl Anthropic {
                 meter.entry(),
                 config.timing.call_timeout_ms as u64,
             )),
-            version: API_VERSION,
             meter,
         }
     }
@@ -121,14 +117,13 @@ impl Anthropic {
         self.call::<(), _>(Method::Get, &path, None, None).await
     }
 
-    /// The same client with the Admin API's key, speaking the Admin API's version (its
-    /// renamed fields under `2026-10-21` are on no page read: `ADMIN_API_VERSION`).
+    /// The same client with the Admin API's key (the same `anthropic-version`:
+    /// `pipeline::anthropic::API_VERSION`).
     pub fn with_key(&self, key: &str) -> Anthropic {
         Anthropic {
             base_url: self.base_url.clone(),
             api_key: key.to_owned(),
             timeout: self.timeout,
-            version: ADMIN_API_VERSION,
             meter: self.meter.clone(),
         }
     }
@@ -223,7 +218,7 @@ impl Anthropic {
         let net = |e: worker::Error| CallOutcome::Network(e.to_string());
         let headers = Headers::new();
         headers.set(header::API_KEY, &self.api_key).map_err(net)?;
-        headers.set(header::VERSION, self.version).map_err(net)?;
+        headers.set(header::VERSION, API_VERSION).map_err(net)?;
         let mut init = RequestInit::new();
         init.with_method(Method::Get).with_headers(headers);
         let request = Request::new_with_init(url, &init).map_err(net)?;
@@ -303,7 +298,7 @@ impl Anthropic {
         let net = |e: worker::Error| CallOutcome::Network(e.to_string());
         let headers = Headers::new();
         headers.set(header::API_KEY, &self.api_key).map_err(net)?;
-        headers.set(header::VERSION, self.version).map_err(net)?;
+        headers.set(header::VERSION, API_VERSION).map_err(net)?;
         if let Some(job) = job_id {
             headers.set(JOB_HEADER, job).map_err(net)?;
         }

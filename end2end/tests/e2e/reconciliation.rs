@@ -125,8 +125,15 @@ async fn honest_runs_reconcile_to_zero_difference(s: Arc<TestStack>) {
     let last = admin.get_ok("/api/reconciliation").await;
     assert_eq!(last["checked_at"], r["checked_at"]);
     assert_eq!(last["lines"], r["lines"]);
-    // The report was read with the Admin API key, once per page.
+    // The report was read with the Admin API key, once per page, speaking the same version as
+    // every other call.
     assert!(s.sim_calls("cost_report 200") >= 1);
+    let versions = s.sim_versions();
+    assert_eq!(
+        versions.keys().collect::<Vec<_>>(),
+        [pipeline::anthropic::API_VERSION],
+        "{versions:?}"
+    );
 }
 
 async fn a_mispriced_model_is_flagged_and_alerted(s: Arc<TestStack>) {

@@ -1,6 +1,7 @@
 //! The Usage & Cost Admin API's cost report, as far as reconciliation reads it (issue 20,
 //! part 3): `GET /v1/organizations/cost_report`, with an Admin API key (`x-api-key:
-//! sk-ant-admin01-…`) and `anthropic-version: 2023-06-01`, no beta header.
+//! sk-ant-admin01-…`) and `anthropic-version: 2026-10-21` (`super::API_VERSION`), no beta
+//! header.
 //!
 //! From <https://platform.claude.com/docs/en/manage-claude/usage-cost-api> and the reference
 //! <https://platform.claude.com/docs/en/api/admin/cost_report/retrieve> (read 2026-12-02;

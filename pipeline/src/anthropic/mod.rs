@@ -13,19 +13,20 @@
 //! - [`inline`]: a PDF sent as base64 without the Worker holding it (a reference, expanded in JS).
 //! - [`jsonl`]: a batch's JSONL results read line by line as they arrive, resumable.
 
-/// The API version header every Messages, count_tokens, Message Batches and Files request
-/// carries: `2026-10-21` (release notes, 2026-10-21; platform.claude.com/docs/en/api/versioning,
+/// The API version header every request carries — Messages, count_tokens, Message Batches, Files,
+/// Models and the Admin API's cost report: `2026-10-21` (release notes, 2026-10-21; platform.claude.com/docs/en/api/versioning,
 /// read 2026-12-06): "The temperature, top_p, and top_k request parameters are removed"; "A
 /// request that places a document block directly in an assistant message returns a 400 error";
 /// "Sending a text block with a non-empty citations array in a user message … returns a 400
 /// error". `crate::shape::check` refuses all three in a caller's request before it is stored.
+/// The version also renames some Admin API fields; the cost report's reference as rendered for
+/// `2026-10-21` (platform.claude.com/docs/en/api/admin/cost_report, read 2026-12-06) still names
+/// every field reconciliation reads (`data`, `has_more`, `next_page`, `starting_at`,
+/// `ending_at`, `results[].amount`, `currency`, `description`, `cost_type`, `model`,
+/// `service_tier`, `token_type`, `workspace_id`), so the renames are elsewhere in the Admin API
+/// (`crate::anthropic::admin`), and a missing one fails the parse loudly.
 pub const API_VERSION: &str = "2026-10-21";
 
-/// The version the Admin API's cost report is read with. The 2026-10-21 version renames some
-/// Admin API fields, and no official page read (2026-12-06) says which: reconciliation keeps
-/// reading the report in the shape it was written against until they are known, rather than
-/// parse renamed fields as missing (`crate::anthropic::admin`).
-pub const ADMIN_API_VERSION: &str = "2023-06-01";
 /// Header names of the Messages API.
 pub mod header {
     pub const API_KEY: &str = "x-api-key";

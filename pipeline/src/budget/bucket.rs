@@ -130,8 +130,10 @@ pub struct Limits {
 }
 
 impl Default for Limits {
-    /// The API's first usage tier for Sonnet-class models; the headers of the first answer
-    /// teach the real ones.
+    /// The lowest figures the rate-limits page ever published (its old first tier). New
+    /// organizations "may start in the Evaluation tier, with limits below the standard tiers"
+    /// (platform.claude.com/docs/en/api/rate-limits, read 2026-12-06), unpublished, so the Start
+    /// table would start too high; the headers of the first answer teach the real ones.
     fn default() -> Self {
         Limits {
             rpm: 50,
