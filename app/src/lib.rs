@@ -18,9 +18,12 @@
 //! iterators, not keyed `<For>`: each refetch rebuilds the view in place, which disposes the
 //! reactive owners a `<For>` would keep its old rows under.
 
+#![recursion_limit = "256"]
+
 pub mod api;
 mod components;
 mod pages;
+pub mod shell;
 
 use leptos::prelude::*;
 use leptos_router::components::{Route, Router, Routes};
@@ -36,6 +39,7 @@ use pages::{
 /// The whole app: the router inside the shared layout.
 #[component]
 pub fn App() -> impl IntoView {
+    shell::provide_ready();
     view! {
         <Router>
             <Layout>

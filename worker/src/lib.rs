@@ -35,6 +35,7 @@ mod message_batches;
 mod meter;
 mod models_watch;
 mod ops;
+mod pages;
 mod pauses;
 mod reconcile;
 mod refusals;
@@ -75,6 +76,12 @@ async fn fetch(
             .fetch_request(req)
             .await?;
         return Ok(resp.map(axum::body::Body::new));
+    }
+    // A job's or an upload's own page: the frame shell, not the Submit page's.
+    if req.method() == axum::http::Method::GET && pages::is_deep_page(req.uri().path()) {
+        if let Some(frame) = pages::frame(&env).await {
+            return Ok(frame);
+        }
     }
     // A body left unread when the answer goes out (a 401, a 404, a 405 before any handler
     // reads it) leaves the connection in a state the local runtime cannot reuse. So bodies

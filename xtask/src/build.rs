@@ -82,7 +82,8 @@ pub fn spa() -> Result<bool> {
             .arg(&bg),
         "wasm-opt",
     )?;
-    assemble_dist(&pkg)?;
+    let shells = shells()?;
+    assemble_dist(&pkg, &shells)?;
     std::fs::write(&stamp, fp)?;
     step(&format!(
         "SPA built in {:.0} s: {}",
@@ -92,8 +93,55 @@ pub fn spa() -> Result<bool> {
     Ok(true)
 }
 
-/// Content-hashed file names, so browsers may cache them forever; index.html points at them.
-fn assemble_dist(pkg: &Path) -> Result<()> {
+/// A page's shell: its route, its file under `dist/`, what goes inside its `<body>`.
+struct Shell {
+    route: String,
+    file: String,
+    html: String,
+}
+
+/// Every page's shell, rendered by the app's `shells` binary (`app::shell`, `ssr` feature) on
+/// the host. Built with the wasm's `erase_components` cfg, so the HTML carries the same markers
+/// the wasm hydrates; in a target directory of its own, so those flags never rebuild the host's
+/// test builds.
+fn shells() -> Result<Vec<Shell>> {
+    step("rendering the pages' shells (app --bin shells, ssr)");
+    let out = Command::new("cargo")
+        .args([
+            "run",
+            "--quiet",
+            "-p",
+            "app",
+            "--bin",
+            "shells",
+            "--no-default-features",
+            "--features",
+            "ssr",
+        ])
+        .env("RUSTFLAGS", "--cfg erase_components")
+        .env("CARGO_TARGET_DIR", target_dir().join("shells"))
+        .current_dir(root())
+        .stderr(std::process::Stdio::inherit())
+        .output()
+        .map_err(|e| format!("cargo run --bin shells: {e}"))?;
+    if !out.status.success() {
+        return Err(format!("cargo run --bin shells failed ({})", out.status).into());
+    }
+    let list: Vec<serde_json::Value> = serde_json::from_slice(&out.stdout)?;
+    let text = |v: &serde_json::Value, k: &str| v[k].as_str().unwrap_or_default().to_owned();
+    Ok(list
+        .iter()
+        .map(|v| Shell {
+            route: text(v, "route"),
+            file: text(v, "file"),
+            html: text(v, "html"),
+        })
+        .collect())
+}
+
+/// Content-hashed file names, so browsers may cache them forever; each page's HTML points at
+/// them, its shell inside.
+fn assemble_dist(pkg: &Path, shells: &[Shell]) -> Result<()> {
     let out = dist();
     let _ = std::fs::remove_dir_all(&out);
     std::fs::create_dir_all(&out)?;
@@ -115,9 +163,18 @@ fn assemble_dist(pkg: &Path) -> Result<()> {
     let boot = names(std::fs::read_to_string(statics.join("boot.js"))?);
     let boot_name = format!("boot-{:016x}.js", fnv(boot.as_bytes()));
     std::fs::write(out.join(&boot_name), boot)?;
-    let html =
+    let page =
         names(std::fs::read_to_string(statics.join("index.html"))?).replace("__BOOT__", &boot_name);
-    std::fs::write(out.join("index.html"), html)?;
+    for shell in shells {
+        let html = page
+            .replace("__ROUTE__", &shell.route)
+            .replace("__SHELL__", &shell.html);
+        let file = out.join(&shell.file);
+        if let Some(dir) = file.parent() {
+            std::fs::create_dir_all(dir)?;
+        }
+        std::fs::write(file, html)?;
+    }
     std::fs::copy(statics.join("_headers"), out.join("_headers"))?;
     // The Worker answers `GET /api/openapi.json` with this file (through the assets binding).
     let doc = pipeline::openapi::document(env!("CARGO_PKG_VERSION"));

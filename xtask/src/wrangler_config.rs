@@ -357,6 +357,9 @@ mod tests {
             "/batches/*",
             "/api/*",
             "/__scheduled",
+            // The pages with an id get the frame shell (worker/src/pages.rs).
+            "/ui/jobs/*",
+            "/ui/batches/*",
         ] {
             assert!(list.contains(&p), "{p} missing from run_worker_first");
         }

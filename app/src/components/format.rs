@@ -52,6 +52,17 @@ pub fn short_id(id: &str) -> String {
     id.chars().take(8).collect()
 }
 
+/// Now, in milliseconds since the epoch: the browser's clock, or the build's when a shell is
+/// rendered ahead of time.
+pub fn now_ms() -> i64 {
+    #[cfg(not(feature = "ssr"))]
+    return js_sys::Date::now() as i64;
+    #[cfg(feature = "ssr")]
+    return std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as i64);
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

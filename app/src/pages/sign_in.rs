@@ -7,7 +7,7 @@ use crate::api;
 /// every request. The Worker checks it; a wrong or revoked key is refused here.
 #[component]
 pub fn SignIn() -> impl IntoView {
-    let key = RwSignal::new(String::new());
+    let key = RwSignal::new(crate::shell::typed_or("api-key", ""));
     let error = RwSignal::new(None::<String>);
     let busy = RwSignal::new(false);
     let submit = move || {
@@ -30,6 +30,7 @@ pub fn SignIn() -> impl IntoView {
             }
         });
     };
+    let waiting = crate::shell::waiting();
     view! {
         <section class="page" data-testid="page-sign-in">
             <h1>"Sign in"</h1>
@@ -48,7 +49,7 @@ pub fn SignIn() -> impl IntoView {
                         on:input=move |ev| key.set(event_target_value(&ev))
                     />
                 </label>
-                <button type="submit" data-testid="sign-in" disabled=move || busy.get()>"Sign in"</button>
+                <button type="submit" data-testid="sign-in" disabled=move || busy.get() || waiting.get()>"Sign in"</button>
             </form>
             <p class="error" data-testid="sign-in-error">{move || error.get()}</p>
         </section>

@@ -83,14 +83,21 @@ impl Browser {
         }
     }
 
-    /// A new page at `url`, its requests, console and errors written to the browser's diary.
+    /// A new page at `url` ([`Browser::page`]), once the wasm has taken it over.
     pub async fn open(&self, url: &str) -> Page {
+        let page = self.page().await;
+        page.goto(url, None).await.expect("navigate");
+        taken_over(&page).await;
+        page
+    }
+
+    /// A new blank page, its requests, console and errors written to the browser's diary.
+    pub async fn page(&self) -> Page {
         let page = self.context.new_page().await.expect("new page");
         page.set_default_navigation_timeout(NAVIGATION_TIMEOUT_MS)
             .await;
         page.set_default_timeout(ACTION_TIMEOUT_MS).await;
         Diary::open(&self.diary).watch(&page).await;
-        page.goto(url, None).await.expect("navigate");
         page
     }
 
@@ -174,4 +181,14 @@ impl Diary {
             })
             .await;
     }
+}
+
+/// Waits until the wasm has taken the page over (`<body data-hydrated>`, `app::shell`): before
+/// it, a page is its build-time shell, which shows the forms but sends nothing.
+pub async fn taken_over(page: &Page) {
+    playwright_rs::expect(page.locator("body[data-hydrated]"))
+        .with_timeout(check::CHECK_TIMEOUT)
+        .to_have_count(1)
+        .await
+        .unwrap_or_else(|e| panic!("the wasm never took the page over: {e}"));
 }

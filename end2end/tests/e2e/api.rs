@@ -298,7 +298,8 @@ async fn hashed_assets_are_kept_a_year_and_pages_are_revalidated(s: Arc<TestStac
             "{name}: {c}"
         );
     }
-    for path in ["/ui/jobs", "/index.html"] {
+    // The pages, the frame a job's own page gets included: revalidated on every visit.
+    for path in ["/ui/jobs", "/index.html", "/ui/jobs/0193a7b2-frame"] {
         let r = client.get(s.url(path)).send().await.unwrap();
         let c = cache(r.headers());
         assert!(!c.contains("immutable"), "{path}: {c}");

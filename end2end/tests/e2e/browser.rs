@@ -21,6 +21,7 @@ pub fn suite() -> Suite {
             feedback_submitted_in_both_modes_completes_with_frozen_elapsed_times,
             a_prompt_job_is_followed_from_the_form_to_its_result_and_a_queued_one_is_canceled,
             three_pdfs_dropped_on_the_zone_are_uploaded_and_summarized,
+            each_page_is_html_before_any_script_and_keeps_what_was_typed_before_the_wasm,
         ],
     )
 }
@@ -316,5 +317,100 @@ async fn three_pdfs_dropped_on_the_zone_are_uploaded_and_summarized(s: Arc<TestS
         .await
         .expect("the summary names its pages");
     screenshot(&page, &s, "upload-done").await;
+    browser.close().await;
+}
+
+/// The pages measured by `cargo xtask bench render`, and what each one's shell must show.
+const SHELLS: [(&str, &str); 6] = [
+    ("/", "feedback-form"),
+    ("/ui/jobs", "page-jobs"),
+    ("/ui/dashboard", "page-dashboard"),
+    ("/ui/dead-letters", "page-dead-letters"),
+    ("/ui/usage", "page-usage"),
+    ("/ui/upload", "page-upload"),
+];
+
+/// What `<body>` holds before its first `<script>`: the shell.
+fn before_scripts(html: &str) -> &str {
+    let body = &html[html.find("<body").expect("a body")..];
+    &body[..body.find("<script").expect("a script")]
+}
+
+async fn each_page_is_html_before_any_script_and_keeps_what_was_typed_before_the_wasm(
+    s: Arc<TestStack>,
+) {
+    // The HTML as it arrives: the frame and the page's own shell come before any script, and
+    // a job's own page gets the frame, not another page's shell.
+    let http = reqwest::Client::new();
+    let get = |path: &str| {
+        let req = http.get(s.url(path));
+        async move { req.send().await.unwrap().text().await.unwrap() }
+    };
+    for (path, testid) in SHELLS {
+        let html = get(path).await;
+        let shell = before_scripts(&html);
+        for want in ["data-testid=\"nav\"", &format!("data-testid=\"{testid}\"")] {
+            assert!(shell.contains(want), "{path}: no {want} before the scripts");
+        }
+        assert!(html.contains(&format!("data-shell=\"{path}\"")), "{path}");
+    }
+    let frame = get("/ui/jobs/0193a7b2-no-such-job").await;
+    assert!(before_scripts(&frame).contains("data-testid=\"nav\""));
+    assert!(
+        frame.contains("data-shell=\"\""),
+        "the frame names no route"
+    );
+    assert!(
+        !frame.contains("feedback-form"),
+        "not the Submit page's shell"
+    );
+
+    // In the browser, with the wasm held back: the shell is on screen and takes text, its
+    // submit waits for the wasm; once the wasm has taken over, what was typed is still there
+    // and is what the form sends.
+    let browser = Browser::launch(&s, "shell").await;
+    let page = browser.page().await;
+    let (release, held) = tokio::sync::watch::channel(false);
+    page.route("**/app_bg-*.wasm", move |route| {
+        let mut held = held.clone();
+        async move {
+            let _ = held.wait_for(|go| *go).await;
+            route.continue_(None).await
+        }
+    })
+    .await
+    .expect("hold the wasm back");
+    let dom_only = playwright_rs::protocol::GotoOptions::new()
+        .wait_until(playwright_rs::protocol::WaitUntil::DomContentLoaded);
+    page.goto(&s.url("/"), dom_only).await.expect("navigate");
+    check_visible(&page, "feedback-form").await;
+    screenshot(&page, &s, "submit-shell").await;
+    let typed = "Typed into the shell before the wasm arrived: the export button is gone.";
+    fill(&page, "fb-text", typed).await;
+    find(&page, "mode-batch")
+        .check(None)
+        .await
+        .expect("choose batch");
+    expect(find(&page, "fb-submit"))
+        .to_be_disabled()
+        .await
+        .expect("no submit before the wasm");
+    assert_eq!(
+        page.locator("body[data-hydrated]").count().await.unwrap(),
+        0,
+        "the wasm was held back"
+    );
+
+    release.send(true).unwrap();
+    end2end::browser::taken_over(&page).await;
+    let kept = find(&page, "fb-text").input_value(None).await.unwrap();
+    assert_eq!(kept, typed, "hydration kept what was typed");
+    assert!(find(&page, "mode-batch").is_checked().await.unwrap());
+    click(&page, "fb-submit").await;
+    let id = last_id(&page, None).await;
+    let item = format!("job-{id}");
+    check_text(&page, &item, typed).await;
+    // Sent in the mode chosen before the wasm: it waits for its Message Batch.
+    check_text(&page, &item, "Waiting for the Message Batch").await;
     browser.close().await;
 }

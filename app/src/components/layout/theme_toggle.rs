@@ -6,12 +6,19 @@ use leptos::prelude::*;
 #[component]
 pub fn ThemeToggle() -> impl IntoView {
     let storage = || window().local_storage().ok().flatten();
-    let initial = storage()
-        .and_then(|s| s.get_item("theme").ok().flatten())
-        .unwrap_or_default();
-    let theme = RwSignal::new(initial);
-    Effect::new(move |_| {
+    // Starts as the build-time shell drew it (no choice); the stored choice arrives with the
+    // first effect, after the wasm has taken the page over.
+    let theme = RwSignal::new(String::new());
+    Effect::new(move |loaded: Option<()>| {
         let t = theme.get();
+        if loaded.is_none() {
+            let stored = storage().and_then(|s| s.get_item("theme").ok().flatten());
+            if let Some(stored) = stored.filter(|s| *s != t) {
+                // Runs this effect again, with the stored choice.
+                theme.set(stored);
+                return;
+            }
+        }
         if let Some(root) = document().document_element() {
             let _ = if t.is_empty() {
                 root.remove_attribute("data-theme")

@@ -42,6 +42,7 @@ pub fn Pauses() -> impl IntoView {
             .find_map(|r| r.err())
             .map(|e| view! { <p class="error" data-testid="pause-error">{e.to_string()}</p> })
     };
+    let waiting = crate::shell::waiting();
     view! {
         <h2>"Pauses"</h2>
         <form class="card form" data-testid="pause-form" on:submit=submit>
@@ -61,7 +62,7 @@ pub fn Pauses() -> impl IntoView {
                     <input data-testid="pause-reason" size="24" placeholder="optional"
                         prop:value=reason on:input=move |ev| reason.set(event_target_value(&ev)) />
                 </label>
-                <button type="submit" data-testid="pause-submit" disabled=move || pause.pending().get()>"Pause"</button>
+                <button type="submit" data-testid="pause-submit" disabled=move || pause.pending().get() || waiting.get()>"Pause"</button>
             </div>
         </form>
         {error}

@@ -44,6 +44,7 @@ pub fn EditForm(
             Err(e) => error.set(Some(e)),
         }
     };
+    let waiting = crate::shell::waiting();
     view! {
         <form class="row" on:submit=submit>
             <label>"Model "
@@ -56,7 +57,7 @@ pub fn EditForm(
                         on:input=move |ev| edit_max.set(event_target_value(&ev)) />
                 </label>
             </Show>
-            <button type="submit" class="primary" data-testid="dlq-edit-submit">"Replay with these"</button>
+            <button type="submit" class="primary" data-testid="dlq-edit-submit" disabled=waiting>"Replay with these"</button>
         </form>
     }
 }

@@ -54,6 +54,7 @@ pub fn DlqFilters(
     let input = move |sig: RwSignal<String>| move |ev| sig.set(event_target_value(&ev));
     let statuses = DlqFilter::STATUSES.map(|s| (s, s.replace('_', "-")));
     let replaying = bulk.pending();
+    let waiting = crate::shell::waiting();
     view! {
         <form class="filters" on:submit=apply>
             <label class="filter">"Status"
@@ -79,7 +80,7 @@ pub fn DlqFilters(
             <label class="filter">"to"
                 <input type="date" data-testid="dlq-to" prop:value=to on:input=input(to) />
             </label>
-            <button type="submit" class="primary" data-testid="dlq-apply">"Apply"</button>
+            <button type="submit" class="primary" data-testid="dlq-apply" disabled=waiting>"Apply"</button>
             <button type="button" class="secondary" data-testid="dlq-replay-all"
                 disabled=move || replaying.get()
                 on:click=move |_| { bulk.dispatch(filter.get_untracked()); }>

@@ -6,6 +6,7 @@ use pipeline::status::Mode;
 
 use super::mode_toggle::ModeToggle;
 use crate::api::ApiError;
+use crate::shell::{typed, typed_or};
 
 /// Sends one piece of feedback: `(source, text, mode)`.
 pub type SendFeedback = Action<(String, String, Mode), Result<FeedbackAck, ApiError>>;
@@ -16,9 +17,13 @@ const FIELDS: [&str; 3] = ["text", "source", "mode"];
 /// Source, text and the sync / batch toggle; API errors show next to their field.
 #[component]
 pub fn FeedbackForm(send: SendFeedback) -> impl IntoView {
-    let source = RwSignal::new("web_app".to_string());
-    let text = RwSignal::new(String::new());
-    let mode = RwSignal::new(Mode::Sync);
+    // What was typed into the build-time shell before the wasm arrived, if anything.
+    let source = RwSignal::new(typed_or("fb-source", "web_app"));
+    let text = RwSignal::new(typed_or("fb-text", ""));
+    let mode = RwSignal::new(match typed("mode-batch").as_deref() {
+        Some("true") => Mode::Batch,
+        _ => Mode::Sync,
+    });
     let error = RwSignal::new(None::<ApiError>);
     let last = RwSignal::new(None::<String>);
     Effect::new(move |_| match send.value().get() {
@@ -32,6 +37,7 @@ pub fn FeedbackForm(send: SendFeedback) -> impl IntoView {
     });
     let field_error = move |name: &'static str| move || error.get().and_then(|e| e.on_field(name));
     let pending = send.pending();
+    let waiting = crate::shell::waiting();
     view! {
         <form
             class="card form"
@@ -45,6 +51,7 @@ pub fn FeedbackForm(send: SendFeedback) -> impl IntoView {
             <input
                 id="fb-source"
                 data-testid="fb-source"
+                value=source.get_untracked()
                 prop:value=source
                 on:input=move |ev| source.set(event_target_value(&ev))
             />
@@ -65,7 +72,7 @@ pub fn FeedbackForm(send: SendFeedback) -> impl IntoView {
             <p class="field-error" data-testid="error-mode">{field_error("mode")}</p>
 
             <div class="actions">
-                <button type="submit" data-testid="fb-submit" disabled=move || pending.get()>
+                <button type="submit" data-testid="fb-submit" disabled=move || pending.get() || waiting.get()>
                     {move || if pending.get() { "Submitting…" } else { "Submit" }}
                 </button>
                 <span class="muted" data-testid="fb-last">

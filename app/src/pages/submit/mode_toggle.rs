@@ -14,6 +14,7 @@ pub fn ModeToggle(mode: RwSignal<Mode>) -> impl IntoView {
                     name="mode"
                     value=m.as_str()
                     data-testid=testid
+                    checked=mode.get_untracked() == m
                     prop:checked=move || mode.get() == m
                     on:change=move |_| mode.set(m)
                 />

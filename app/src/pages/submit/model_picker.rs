@@ -7,7 +7,7 @@ use pipeline::models::{CATALOG, DEFAULT_MODEL};
 /// default selected.
 #[component]
 pub fn ModelPicker(model: RwSignal<String>) -> impl IntoView {
-    let now = js_sys::Date::now() as i64;
+    let now = crate::components::format::now_ms();
     let choices = CATALOG
         .iter()
         .filter(|m| !m.is_retired(now))

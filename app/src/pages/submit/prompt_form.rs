@@ -8,6 +8,7 @@ use pipeline::status::Lane;
 
 use super::model_picker::ModelPicker;
 use crate::api::{self, ApiError};
+use crate::shell::typed_or;
 
 /// The fields that show their own error; others show under the form.
 const FIELDS: [&str; 2] = ["prompt", "expires_in_s"];
@@ -47,10 +48,11 @@ pub fn body(
 /// The prompt-job form: prompt, priority, model and an optional expiry; errors by field.
 #[component]
 pub fn PromptForm() -> impl IntoView {
-    let prompt = RwSignal::new(String::new());
-    let priority = RwSignal::new("high".to_string());
-    let model = RwSignal::new(DEFAULT_MODEL.to_string());
-    let expires = RwSignal::new(String::new());
+    // What was typed into the build-time shell before the wasm arrived, if anything.
+    let prompt = RwSignal::new(typed_or("pj-prompt", ""));
+    let priority = RwSignal::new(typed_or("pj-priority", "high"));
+    let model = RwSignal::new(typed_or("pj-model", DEFAULT_MODEL));
+    let expires = RwSignal::new(typed_or("pj-expires", ""));
     let error = RwSignal::new(None::<ApiError>);
     let last = RwSignal::new(None::<String>);
     let send = Action::new_local(|body: &Result<JobRequest, ApiError>| {
@@ -68,6 +70,7 @@ pub fn PromptForm() -> impl IntoView {
     });
     let field_error = move |name: &'static str| move || error.get().and_then(|e| e.on_field(name));
     let pending = send.pending();
+    let waiting = crate::shell::waiting();
     view! {
         <form class="card form" data-testid="prompt-form" on:submit=move |ev| {
             ev.prevent_default();
@@ -96,7 +99,7 @@ pub fn PromptForm() -> impl IntoView {
             </div>
             <p class="field-error" data-testid="pj-error-expires">{field_error("expires_in_s")}</p>
             <div class="actions">
-                <button type="submit" data-testid="pj-submit" disabled=move || pending.get()>
+                <button type="submit" data-testid="pj-submit" disabled=move || pending.get() || waiting.get()>
                     "Submit job"
                 </button>
                 <span class="muted" data-testid="pj-last">

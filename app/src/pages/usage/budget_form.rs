@@ -77,6 +77,7 @@ pub fn BudgetForm(
         }),
     };
     let saving = save.pending();
+    let waiting = crate::shell::waiting();
     view! {
         <form class="card form budget-form" on:submit=submit>
             <h2>"Budget for " {target}</h2>
@@ -95,7 +96,7 @@ pub fn BudgetForm(
                 </label>
             </div>
             <div class="actions">
-                <button type="submit" data-testid="budget-save" disabled=move || saving.get()>
+                <button type="submit" data-testid="budget-save" disabled=move || saving.get() || waiting.get()>
                     "Save budget"
                 </button>
                 {move || result().map(|(text, class)| view! {

@@ -49,6 +49,7 @@ pub fn RangeForm(
         });
     };
     let downloading = csv.pending();
+    let waiting = crate::shell::waiting();
     view! {
         <form class="filters" on:submit=apply>
             <label class="filter">"From"
@@ -65,7 +66,7 @@ pub fn RangeForm(
                         on:input=move |ev| user.set(event_target_value(&ev)) />
                 </label>
             </Show>
-            <button type="submit" class="primary" data-testid="usage-apply">"Apply"</button>
+            <button type="submit" class="primary" data-testid="usage-apply" disabled=waiting>"Apply"</button>
             <button type="button" class="secondary" data-testid="usage-csv"
                 disabled=move || downloading.get()
                 on:click=move |_| { csv.dispatch(()); }>
