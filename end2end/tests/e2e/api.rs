@@ -138,14 +138,20 @@ async fn the_spa_and_its_assets_are_served_with_deep_link_fallback(s: Arc<TestSt
     assert_eq!(index.status().as_u16(), 200);
     let html = index.text().await.unwrap();
     assert!(html.contains("<title>claude-pipeline</title>"), "{html}");
-    for deep in ["/ui/jobs", "/ui/jobs/some-id", "/ui/dead-letters"] {
+    // Every page is its own shell (`app::shell`) under the same head; a job's own page gets
+    // the frame; a path no page has gets index.html, and the SPA says not found.
+    let head = |h: &str| h[..h.find("<body").unwrap()].to_owned();
+    for (deep, shell) in [
+        ("/ui/jobs", "data-shell=\"/ui/jobs\""),
+        ("/ui/dead-letters", "data-shell=\"/ui/dead-letters\""),
+        ("/ui/jobs/some-id", "data-shell=\"\""),
+        ("/ui/no-such-page", "data-shell=\"/\""),
+    ] {
         let resp = s.anon().request(Method::GET, deep).send().await.unwrap();
         assert_eq!(resp.status().as_u16(), 200, "{deep}");
-        assert_eq!(
-            resp.text().await.unwrap(),
-            html,
-            "{deep} should serve index.html"
-        );
+        let page = resp.text().await.unwrap();
+        assert_eq!(head(&page), head(&html), "{deep}: the same head and files");
+        assert!(page.contains(shell), "{deep} should carry {shell}");
     }
     // Every hashed asset index.html names is served with its type.
     for (ext, ctype) in [
