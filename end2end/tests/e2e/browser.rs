@@ -22,6 +22,7 @@ pub fn suite() -> Suite {
             a_prompt_job_is_followed_from_the_form_to_its_result_and_a_queued_one_is_canceled,
             three_pdfs_dropped_on_the_zone_are_uploaded_and_summarized,
             each_page_is_html_before_any_script_and_keeps_what_was_typed_before_the_wasm,
+            no_page_scrolls_sideways_at_a_phone_width,
         ],
     )
 }
@@ -412,5 +413,41 @@ async fn each_page_is_html_before_any_script_and_keeps_what_was_typed_before_the
     check_text(&page, &item, typed).await;
     // Sent in the mode chosen before the wasm: it waits for its Message Batch.
     check_text(&page, &item, "Waiting for the Message Batch").await;
+    browser.close().await;
+}
+
+async fn no_page_scrolls_sideways_at_a_phone_width(s: Arc<TestStack>) {
+    // A phone's width: wide tables scroll inside themselves, the navigation on its own line.
+    let browser = Browser::launch(&s, "phone-width").await;
+    let page = browser.page().await;
+    page.set_viewport_size(playwright_rs::Viewport {
+        width: 390,
+        height: 800,
+    })
+    .await
+    .expect("a phone's viewport");
+    for (path, testid) in SHELLS {
+        page.goto(&s.url(path), None).await.expect("navigate");
+        end2end::browser::taken_over(&page).await;
+        check_visible(&page, testid).await;
+        // Once the data is drawn too (the tables are what grows): no loading line is left.
+        expect(page.locator("main p.muted:has-text('Loading')"))
+            .with_timeout(end2end::browser::CHECK_TIMEOUT)
+            .to_have_count(0)
+            .await
+            .unwrap_or_else(|e| panic!("{path} kept a loading line: {e}"));
+        let (scroll, client): (u32, u32) = page
+            .evaluate(
+                "() => [document.documentElement.scrollWidth, document.documentElement.clientWidth]",
+                None::<&()>,
+            )
+            .await
+            .expect("evaluate");
+        assert!(
+            scroll <= client,
+            "{path} is {scroll} px wide on a {client} px screen"
+        );
+    }
+    screenshot(&page, &s, "phone-width").await;
     browser.close().await;
 }
