@@ -7,6 +7,7 @@ use pipeline::ops::failures::ErrorClass;
 use pipeline::status::Status;
 
 use super::actions::BulkReplay;
+use crate::shell::typed_or;
 
 /// The filter the typed fields describe: empty fields mean any; `to` includes its whole day.
 pub fn filter_of(
@@ -36,9 +37,11 @@ pub fn DlqFilters(
     bulk: BulkReplay,
     error: RwSignal<Option<String>>,
 ) -> impl IntoView {
-    let [status, class, user, model, from, to] =
-        std::array::from_fn(|_| RwSignal::new(String::new()));
-    status.set(Status::DeadLettered.as_str().to_string());
+    // What was chosen or typed in the build-time shell before the wasm arrived, if anything.
+    let kept = |testid: &str, default: &str| RwSignal::new(typed_or(testid, default));
+    let status = kept("dlq-status", Status::DeadLettered.as_str());
+    let [class, user, model, from, to] =
+        ["dlq-class", "dlq-user", "dlq-model", "dlq-from", "dlq-to"].map(|t| kept(t, ""));
     let apply = move |ev: leptos::ev::SubmitEvent| {
         ev.prevent_default();
         error.set(None);

@@ -9,15 +9,17 @@ use pipeline::status::{Kind, Lane, Status};
 use crate::api;
 use crate::components::fetched::fetched;
 use crate::components::ticker::every_second;
+use crate::shell::typed_or;
 use filter_select::FilterSelect;
 use job_row::JobRow;
 
 /// Every job of the caller (all kinds), filtered, refreshed every second.
 #[component]
 pub fn Jobs() -> impl IntoView {
-    let status = RwSignal::new(String::new());
-    let priority = RwSignal::new(String::new());
-    let kind = RwSignal::new(String::new());
+    // A filter chosen in the build-time shell before the wasm arrived applies.
+    let status = RwSignal::new(typed_or("filter-status", ""));
+    let priority = RwSignal::new(typed_or("filter-priority", ""));
+    let kind = RwSignal::new(typed_or("filter-kind", ""));
     let tick = every_second();
     let list = LocalResource::new(move || {
         tick.track();
