@@ -68,9 +68,10 @@ pub fn typed(testid: &str) -> Option<String> {
     TYPED.with(|t| t.borrow_mut().remove(testid))
 }
 
-/// [`typed`], or `default` when nothing was there.
-pub fn typed_or(testid: &str, default: &str) -> String {
-    typed(testid).unwrap_or_else(|| default.to_owned())
+/// A form field's signal: what the shell's field `testid` held when the wasm arrived
+/// ([`typed`]), or `default`.
+pub fn kept(testid: &str, default: &str) -> RwSignal<String> {
+    RwSignal::new(typed(testid).unwrap_or_else(|| default.to_owned()))
 }
 
 /// Whether `path` (the browser's) is the route `shell` was rendered for.
@@ -207,8 +208,8 @@ mod tests {
     #[test]
     fn typed_values_are_read_once() {
         TYPED.with(|t| t.borrow_mut().insert("pj-prompt".into(), "hello".into()));
-        assert_eq!(typed_or("pj-prompt", ""), "hello");
-        assert_eq!(typed_or("pj-prompt", "x"), "x");
+        assert_eq!(typed("pj-prompt").as_deref(), Some("hello"));
+        assert_eq!(typed("pj-prompt"), None);
     }
 
     #[test]

@@ -7,7 +7,7 @@ use crate::api;
 /// every request. The Worker checks it; a wrong or revoked key is refused here.
 #[component]
 pub fn SignIn() -> impl IntoView {
-    let key = RwSignal::new(crate::shell::typed_or("api-key", ""));
+    let key = crate::shell::kept("api-key", "");
     let error = RwSignal::new(None::<String>);
     let busy = RwSignal::new(false);
     let submit = move || {

@@ -321,7 +321,8 @@ async fn three_pdfs_dropped_on_the_zone_are_uploaded_and_summarized(s: Arc<TestS
     browser.close().await;
 }
 
-/// The pages measured by `cargo xtask bench render`, and what each one's shell must show.
+/// The pages with a shell of their own (`app::shell::SHELLS`, sign-in aside), and what each
+/// one's shell must show.
 const SHELLS: [(&str, &str); 6] = [
     ("/", "feedback-form"),
     ("/ui/jobs", "page-jobs"),

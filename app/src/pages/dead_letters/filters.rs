@@ -7,7 +7,7 @@ use pipeline::ops::failures::ErrorClass;
 use pipeline::status::Status;
 
 use super::actions::BulkReplay;
-use crate::shell::typed_or;
+use crate::shell::kept;
 
 /// The filter the typed fields describe: empty fields mean any; `to` includes its whole day.
 pub fn filter_of(
@@ -38,7 +38,6 @@ pub fn DlqFilters(
     error: RwSignal<Option<String>>,
 ) -> impl IntoView {
     // What was chosen or typed in the build-time shell before the wasm arrived, if anything.
-    let kept = |testid: &str, default: &str| RwSignal::new(typed_or(testid, default));
     let status = kept("dlq-status", Status::DeadLettered.as_str());
     let [class, user, model, from, to] =
         ["dlq-class", "dlq-user", "dlq-model", "dlq-from", "dlq-to"].map(|t| kept(t, ""));

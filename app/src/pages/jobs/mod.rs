@@ -9,7 +9,7 @@ use pipeline::status::{Kind, Lane, Status};
 use crate::api;
 use crate::components::fetched::fetched;
 use crate::components::ticker::every_second;
-use crate::shell::typed_or;
+use crate::shell::kept;
 use filter_select::FilterSelect;
 use job_row::JobRow;
 
@@ -17,9 +17,9 @@ use job_row::JobRow;
 #[component]
 pub fn Jobs() -> impl IntoView {
     // A filter chosen in the build-time shell before the wasm arrived applies.
-    let status = RwSignal::new(typed_or("filter-status", ""));
-    let priority = RwSignal::new(typed_or("filter-priority", ""));
-    let kind = RwSignal::new(typed_or("filter-kind", ""));
+    let status = kept("filter-status", "");
+    let priority = kept("filter-priority", "");
+    let kind = kept("filter-kind", "");
     let tick = every_second();
     let list = LocalResource::new(move || {
         tick.track();

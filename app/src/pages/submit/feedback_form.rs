@@ -6,7 +6,7 @@ use pipeline::status::Mode;
 
 use super::mode_toggle::ModeToggle;
 use crate::api::ApiError;
-use crate::shell::{typed, typed_or};
+use crate::shell::{kept, typed};
 
 /// Sends one piece of feedback: `(source, text, mode)`.
 pub type SendFeedback = Action<(String, String, Mode), Result<FeedbackAck, ApiError>>;
@@ -18,8 +18,8 @@ const FIELDS: [&str; 3] = ["text", "source", "mode"];
 #[component]
 pub fn FeedbackForm(send: SendFeedback) -> impl IntoView {
     // What was typed into the build-time shell before the wasm arrived, if anything.
-    let source = RwSignal::new(typed_or("fb-source", "web_app"));
-    let text = RwSignal::new(typed_or("fb-text", ""));
+    let source = kept("fb-source", "web_app");
+    let text = kept("fb-text", "");
     let mode = RwSignal::new(match typed("mode-batch").as_deref() {
         Some("true") => Mode::Batch,
         _ => Mode::Sync,

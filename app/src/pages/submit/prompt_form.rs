@@ -8,7 +8,7 @@ use pipeline::status::Lane;
 
 use super::model_picker::ModelPicker;
 use crate::api::{self, ApiError};
-use crate::shell::typed_or;
+use crate::shell::kept;
 
 /// The fields that show their own error; others show under the form.
 const FIELDS: [&str; 2] = ["prompt", "expires_in_s"];
@@ -49,10 +49,10 @@ pub fn body(
 #[component]
 pub fn PromptForm() -> impl IntoView {
     // What was typed into the build-time shell before the wasm arrived, if anything.
-    let prompt = RwSignal::new(typed_or("pj-prompt", ""));
-    let priority = RwSignal::new(typed_or("pj-priority", "high"));
-    let model = RwSignal::new(typed_or("pj-model", DEFAULT_MODEL));
-    let expires = RwSignal::new(typed_or("pj-expires", ""));
+    let prompt = kept("pj-prompt", "");
+    let priority = kept("pj-priority", "high");
+    let model = kept("pj-model", DEFAULT_MODEL);
+    let expires = kept("pj-expires", "");
     let error = RwSignal::new(None::<ApiError>);
     let last = RwSignal::new(None::<String>);
     let send = Action::new_local(|body: &Result<JobRequest, ApiError>| {

@@ -24,8 +24,8 @@ pub fn RangeForm(
     admin: impl Fn() -> bool + Copy + Send + Sync + 'static,
     csv: Action<(), Result<(), String>>,
 ) -> impl IntoView {
-    let from = RwSignal::new(crate::shell::typed_or("usage-from", ""));
-    let to = RwSignal::new(crate::shell::typed_or("usage-to", ""));
+    let from = crate::shell::kept("usage-from", "");
+    let to = crate::shell::kept("usage-to", "");
     Effect::new(move |_| {
         if let Some(Ok(r)) = report.get() {
             if from.get_untracked().is_empty() {
