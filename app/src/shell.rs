@@ -162,6 +162,36 @@ fn remove_all_but_scripts(body: &web_sys::HtmlElement) {
     body.set_attribute(SHELL_ATTR, "").ok();
 }
 
+/// The `GET`s the first draw of `route` makes, each built as its call builds it
+/// ([`crate::api::gets`]): the frame's health, then the page's own. [`FRAME`] (an empty
+/// `route`) and pages whose first draw needs the path's id ask for the health only.
+pub fn first_gets(route: &str) -> Vec<String> {
+    use crate::api::gets;
+    use crate::pages;
+    let page = match route {
+        "/" => vec![gets::feedback()],
+        "/ui/jobs" => pages::jobs::first_gets(),
+        "/ui/upload" => vec![gets::batches()],
+        "/ui/dashboard" => pages::dashboard::first_gets(),
+        "/ui/dead-letters" => pages::dead_letters::first_gets(),
+        _ => Vec::new(),
+    };
+    std::iter::once(gets::health()).chain(page).collect()
+}
+
+/// What goes in the `<head>` of `route`'s page: its [`first_gets`] for `boot.js` to start
+/// while the wasm downloads (`crate::api::early`), as a JSON data block (not a script: the
+/// content security policy allows no inline script, and a data block is never run).
+pub fn head(route: &str) -> String {
+    let plan = crate::api::early::plan(first_gets(route));
+    // `</` cannot end the block early: JSON allows `<\/` for `</`.
+    let json = plan.to_string().replace("</", "<\\/");
+    format!(
+        r#"<script type="application/json" id="{}">{json}</script>"#,
+        crate::api::early::PLAN_ID
+    )
+}
+
 /// The shell of `route`: the app as it draws before any fetch has answered.
 #[cfg(feature = "ssr")]
 pub fn render(route: &str) -> String {
@@ -210,6 +240,30 @@ mod tests {
         TYPED.with(|t| t.borrow_mut().insert("pj-prompt".into(), "hello".into()));
         assert_eq!(typed("pj-prompt").as_deref(), Some("hello"));
         assert_eq!(typed("pj-prompt"), None);
+    }
+
+    #[test]
+    fn every_page_names_its_first_gets_in_its_head() {
+        for (route, _) in SHELLS.iter().chain(&[("", FRAME)]) {
+            let gets = first_gets(route);
+            assert_eq!(gets[0], "/api/health", "{route}: the frame's call first");
+            let head = head(route);
+            let open = r#"<script type="application/json" id="first-gets">"#;
+            let json = head
+                .strip_prefix(open)
+                .and_then(|h| h.strip_suffix("</script>"))
+                .unwrap_or_else(|| panic!("{route}: {head}"));
+            let plan: serde_json::Value = serde_json::from_str(json).unwrap();
+            assert_eq!(plan["urls"], serde_json::json!(gets), "{route}");
+            assert_eq!(plan["key_item"], "claude-pipeline.api-key");
+        }
+        let dashboard = first_gets("/ui/dashboard");
+        assert!(dashboard.contains(&"/api/metrics?minutes=60".to_string()));
+        assert_eq!(first_gets("/ui/jobs")[1], "/jobs?limit=50");
+        assert_eq!(
+            first_gets("/ui/dead-letters")[1],
+            "/api/dlq?status=dead_lettered&limit=50"
+        );
     }
 
     #[test]

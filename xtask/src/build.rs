@@ -98,6 +98,8 @@ struct Shell {
     route: String,
     file: String,
     html: String,
+    /// What goes in its `<head>`: the page's first GETs, for `boot.js`.
+    head: String,
 }
 
 /// Every page's shell, rendered by the app's `shells` binary (`app::shell`, `ssr` feature) on
@@ -135,6 +137,7 @@ fn shells() -> Result<Vec<Shell>> {
             route: text(v, "route"),
             file: text(v, "file"),
             html: text(v, "html"),
+            head: text(v, "head"),
         })
         .collect())
 }
@@ -168,6 +171,7 @@ fn assemble_dist(pkg: &Path, shells: &[Shell]) -> Result<()> {
     for shell in shells {
         let html = page
             .replace("__ROUTE__", &shell.route)
+            .replace("__HEAD__", &shell.head)
             .replace("__SHELL__", &shell.html);
         let file = out.join(&shell.file);
         if let Some(dir) = file.parent() {

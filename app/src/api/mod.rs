@@ -5,7 +5,7 @@
 //! - [`error`]: [`ApiError`], a failed call ready to show (next to a form's field or not).
 //! - [`upload`]: `POST /batches` over `XMLHttpRequest`, for its upload progress.
 
-use gloo_net::http::{Request, RequestBuilder};
+use gloo_net::http::{Method, Request, RequestBuilder, Response};
 use pipeline::dto::{
     BatchMachinery, FeedbackAck, FeedbackList, FeedbackRequest, HealthReport, JobAck, JobList,
     JobRequest, JobView, UploadList, UploadView, WebhookView,
@@ -22,7 +22,9 @@ use pipeline::rollout::RolloutReport;
 use serde::de::DeserializeOwned;
 use serde::Deserialize;
 
+pub mod early;
 mod error;
+pub mod gets;
 mod upload;
 
 pub use error::ApiError;
@@ -40,10 +42,13 @@ pub fn api_key() -> Option<String> {
     session()?.get_item(KEY_ITEM).ok().flatten()
 }
 
+/// What every call sends in [`pipeline::open_mode::CLIENT_HEADER`]: it says this is a client,
+/// not a page's form (an open-mode stack needs it on a write).
+const CLIENT: &str = "claude-pipeline-spa";
+
 /// Every request carries the session's key, when there is one.
 fn authed(rb: RequestBuilder) -> RequestBuilder {
-    // Says this is a client, not a page's form: an open-mode stack needs it on a write.
-    let rb = rb.header(pipeline::open_mode::CLIENT_HEADER, "claude-pipeline-spa");
+    let rb = rb.header(pipeline::open_mode::CLIENT_HEADER, CLIENT);
     match api_key() {
         Some(k) => rb.header("authorization", &format!("Bearer {k}")),
         None => rb,
@@ -125,9 +130,26 @@ impl Answer {
     }
 }
 
+/// A `GET` of `url` (a path and query from [`gets`]). gloo-net appends its own query after a
+/// `&` whenever the URL already has one, even an empty one (`?minutes=60&`), so the query is
+/// handed to it as pairs: the URL sent is the one [`gets`] built, and the one `boot.js` asked.
+fn get(url: &str) -> RequestBuilder {
+    match url.split_once('?') {
+        Some((path, query)) => {
+            let pairs: Vec<_> = form_urlencoded::parse(query.as_bytes()).collect();
+            Request::get(path).query(pairs.iter().map(|(k, v)| (k.as_ref(), v.as_ref())))
+        }
+        None => Request::get(url),
+    }
+}
+
 /// Sends a request and reads its whole answer.
 async fn exchange(req: Request) -> Result<Answer, ApiError> {
-    let resp = req.send().await.map_err(network)?;
+    read(req.send().await.map_err(network)?).await
+}
+
+/// Reads a whole answer.
+async fn read(resp: Response) -> Result<Answer, ApiError> {
     Ok(Answer {
         status: resp.status(),
         status_text: resp.status_text(),
@@ -145,6 +167,14 @@ async fn send(rb: RequestBuilder, json: Option<String>) -> Result<Answer, ApiErr
             .map_err(network)?,
         None => rb.build().map_err(network)?,
     };
+    // A page's first GETs may have been asked by `boot.js` already, with the same key.
+    if req.method() == Method::GET {
+        if let Some(answer) = early::take(&req.url(), api_key().as_deref()) {
+            if let Some(resp) = early::response(answer).await {
+                return read(resp).await;
+            }
+        }
+    }
     exchange(req).await
 }
 
@@ -183,7 +213,7 @@ pub async fn submit_feedback(request: &FeedbackRequest) -> Result<FeedbackAck, A
 
 /// `GET /api/feedback`: the newest page.
 pub async fn list_feedback() -> Result<FeedbackList, ApiError> {
-    call(Request::get("/api/feedback?limit=20")).await
+    call(get(&gets::feedback())).await
 }
 
 /// `POST /api/batches/poll`: settle ended Message Batches now.
@@ -193,7 +223,7 @@ pub async fn poll_batches() -> Result<BatchMachinery, ApiError> {
 
 /// `GET /api/health`. A degraded Worker answers 503 with the same report, so both are read.
 pub async fn health() -> Result<HealthReport, ApiError> {
-    let a = send(Request::get("/api/health"), None).await?;
+    let a = send(get(&gets::health()), None).await?;
     match a.status {
         200 | 503 => a.parse(),
         _ => Err(a.failure()),
@@ -207,13 +237,7 @@ pub async fn submit_prompt(request: &JobRequest) -> Result<JobAck, ApiError> {
 
 /// `GET /jobs` with filters (`status`, `priority`, `kind`; empty means any).
 pub async fn list_jobs(status: &str, priority: &str, kind: &str) -> Result<JobList, ApiError> {
-    let mut q = vec!["limit=50".to_string()];
-    for (k, v) in [("status", status), ("priority", priority), ("kind", kind)] {
-        if !v.is_empty() {
-            q.push(format!("{k}={v}"));
-        }
-    }
-    call(Request::get(&format!("/jobs?{}", q.join("&")))).await
+    call(get(&gets::jobs(status, priority, kind))).await
 }
 
 /// `GET /jobs/:id`.
@@ -233,7 +257,7 @@ pub async fn cancel_job(id: &str) -> Result<JobView, ApiError> {
 
 /// `GET /batches`: the newest uploads.
 pub async fn list_batches() -> Result<UploadList, ApiError> {
-    call(Request::get("/batches?limit=20")).await
+    call(get(&gets::batches())).await
 }
 
 /// `GET /batches/:id`.
@@ -246,30 +270,21 @@ pub async fn cancel_upload(id: &str) -> Result<UploadView, ApiError> {
     call(Request::post(&format!("/batches/{id}/cancel"))).await
 }
 
-/// The usage range as query parameters: empty values are left out (the Worker's defaults apply).
-fn usage_query<'a>(from: &'a str, to: &'a str, user: &'a str) -> Vec<(&'static str, &'a str)> {
-    [("from", from), ("to", to), ("user", user)]
-        .into_iter()
-        .map(|(k, v)| (k, v.trim()))
-        .filter(|(_, v)| !v.is_empty())
-        .collect()
-}
-
 /// `GET /api/usage`: tokens and cost by day and model (`from`/`to` as `YYYY-MM-DD`; `user` is
 /// for admins; empty means the default).
 pub async fn usage(from: &str, to: &str, user: &str) -> Result<UsageReport, ApiError> {
-    call(Request::get("/api/usage").query(usage_query(from, to, user))).await
+    call(get(&gets::usage("/api/usage", from, to, user))).await
 }
 
 /// `GET /api/usage.csv`: the same report as CSV text (the page saves it as a file).
 pub async fn usage_csv(from: &str, to: &str, user: &str) -> Result<String, ApiError> {
-    call_text(Request::get("/api/usage.csv").query(usage_query(from, to, user))).await
+    call_text(get(&gets::usage("/api/usage.csv", from, to, user))).await
 }
 
 /// `GET /api/usage/tags`: cost by `key=value` tag (`user` for admins; an admin without one
 /// gets every user's tags).
 pub async fn tag_usage(from: &str, to: &str, user: &str) -> Result<TagsReport, ApiError> {
-    call(Request::get("/api/usage/tags").query(usage_query(from, to, user))).await
+    call(get(&gets::usage("/api/usage/tags", from, to, user))).await
 }
 
 /// `GET /api/usage/tags/budgets`: every tag's daily cap and today's commitment.
@@ -283,17 +298,17 @@ pub async fn cache_use(
     to: &str,
     user: &str,
 ) -> Result<pipeline::ops::cache_use::CacheReport, ApiError> {
-    call(Request::get("/api/usage/cache").query(usage_query(from, to, user))).await
+    call(get(&gets::usage("/api/usage/cache", from, to, user))).await
 }
 
 /// `GET /api/usage/spenders` (admins): every user's spend over the days, top spenders first.
 pub async fn spenders(from: &str, to: &str) -> Result<SpendersReport, ApiError> {
-    call(Request::get("/api/usage/spenders").query(usage_query(from, to, ""))).await
+    call(get(&gets::usage("/api/usage/spenders", from, to, ""))).await
 }
 
 /// `GET /api/usage/spenders.csv` (admins): the same, one line per user and model.
 pub async fn spenders_csv(from: &str, to: &str) -> Result<String, ApiError> {
-    call_text(Request::get("/api/usage/spenders.csv").query(usage_query(from, to, ""))).await
+    call_text(get(&gets::usage("/api/usage/spenders.csv", from, to, ""))).await
 }
 
 /// `PUT /api/usage/budget` (admins): a user's daily cap and soft threshold.
@@ -308,7 +323,7 @@ pub async fn resend_webhook(job_id: &str) -> Result<Option<WebhookView>, ApiErro
 
 /// `GET /api/pauses` (admins): what is paused.
 pub async fn pauses() -> Result<PauseList, ApiError> {
-    call(Request::get("/api/pauses")).await
+    call(get(&gets::pauses())).await
 }
 
 /// `PUT /api/pauses` (admins): pauses a lane, a model or a user.
@@ -327,43 +342,28 @@ pub async fn resume(scope: &str, value: &str) -> Result<Resumed, ApiError> {
 
 /// `GET /api/metrics` (admins): the last `minutes` of metrics rows.
 pub async fn metrics(minutes: u32) -> Result<MetricsReport, ApiError> {
-    call(Request::get(&format!("/api/metrics?minutes={minutes}"))).await
+    call(get(&gets::metrics(minutes))).await
 }
 
 /// `GET /api/rollout` (admins): the two paths of `POST /api/claude` over the last `hours`.
 pub async fn rollout(hours: u32) -> Result<RolloutReport, ApiError> {
-    call(Request::get(&format!("/api/rollout?hours={hours}"))).await
+    call(get(&gets::rollout(hours))).await
 }
 
 /// `GET /api/routing` (admins): the deadline router's figures over the last `days`.
 pub async fn routing(days: u32) -> Result<pipeline::routing::RoutingReport, ApiError> {
-    call(Request::get(&format!("/api/routing?days={days}"))).await
+    call(get(&gets::routing(days))).await
 }
 
 /// `GET /api/reconciliation` (admins): the last comparison with Anthropic's cost report.
 pub async fn reconciliation() -> Result<pipeline::ops::reconcile::ReconciliationRun, ApiError> {
-    call(Request::get("/api/reconciliation")).await
+    call(get(&gets::reconciliation())).await
 }
 
 /// `GET /api/dlq` (admins): one page of dead letters (or failed jobs) matching `filter`, from
 /// `cursor` on.
 pub async fn list_dlq(filter: &DlqFilter, cursor: Option<&str>) -> Result<DlqList, ApiError> {
-    let (from, to) = (
-        filter.from.map(|v| v.to_string()),
-        filter.to.map(|v| v.to_string()),
-    );
-    let params = [
-        ("status", filter.status.as_deref()),
-        ("error_class", filter.error_class.as_deref()),
-        ("user", filter.user.as_deref()),
-        ("model", filter.model.as_deref()),
-        ("from", from.as_deref()),
-        ("to", to.as_deref()),
-        ("cursor", cursor),
-        ("limit", Some("50")),
-    ];
-    call(Request::get("/api/dlq").query(params.into_iter().filter_map(|(k, v)| Some((k, v?)))))
-        .await
+    call(get(&gets::dlq(filter, cursor))).await
 }
 
 /// `POST /api/dlq/:id/replay` (admins): a new job from a dead letter, with optional edits.

@@ -23,6 +23,7 @@ pub fn suite() -> Suite {
             three_pdfs_dropped_on_the_zone_are_uploaded_and_summarized,
             each_page_is_html_before_any_script_and_keeps_what_was_typed_before_the_wasm,
             no_page_scrolls_sideways_at_a_phone_width,
+            a_pages_first_data_is_asked_with_the_html_and_only_once,
         ],
     )
 }
@@ -450,5 +451,97 @@ async fn no_page_scrolls_sideways_at_a_phone_width(s: Arc<TestStack>) {
         );
     }
     screenshot(&page, &s, "phone-width").await;
+    browser.close().await;
+}
+
+async fn a_pages_first_data_is_asked_with_the_html_and_only_once(s: Arc<TestStack>) {
+    // Every request the page makes to the Worker's API, in order (the wasm held back first).
+    let browser = Browser::launch(&s, "first-gets").await;
+    let page = browser.page().await;
+    let asked = Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
+    for pattern in ["**/api/**", "**/jobs?**"] {
+        let asked = asked.clone();
+        page.route(pattern, move |route| {
+            asked
+                .lock()
+                .unwrap()
+                .push(route.request().url().to_string());
+            async move { route.continue_(None).await }
+        })
+        .await
+        .expect("watch the API calls");
+    }
+    let (release, held) = tokio::sync::watch::channel(false);
+    page.route("**/app_bg-*.wasm", move |route| {
+        let mut held = held.clone();
+        async move {
+            let _ = held.wait_for(|go| *go).await;
+            route.continue_(None).await
+        }
+    })
+    .await
+    .expect("hold the wasm back");
+    let dom_only = || {
+        playwright_rs::protocol::GotoOptions::new()
+            .wait_until(playwright_rs::protocol::WaitUntil::DomContentLoaded)
+    };
+    let seen = |path: &str| {
+        let url = s.url(path);
+        asked.lock().unwrap().iter().filter(|u| **u == url).count()
+    };
+    let wait_for = |path: &'static str| {
+        let seen = &seen;
+        async move {
+            for _ in 0..200 {
+                if seen(path) > 0 {
+                    return;
+                }
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+            panic!("{path} was not asked before the wasm");
+        }
+    };
+
+    // The Dashboard: all its first data leaves while the wasm is still held back.
+    page.goto(&s.url("/ui/dashboard"), dom_only())
+        .await
+        .expect("navigate");
+    for path in [
+        "/api/health",
+        "/api/metrics?minutes=60",
+        "/api/pauses",
+        "/api/rollout?hours=48",
+        "/api/routing?days=7",
+        "/api/usage/cache",
+        "/api/usage/tags",
+        "/api/reconciliation",
+    ] {
+        wait_for(path).await;
+    }
+    assert_eq!(
+        page.locator("body[data-hydrated]").count().await.unwrap(),
+        0
+    );
+
+    // The Dead letters page (no refresh of its own): once the wasm has drawn the list, its
+    // first data was asked exactly once, by boot.js: the app took those answers.
+    asked.lock().unwrap().clear();
+    page.goto(&s.url("/ui/dead-letters"), dom_only())
+        .await
+        .expect("navigate");
+    let first = ["/api/health", "/api/dlq?status=dead_lettered&limit=50"];
+    for path in first {
+        wait_for(path).await;
+    }
+    release.send(true).unwrap();
+    end2end::browser::taken_over(&page).await;
+    // The list is drawn (empty or not) only once its data has come.
+    expect(page.locator("[data-testid=dlq-list]"))
+        .to_have_count(1)
+        .await
+        .expect("the list drawn");
+    for path in first {
+        assert_eq!(seen(path), 1, "{path}: asked again by the app");
+    }
     browser.close().await;
 }

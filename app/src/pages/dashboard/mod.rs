@@ -20,8 +20,9 @@ use std::time::Duration;
 
 use leptos::prelude::*;
 
-use crate::api;
+use crate::api::{self, gets};
 use crate::components::fetched::fetched;
+use crate::components::layout::Health;
 use crate::components::ticker::every;
 use health_table::HealthTable;
 use metrics_view::MetricsView;
@@ -39,13 +40,28 @@ const ROLLOUT_HOURS: u32 = 48;
 const ROUTING_DAYS: u32 = 7;
 const REFRESH: Duration = Duration::from_secs(10);
 
+/// The GETs the Dashboard's first draw makes, each as its resource below asks it (besides the
+/// frame's health): `boot.js` starts them with the page (`crate::shell::first_gets`).
+pub(crate) fn first_gets() -> Vec<String> {
+    vec![
+        gets::metrics(MINUTES),
+        gets::pauses(),
+        gets::rollout(ROLLOUT_HOURS),
+        gets::routing(ROUTING_DAYS),
+        gets::usage("/api/usage/cache", "", "", ""),
+        gets::usage("/api/usage/tags", "", "", ""),
+        gets::reconciliation(),
+    ]
+}
+
 /// Operations, read top-down: the status line (what is wrong, where, since when) and the
 /// sections to jump to; then the paths (alerts, latency, throughput, lanes, tokens, failures,
 /// budget use), cost, routing, models, headroom and health; the controls (pauses) last.
 /// Refreshed every 10 s.
 #[component]
 pub fn Dashboard() -> impl IntoView {
-    let health = LocalResource::new(api::health);
+    // The frame's report (one request for both): "Check again" refreshes the header's too.
+    let health = expect_context::<Health>();
     let tick = every(REFRESH);
     let metrics = LocalResource::new(move || {
         tick.track();
@@ -115,7 +131,7 @@ pub fn Dashboard() -> impl IntoView {
             {fetched(health, "Asking the Worker…", "health-error", move |h| view! { <HealthTable h=h /> })}
             // Last: the controls; their effect shows in the status line above.
             <div id="controls">
-                <Pauses />
+                <Pauses list=pauses />
             </div>
         </section>
     }

@@ -8,9 +8,10 @@ use crate::api;
 use crate::components::fetched::fetched;
 use crate::components::format::when;
 
-/// The pauses, refreshed after each pause or resume.
+/// The pauses (`list`, the Dashboard's: the status line reads the same), refreshed after each
+/// pause or resume.
 #[component]
-pub fn Pauses() -> impl IntoView {
+pub fn Pauses(list: LocalResource<Result<PauseList, api::ApiError>>) -> impl IntoView {
     let scope = RwSignal::new("lane".to_string());
     let value = RwSignal::new(String::new());
     let reason = RwSignal::new(String::new());
@@ -20,16 +21,19 @@ pub fn Pauses() -> impl IntoView {
             value.get_untracked(),
             reason.get_untracked(),
         );
-        async move { api::pause(&s, &v, &r).await.map(|_| ()) }
+        async move {
+            let done = api::pause(&s, &v, &r).await.map(|_| ());
+            list.refetch();
+            done
+        }
     });
-    let resume = Action::new_local(|(s, v): &(String, String)| {
+    let resume = Action::new_local(move |(s, v): &(String, String)| {
         let (s, v) = (s.clone(), v.clone());
-        async move { api::resume(&s, &v).await.map(|_| ()) }
-    });
-    let list = LocalResource::new(move || {
-        pause.version().track();
-        resume.version().track();
-        api::pauses()
+        async move {
+            let done = api::resume(&s, &v).await.map(|_| ());
+            list.refetch();
+            done
+        }
     });
     let submit = move |ev: leptos::ev::SubmitEvent| {
         ev.prevent_default();

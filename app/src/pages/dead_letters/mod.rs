@@ -24,14 +24,25 @@ use dlq_pages::DlqPages;
 use filters::DlqFilters;
 use notices::Notices;
 
+/// What the list shows first: the dead letters, any error, user, model or day.
+fn first_filter() -> DlqFilter {
+    DlqFilter {
+        status: Some(Status::DeadLettered.as_str().into()),
+        ..DlqFilter::default()
+    }
+}
+
+/// The GETs the page's first draw makes, started by `boot.js` with the page
+/// (`crate::shell::first_gets`).
+pub(crate) fn first_gets() -> Vec<String> {
+    vec![api::gets::dlq(&first_filter(), None)]
+}
+
 /// Jobs whose retries ran out (or that failed), with their last error, attempts and audit, for
 /// triage: replay as is, edit then replay, replay everything matching, or discard.
 #[component]
 pub fn DeadLetters() -> impl IntoView {
-    let filter = RwSignal::new(DlqFilter {
-        status: Some(Status::DeadLettered.as_str().into()),
-        ..DlqFilter::default()
-    });
+    let filter = RwSignal::new(first_filter());
     let error = RwSignal::new(None::<String>);
     let (replay, discard, bulk) = (
         actions::replay(),

@@ -13,6 +13,12 @@ use crate::shell::kept;
 use filter_select::FilterSelect;
 use job_row::JobRow;
 
+/// The GETs the Jobs page's first draw makes (the filters at their defaults), started by
+/// `boot.js` with the page (`crate::shell::first_gets`).
+pub(crate) fn first_gets() -> Vec<String> {
+    vec![crate::api::gets::jobs("", "", "")]
+}
+
 /// Every job of the caller (all kinds), filtered, refreshed every second.
 #[component]
 pub fn Jobs() -> impl IntoView {
