@@ -24,6 +24,7 @@ pub mod api;
 mod components;
 mod pages;
 pub mod shell;
+mod takeover;
 
 use leptos::prelude::*;
 use leptos_router::components::{Route, Router, Routes};
@@ -39,7 +40,7 @@ use pages::{
 /// The whole app: the router inside the shared layout.
 #[component]
 pub fn App() -> impl IntoView {
-    shell::provide_ready();
+    takeover::provide_ready();
     view! {
         <Router>
             <Layout>

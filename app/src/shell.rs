@@ -11,12 +11,10 @@
 //!   served the frame shell, or an unknown path served `index.html`) is drawn from nothing in
 //!   place of the shell, in the same task, so no blank frame is painted in between.
 //! - Text typed into a shell's field before the wasm arrived is read from the page first
-//!   ([`typed`]) and becomes the field's initial value, so hydration keeps it and the form sends
+//!   ([`crate::takeover::typed`]) and becomes the field's initial value, so hydration keeps it and the form sends
 //!   what is shown.
 
-use std::cell::RefCell;
-use std::collections::HashMap;
-
+#[cfg(any(feature = "ssr", feature = "hydrate"))]
 use leptos::prelude::*;
 
 /// The attribute on `<body>` naming the route its shell was rendered for.
@@ -37,42 +35,6 @@ pub const SHELLS: &[(&str, &str)] = &[
 /// The frame alone (header, navigation, a loading line), for the pages whose path carries an
 /// id (`/ui/jobs/:id`, `/ui/batches/:id`): the Worker answers them with this file.
 pub const FRAME: &str = "ui/frame.html";
-
-/// Whether the wasm has taken the page over (false in a shell, and until the first effect runs).
-#[derive(Clone, Copy)]
-pub struct Ready(RwSignal<bool>);
-
-/// Provides [`Ready`]: false as the shell drew it, true once the first effect runs (effects run
-/// only in the browser, after hydration).
-pub fn provide_ready() {
-    let ready = RwSignal::new(false);
-    Effect::new(move |_| ready.set(true));
-    provide_context(Ready(ready));
-}
-
-/// True until the wasm has taken the page over: a form's submit button is disabled meanwhile,
-/// so a click or an Enter in a shell never sends the browser's own form submission (which
-/// would reload the page and lose what was typed).
-pub fn waiting() -> Signal<bool> {
-    let ready = use_context::<Ready>();
-    Signal::derive(move || ready.is_some_and(|r| !r.0.get()))
-}
-
-thread_local! {
-    static TYPED: RefCell<HashMap<String, String>> = RefCell::new(HashMap::new());
-}
-
-/// What the shell's field `testid` held when the wasm arrived (text typed, an option chosen,
-/// `"true"`/`"false"` for a checkbox or radio), once; `None` when no shell was taken over.
-pub fn typed(testid: &str) -> Option<String> {
-    TYPED.with(|t| t.borrow_mut().remove(testid))
-}
-
-/// A form field's signal: what the shell's field `testid` held when the wasm arrived
-/// ([`typed`]), or `default`.
-pub fn kept(testid: &str, default: &str) -> RwSignal<String> {
-    RwSignal::new(typed(testid).unwrap_or_else(|| default.to_owned()))
-}
 
 /// Whether `path` (the browser's) is the route `shell` was rendered for.
 pub fn is_shell_of(shell: &str, path: &str) -> bool {
@@ -97,7 +59,7 @@ pub fn start() {
     let path = window().location().pathname().unwrap_or_default();
     let shell = body.get_attribute(SHELL_ATTR).unwrap_or_default();
     if is_shell_of(&shell, &path) {
-        capture(&body);
+        crate::takeover::capture(&body);
         leptos::mount::hydrate_body(crate::App);
     } else {
         remove_all_but_scripts(&body);
@@ -109,42 +71,6 @@ pub fn start() {
 
 /// The attribute `<body>` carries once the wasm has taken the page over.
 pub const TAKEN_ATTR: &str = "data-hydrated";
-
-/// Keeps every field's value the visitor may have changed before the wasm arrived.
-#[cfg(feature = "hydrate")]
-fn capture(body: &web_sys::HtmlElement) {
-    use wasm_bindgen::JsCast;
-    let Ok(fields) =
-        body.query_selector_all("input[data-testid], textarea[data-testid], select[data-testid]")
-    else {
-        return;
-    };
-    TYPED.with(|t| {
-        let mut t = t.borrow_mut();
-        for i in 0..fields.length() {
-            let Some(node) = fields.item(i) else { continue };
-            let Some(el) = node.dyn_ref::<web_sys::Element>() else {
-                continue;
-            };
-            let Some(testid) = el.get_attribute("data-testid") else {
-                continue;
-            };
-            let value = if let Some(input) = el.dyn_ref::<web_sys::HtmlInputElement>() {
-                match input.type_().as_str() {
-                    "checkbox" | "radio" => input.checked().to_string(),
-                    _ => input.value(),
-                }
-            } else if let Some(area) = el.dyn_ref::<web_sys::HtmlTextAreaElement>() {
-                area.value()
-            } else if let Some(select) = el.dyn_ref::<web_sys::HtmlSelectElement>() {
-                select.value()
-            } else {
-                continue;
-            };
-            t.insert(testid, value);
-        }
-    });
-}
 
 /// Empties `<body>` of a shell that is not this page's, keeping the scripts.
 #[cfg(feature = "hydrate")]
@@ -207,7 +133,7 @@ pub fn render_frame() -> String {
     use leptos_router::components::Router;
     Owner::new().with(|| {
         provide_context(leptos_router::location::RequestUrl::new("/ui/frame"));
-        provide_ready();
+        crate::takeover::provide_ready();
         view! {
             <Router>
                 <crate::components::layout::Layout>
@@ -233,13 +159,6 @@ mod tests {
         // The frame names no route: always drawn over.
         assert!(!is_shell_of("", "/ui/jobs/abc"));
         assert!(!is_shell_of("", "/"));
-    }
-
-    #[test]
-    fn typed_values_are_read_once() {
-        TYPED.with(|t| t.borrow_mut().insert("pj-prompt".into(), "hello".into()));
-        assert_eq!(typed("pj-prompt").as_deref(), Some("hello"));
-        assert_eq!(typed("pj-prompt"), None);
     }
 
     #[test]

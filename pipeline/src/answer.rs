@@ -8,7 +8,7 @@
 use crate::anthropic::{Message, StopReason, Usage};
 use crate::feedback::{parse_analysis, Analysis};
 use crate::money::UsdMicros;
-use crate::ops::failures::Failure;
+use crate::outcome::Failure;
 use crate::pdf::{parse_extraction, Extraction};
 use crate::pricing::{cost_micros, Tier};
 use crate::status::Kind;

@@ -4,9 +4,10 @@
 
 use crate::anthropic::{BatchResult, ErrorType, Usage};
 use crate::money::UsdMicros;
-use crate::ops::failures::Failure;
+use crate::outcome::Failure;
+use crate::outcome::{describe, CallOutcome};
 use crate::pricing::Tier;
-use crate::retry::{describe, is_permanent, CallOutcome};
+use crate::retry::is_permanent;
 use crate::timing::Timing;
 
 /// The Message Batches API takes at most this many requests per batch…

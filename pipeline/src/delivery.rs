@@ -3,8 +3,9 @@
 //! `count_tokens` means. The consumer only carries these decisions out.
 
 use crate::budget::Grant;
-use crate::ops::failures::Failure;
-use crate::retry::{decide, CallOutcome, Decision};
+use crate::outcome::CallOutcome;
+use crate::outcome::Failure;
+use crate::retry::{decide, Decision};
 use crate::status::{Lane, Mode, Status};
 use crate::timing::Timing;
 

@@ -302,7 +302,7 @@ pub struct JobView {
     pub result_url: Option<String>,
     /// A `POST /api/claude` call: the path that answered it (`direct` or `queue`).
     #[serde(default)]
-    pub path: Option<crate::rollout::CallPath>,
+    pub path: Option<crate::status::CallPath>,
     /// Its completion webhook, when it names a `callback_url`: the delivery and every attempt.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub webhook: Option<WebhookView>,
@@ -329,7 +329,7 @@ pub struct JobView {
     /// Its refused attempt, once a refusal moved it to its fallback: the model that refused,
     /// `stop_details` and what that attempt cost (included in the totals above).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub refusal: Option<crate::refusal::RefusalView>,
+    pub refusal: Option<RefusalView>,
     /// `fast` when fast mode answered it (`usage.speed`), priced at the model's fast rates.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub speed: Option<crate::anthropic::Speed>,
@@ -365,6 +365,47 @@ pub struct JobList {
 pub struct FeedbackList {
     pub items: Vec<FeedbackView>,
     pub next_cursor: Option<String>,
+}
+
+/// The refused attempt kept on its job (`jobs.refusal`, JSON): what the job page shows and what
+/// migration 0023's trigger counts under `model` in the usage rollups and against the caps.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct RefusalView {
+    /// The model that refused.
+    pub model: String,
+    /// The attempt number of the refused call.
+    pub n: u32,
+    /// When it was settled (epoch ms).
+    pub at: i64,
+    #[serde(default)]
+    #[cfg_attr(feature = "schema", schemars(with = "Option<serde_json::Value>"))]
+    pub stop_details: Option<crate::anthropic::StopDetails>,
+    /// The model it fell back to.
+    pub fallback_model: String,
+    /// Where the refused answer is kept in R2.
+    pub result_key: String,
+    /// What the refused attempt cost (flattened).
+    #[serde(flatten)]
+    pub spend: Spend,
+}
+
+impl RefusalView {
+    /// `refused by claude-fable-5-2, category "cyber": Declined by a classifier; retried once
+    /// on claude-opus-5-5`.
+    pub fn describe(&self) -> String {
+        let details = self
+            .stop_details
+            .as_ref()
+            .map(|d| d.describe())
+            .unwrap_or_default();
+        format!(
+            "refused by {}{}; retried once on {}",
+            self.model,
+            details.trim_end_matches('.'),
+            self.fallback_model
+        )
+    }
 }
 
 #[cfg(test)]
@@ -556,7 +597,7 @@ pub struct BudgetAlerts {
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ClaudeAnswer {
     /// Which path answered.
-    pub path: crate::rollout::CallPath,
+    pub path: crate::status::CallPath,
     /// The job that recorded the call (on either path).
     #[serde(rename = "jobId")]
     pub job_id: Option<String>,

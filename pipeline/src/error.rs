@@ -2,6 +2,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::caps::BudgetRefusal;
+
 /// The JSON body of every error the Worker answers. `error` is for humans, `code` for programs.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
@@ -17,7 +19,7 @@ pub struct ErrorBody {
     /// A `budget_exceeded` refusal's figures: the cap, committed, left and needed (boxed: most
     /// errors carry none, and every `Result` of the crate carries the envelope).
     #[serde(skip_serializing_if = "Option::is_none", default)]
-    pub budget: Option<Box<crate::ops::budgets::BudgetRefusal>>,
+    pub budget: Option<Box<BudgetRefusal>>,
     /// When to try again, in seconds (also sent as the `retry-after` header).
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub retry_after_s: Option<u32>,
@@ -31,6 +33,25 @@ pub struct ApiError {
 }
 
 impl ApiError {
+    /// The 429 that refuses a request over a budget cap, with the cap's figures in its body.
+    pub fn budget_exceeded(r: BudgetRefusal) -> Self {
+        let mut e = ApiError::new(
+            429,
+            "budget_exceeded",
+            format!(
+                "this request needs up to {} at its worst case, and your {} budget of {} has {} left ({} committed); new jobs fit again {}",
+                r.needed_micros,
+                r.cap.name(),
+                r.cap_micros,
+                r.left_micros,
+                r.committed_micros,
+                r.cap.when_free()
+            ),
+            None,
+        );
+        e.body.budget = Some(Box::new(r));
+        e
+    }
     pub fn new(status: u16, code: &str, message: impl Into<String>, field: Option<&str>) -> Self {
         ApiError {
             status,

@@ -15,7 +15,7 @@
 //! - [`fair`]: fair shares of a lane across users (which new job a delivered message runs).
 //! - [`multipart`]: a streaming, tolerant multipart/form-data reader.
 //! - [`open_mode`]: what `AUTH_MODE=open` allows: loopback hosts, no cross-site writes.
-//! - [`ops`]: the operator's side: failure classes, metrics, usage reports, daily budgets, DLQ triage.
+//! - [`ops`]: the operator's side: metrics, usage reports, daily budgets, DLQ triage.
 //! - [`pdf`]: multi-PDF uploads: limits, file checks, display names, templates, requests, extraction.
 //! - [`models`]: the model catalog: ids, limits, what each model refuses, prices with their
 //!   dates, tokenizers, rate-limit groups, retirement.
@@ -24,6 +24,7 @@
 //! - [`pricing`]: cost in micro-dollars at the catalog's prices.
 //! - [`prompt`]: prompt jobs' input and the Idempotency-Key rules.
 //! - [`retention`]: what is kept and for how long; what one cron run deletes.
+//! - [`outcome`]: how a call to Claude ended, and what kind of failure ended a job.
 //! - [`retry`]: what a consumer does after a call (ack, retry with backoff, fail, dead-letter).
 //! - [`routing`]: deadline-aware routing — batch while the deadline allows, moved to sync before
 //!   it is at risk, refused when not even sync fits.
@@ -43,6 +44,7 @@
 //! - [`envelope`]: Cloudflare's per-invocation limits per plan, and the plan that shares an
 //!   invocation's room between the loops that work per item.
 //! - [`error`]: the contract's error envelope.
+//! - [`caps`]: budget caps and the figures a refusal under one carries.
 //! - `openapi` (feature `schema`, host only): the OpenAPI 3.1 document of the JSON API.
 //! - [`feedback`]: the feedback flow's input, prompt and analysis (with JSON repair).
 
@@ -50,6 +52,7 @@ pub mod answer;
 pub mod anthropic;
 pub mod batching;
 pub mod budget;
+pub mod caps;
 pub mod cells;
 pub mod clock;
 pub mod delivery;
@@ -68,6 +71,7 @@ pub mod open_mode;
 #[cfg(feature = "schema")]
 pub mod openapi;
 pub mod ops;
+pub mod outcome;
 pub mod pause;
 pub mod pdf;
 pub mod pricing;

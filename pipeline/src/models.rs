@@ -764,6 +764,10 @@ impl Model {
 /// Thinking tokens allowed for before the answer of a low-effort classification.
 pub const THINKING_ROOM: u32 = 2_048;
 
+/// `max_tokens` when the job names none: this much for the answer, plus the model's thinking
+/// room where thinking runs by default (it counts against `max_tokens`).
+pub const DEFAULT_MAX_TOKENS: u32 = 1024;
+
 /// The catalog row of `id` (an id or an alias), retired or not.
 pub fn find(id: &str) -> Option<&'static Model> {
     CATALOG.iter().find(|m| m.is_named(id))

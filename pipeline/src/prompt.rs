@@ -10,16 +10,13 @@ use crate::anthropic::{
     Speed, Thinking, ToolChoice,
 };
 use crate::error::{json_object, ApiError};
-use crate::models::parse_model;
+use crate::models::{parse_model, DEFAULT_MAX_TOKENS};
 use crate::status::{Lane, Mode};
 
 /// Longest prompt (or all the text of `messages`), in Unicode scalar values.
 pub const MAX_PROMPT_CHARS: usize = 200_000;
 /// Longest system prompt.
 pub const MAX_SYSTEM_CHARS: usize = 50_000;
-/// `max_tokens` when the job names none: this much for the answer, plus the model's thinking
-/// room where thinking runs by default (it counts against `max_tokens`).
-pub const DEFAULT_MAX_TOKENS: u32 = 1024;
 /// Our own bounds where the API documents none: stop sequences, tools, `metadata.user_id`.
 pub const MAX_STOP_SEQUENCES: usize = 32;
 pub const MAX_TOOLS: usize = 128;

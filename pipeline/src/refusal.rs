@@ -6,14 +6,11 @@
 //! (`REFUSAL_FALLBACKS`, `model=fallback` pairs). On a refusal the job is retried once, on the
 //! fallback: the refused attempt is billed as its usage says (nothing when it was declined
 //! before any output, see [`crate::answer::answer_cost`]) and kept on the row as a
-//! [`RefusalView`] — its model, `stop_details` and spend — so that the job page, the usage
+//! [`crate::dto::RefusalView`] — its model, `stop_details` and spend — so that the job page, the usage
 //! rollups (under the model that refused) and the caps all count it. A second refusal, or one
 //! with no fallback, fails the job as before.
 
-use serde::{Deserialize, Serialize};
-
-use crate::anthropic::{Message, StopDetails, StopReason};
-use crate::dto::Spend;
+use crate::anthropic::{Message, StopReason};
 
 /// The operator's fallback per model (`REFUSAL_FALLBACKS`).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -93,47 +90,6 @@ pub fn after_answer(
     })
 }
 
-/// The refused attempt kept on its job (`jobs.refusal`, JSON): what the job page shows and what
-/// migration 0023's trigger counts under `model` in the usage rollups and against the caps.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
-pub struct RefusalView {
-    /// The model that refused.
-    pub model: String,
-    /// The attempt number of the refused call.
-    pub n: u32,
-    /// When it was settled (epoch ms).
-    pub at: i64,
-    #[serde(default)]
-    #[cfg_attr(feature = "schema", schemars(with = "Option<serde_json::Value>"))]
-    pub stop_details: Option<StopDetails>,
-    /// The model it fell back to.
-    pub fallback_model: String,
-    /// Where the refused answer is kept in R2.
-    pub result_key: String,
-    /// What the refused attempt cost (flattened).
-    #[serde(flatten)]
-    pub spend: Spend,
-}
-
-impl RefusalView {
-    /// `refused by claude-fable-5-2, category "cyber": Declined by a classifier; retried once
-    /// on claude-opus-5-5`.
-    pub fn describe(&self) -> String {
-        let details = self
-            .stop_details
-            .as_ref()
-            .map(|d| d.describe())
-            .unwrap_or_default();
-        format!(
-            "refused by {}{}; retried once on {}",
-            self.model,
-            details.trim_end_matches('.'),
-            self.fallback_model
-        )
-    }
-}
-
 /// Where a job's refused answer is kept: apart from `results/<id>`, which a later delivery of
 /// the job reads as "answered, settle without calling".
 pub fn refused_key(job_id: &str) -> String {
@@ -143,7 +99,8 @@ pub fn refused_key(job_id: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::anthropic::Usage;
+    use crate::anthropic::{StopDetails, Usage};
+    use crate::dto::{RefusalView, Spend};
 
     const NOW: i64 = 1_796_000_000_000; // 2026-12
 

@@ -1,29 +1,9 @@
 //! What a consumer does after a call to Claude: the decision is made here, the Worker only
 //! carries it out (ack, retry with a delay, or fail the job).
 
-use crate::ops::failures::{ErrorClass, Failure};
+use crate::outcome::{describe, CallOutcome, ErrorClass, Failure};
 use crate::status::Lane;
 use crate::timing::Timing;
-
-/// How a call to the Anthropic API ended.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum CallOutcome {
-    /// A 2xx answer.
-    Success,
-    /// An error answer with its status, the API's error message and `retry-after` seconds.
-    Http {
-        status: u16,
-        message: String,
-        retry_after_s: Option<u32>,
-    },
-    /// Our own timeout fired before the API answered.
-    Timeout,
-    /// The request could not be sent, or no answer arrived.
-    Network(String),
-    /// A 2xx answer whose body could not be decoded. It was paid for: the job fails once with
-    /// the reason and the raw body is kept; it is never retried as a network error.
-    Undecodable { reason: String, raw: String },
-}
 
 /// What the consumer does with the queue message and the job.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -165,19 +145,6 @@ pub fn reachable_models<'a>(requested: &'a str, chain: &'a [String]) -> Vec<&'a 
         models.extend(chain[i + 1..].iter().map(String::as_str));
     }
     models
-}
-
-/// A human reason for a transient failure, kept on the row while the job waits for its retry.
-pub fn describe(outcome: &CallOutcome) -> String {
-    match outcome {
-        CallOutcome::Success => "ok".into(),
-        CallOutcome::Http {
-            status, message, ..
-        } => format!("Anthropic API {status}: {message}"),
-        CallOutcome::Timeout => "the call to the Anthropic API timed out".into(),
-        CallOutcome::Network(e) => format!("network error calling the Anthropic API: {e}"),
-        CallOutcome::Undecodable { reason, .. } => reason.clone(),
-    }
 }
 
 #[cfg(test)]

@@ -9,29 +9,7 @@ use sha1::{Digest, Sha1};
 
 use crate::money::UsdMicros;
 use crate::ops::metrics::Percentiles;
-use crate::status::Status;
-
-/// Which path answered a `POST /api/claude` call.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
-#[serde(rename_all = "snake_case")]
-pub enum CallPath {
-    /// Called at once from the request (no queue).
-    Direct,
-    /// A high-lane prompt job the request waited for.
-    Queue,
-}
-
-impl CallPath {
-    pub const ALL: [CallPath; 2] = [CallPath::Direct, CallPath::Queue];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            CallPath::Direct => "direct",
-            CallPath::Queue => "queue",
-        }
-    }
-}
+use crate::status::{CallPath, Status};
 
 /// One recorded call, as the rollout view reads it.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]

@@ -356,5 +356,27 @@ impl Mode {
     }
 }
 
+/// Which path answered a `POST /api/claude` call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum CallPath {
+    /// Called at once from the request (no queue).
+    Direct,
+    /// A high-lane prompt job the request waited for.
+    Queue,
+}
+
+impl CallPath {
+    pub const ALL: [CallPath; 2] = [CallPath::Direct, CallPath::Queue];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CallPath::Direct => "direct",
+            CallPath::Queue => "queue",
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests;

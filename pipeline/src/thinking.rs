@@ -9,12 +9,11 @@
 //! thinking"); a third party reports the docs recommending "max_tokens of at least 64k" at
 //! `xhigh` and `max`. The figures below are this product's planning figures, not the API's: the
 //! `high` room is the one its own classification work leaves (`crate::models::THINKING_ROOM`),
-//! and the text room the default answer budget (`crate::prompt::DEFAULT_MAX_TOKENS`), so a
+//! and the text room the default answer budget (`crate::models::DEFAULT_MAX_TOKENS`), so a
 //! prompt job with the default `max_tokens` is never warned.
 
 use crate::anthropic::{Effort, MessagesRequest, Thinking};
-use crate::models::{Model, THINKING_ROOM};
-use crate::prompt::DEFAULT_MAX_TOKENS;
+use crate::models::{Model, DEFAULT_MAX_TOKENS, THINKING_ROOM};
 
 /// `max_tokens` planned for thinking and text at `effort`.
 pub fn planned(effort: Effort) -> u32 {

@@ -7,6 +7,8 @@
 //! - test: what the end-to-end suites run, seconds rather than minutes, so a job reaches the DLQ in
 //!   seconds.
 
+use serde::{Deserialize, Serialize};
+
 /// Var names, as they appear in `wrangler.toml` `[vars]`.
 pub mod var {
     pub const BACKOFF_BASE_S: &str = "BACKOFF_BASE_S";
@@ -243,9 +245,9 @@ impl Timing {
     }
 
     /// The per-path SLO thresholds the metrics row is judged by.
-    pub fn slo(&self) -> crate::ops::metrics::Slo {
+    pub fn slo(&self) -> Slo {
         let ms = |s: u32| s as i64 * 1000;
-        crate::ops::metrics::Slo {
+        Slo {
             sync_p95_ms: ms(self.slo_sync_p95_s),
             sync_wait_ms: ms(self.slo_sync_wait_s),
             bulk_delay_ms: ms(self.bulk_delay_s),
@@ -264,6 +266,33 @@ impl Timing {
             .saturating_mul(1u32 << exp)
             .min(self.backoff_cap_s);
         ours.max(retry_after_s.unwrap_or(0))
+    }
+}
+
+/// The per-path SLO thresholds, in ms (`Timing::slo` makes them from the timing profile).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct Slo {
+    /// Sync: a p95 end-to-end latency above this warns.
+    pub sync_p95_ms: i64,
+    /// Sync: the oldest job waiting for its call, above this, warns.
+    pub sync_wait_ms: i64,
+    /// The bulk lane's delivery delay: a sync job on the bulk lane waits it by design, so its
+    /// wait is counted from when the lane lets it run.
+    pub bulk_delay_ms: i64,
+    /// Batch: accumulating jobs are sent in a Message Batch once the oldest is this old…
+    pub batch_flush_age_ms: i64,
+    /// …and one still accumulating this long after its creation warns (the flush age and a
+    /// grace for the cron's minute).
+    pub batch_submit_ms: i64,
+    /// Batch: a job inside its Message Batch this long warns (before the Message Batches API
+    /// ends it, 24 hours after its creation).
+    pub batch_in_batch_ms: i64,
+}
+
+impl Default for Slo {
+    fn default() -> Slo {
+        Timing::production().slo()
     }
 }
 

@@ -12,6 +12,14 @@ use sha2::Sha256;
 
 use crate::error::ApiError;
 
+/// Where a job's final view goes, and the API key whose secret signs it (`None`: the
+/// deployment's `WEBHOOK_SECRET`).
+#[derive(Debug, Clone)]
+pub struct Callback {
+    pub url: String,
+    pub key_id: Option<String>,
+}
+
 /// Attempts of one delivery before it is given up (an admin may still re-send it).
 pub const MAX_ATTEMPTS: u32 = 8;
 /// How long one attempt may take (a receiver should answer fast and work later).

@@ -12,7 +12,7 @@ use pipeline::anthropic::{
     header, ErrorResponse, Message, MessageBatch, MessageBatchList, API_VERSION,
 };
 use pipeline::budget::{reported, Reported};
-use pipeline::retry::CallOutcome;
+use pipeline::outcome::CallOutcome;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 use wasm_bindgen::JsValue;

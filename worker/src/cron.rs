@@ -158,7 +158,7 @@ async fn minute(state: &AppState, beat: &str) -> worker::Result<()> {
     }
     state.store.batch(writes).await?;
     if let Some(dead_now) = alert {
-        crate::ops::dlq_alert(state, now, dead_now).await?;
+        crate::alerts::dlq_alert(state, now, dead_now).await?;
     }
     Ok(())
 }

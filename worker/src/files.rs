@@ -11,7 +11,7 @@ use pipeline::anthropic::files::{
     expires_in_s, provider_filename, upload_failed, upload_waves, UploadFailed,
     UPLOAD_BYTES_IN_FLIGHT,
 };
-use pipeline::retry::{describe, CallOutcome};
+use pipeline::outcome::{describe, CallOutcome};
 
 use crate::services::AppState;
 

@@ -17,8 +17,10 @@
 //! - [`anthropic`]: the Anthropic API over fetch, with timeouts.
 //! - [`budget_client`]: the consumers' side of the budget; [`budget_object`]: the `TokenBudget`
 //!   Durable Object itself.
-//! - [`cron`]: the scheduled handler; [`ops`]: metrics, alerts and the daily-budget check.
+//! - [`cron`]: the scheduled handler; [`ops`]: the metrics row; [`alerts`]: the operator's
+//!   alerts and the notification webhook.
 
+mod alerts;
 mod anthropic;
 mod blobs;
 mod budget_client;
@@ -149,13 +151,7 @@ pub(crate) async fn ended(state: Option<&services::AppState>, what: &str) {
     let Some(state) = state else { return };
     state.meter.finish();
     if state.config.d1_stats {
-        log_use(&state.meter, what);
+        state.meter.log_use(what);
     }
     headroom::record(state).await;
-}
-
-/// The `use:` line of an invocation.
-pub(crate) fn log_use(meter: &meter::Meter, what: &str) {
-    let used = serde_json::to_string(&meter.used()).unwrap_or_default();
-    worker::console_log!("use: {what}: {used}");
 }

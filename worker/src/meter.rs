@@ -281,6 +281,13 @@ impl Meter {
             .fetch_add(rows_written.unwrap_or(0) as u64, Ordering::Relaxed);
     }
 
+    /// The `use:` line of an invocation (`D1_STATS`): what it asked of the platform, which
+    /// `cargo xtask bench cost` sums and the envelope suite reads.
+    pub fn log_use(&self, what: &str) {
+        let used = serde_json::to_string(&self.used()).unwrap_or_default();
+        worker::console_log!("use: {what}: {used}");
+    }
+
     pub fn used(&self) -> Use {
         let l = |c: &AtomicU64| c.load(Ordering::Relaxed);
         let e = self.envelope();

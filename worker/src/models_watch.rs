@@ -9,7 +9,7 @@ use std::cell::RefCell;
 
 use pipeline::error::ApiError;
 use pipeline::models::watch::{compare, due, page_query, WatchReport, MAX_PAGES};
-use pipeline::retry::describe;
+use pipeline::outcome::describe;
 
 use crate::config::now_ms;
 use crate::error::AppError;

@@ -9,7 +9,7 @@ use pipeline::error::ApiError;
 use pipeline::ops::reconcile::{
     compare, report_query, settled_day, ReconciliationRun, ReportError, Threshold,
 };
-use pipeline::retry::describe;
+use pipeline::outcome::describe;
 
 use crate::config::now_ms;
 use crate::error::AppError;
@@ -90,7 +90,7 @@ pub async fn run(
         .map_err(|e| ApiError::internal(format!("cannot encode the reconciliation: {e}")))?;
     state.store.beat(BEAT, now, &detail).await?;
     for line in run.result.lines.iter().filter(|l| l.flagged) {
-        crate::ops::reconciliation_alert(state, line).await?;
+        crate::alerts::reconciliation_alert(state, line).await?;
     }
     Ok(run)
 }

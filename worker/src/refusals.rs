@@ -5,9 +5,10 @@
 
 use pipeline::answer::answer_cost;
 use pipeline::anthropic::Message;
+use pipeline::dto::RefusalView;
 use pipeline::dto::Spend;
 use pipeline::pricing::Tier;
-use pipeline::refusal::{after_answer, refused_key, AfterRefusal, RefusalView};
+use pipeline::refusal::{after_answer, refused_key, AfterRefusal};
 
 use crate::services::AppState;
 use crate::store::lifecycle::Scope;

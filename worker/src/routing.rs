@@ -88,7 +88,7 @@ pub async fn rescue(state: &AppState, due: Vec<String>, now: i64) {
             }
             Err(e) => worker::console_error!(
                 "routing: cancelling batch {batch} failed: {}",
-                pipeline::retry::describe(&e)
+                pipeline::outcome::describe(&e)
             ),
         }
     }

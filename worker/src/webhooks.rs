@@ -4,20 +4,14 @@
 
 use pipeline::error::ApiError;
 use pipeline::identity::Identity;
-use pipeline::webhooks::{after_attempt, check_url, secret_key, signature, Next, TIMEOUT_MS};
+use pipeline::webhooks::{
+    after_attempt, check_url, secret_key, signature, Callback, Next, TIMEOUT_MS,
+};
 use worker::{AbortController, Delay, Fetch, Headers, Method, Request, RequestInit};
 
 use crate::config::now_ms;
 use crate::services::AppState;
 use crate::store::webhooks::{Attempted, Due};
-
-/// Where a job's final view goes, and the API key whose secret signs it (`None`: the
-/// deployment's `WEBHOOK_SECRET`).
-#[derive(Debug, Clone)]
-pub struct Callback {
-    pub url: String,
-    pub key_id: Option<String>,
-}
 
 /// The callback of a job submitted by `caller` with `requested` (else the key's default): the
 /// URL checked, and refused when nothing could sign its deliveries. All 400s, before anything

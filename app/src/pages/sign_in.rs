@@ -7,7 +7,7 @@ use crate::api;
 /// every request. The Worker checks it; a wrong or revoked key is refused here.
 #[component]
 pub fn SignIn() -> impl IntoView {
-    let key = crate::shell::kept("api-key", "");
+    let key = crate::takeover::kept("api-key", "");
     let error = RwSignal::new(None::<String>);
     let busy = RwSignal::new(false);
     let submit = move || {
@@ -30,7 +30,7 @@ pub fn SignIn() -> impl IntoView {
             }
         });
     };
-    let waiting = crate::shell::waiting();
+    let waiting = crate::takeover::waiting();
     view! {
         <section class="page" data-testid="page-sign-in">
             <h1>"Sign in"</h1>

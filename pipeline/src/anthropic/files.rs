@@ -215,8 +215,8 @@ pub fn upload_failed(status: Option<u16>) -> UploadFailed {
 /// Whether a Messages call failed because a file it references is gone (deleted, expired:
 /// "File not found (404)"; the guide's example message is "File `file_…` not found."). The
 /// job's next try uploads its PDF again instead of failing.
-pub fn is_missing_file(outcome: &crate::retry::CallOutcome) -> bool {
-    matches!(outcome, crate::retry::CallOutcome::Http { status: 404, message, .. }
+pub fn is_missing_file(outcome: &crate::outcome::CallOutcome) -> bool {
+    matches!(outcome, crate::outcome::CallOutcome::Http { status: 404, message, .. }
         if names_a_missing_file(message))
 }
 
@@ -361,7 +361,7 @@ mod tests {
 
     #[test]
     fn a_missing_file_is_told_from_a_missing_model() {
-        use crate::retry::CallOutcome;
+        use crate::outcome::CallOutcome;
         let http = |status, message: &str| CallOutcome::Http {
             status,
             message: message.into(),

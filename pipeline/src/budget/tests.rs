@@ -222,7 +222,7 @@ fn switched_off_the_budget_tracks_but_never_refuses_tokens() {
 
 #[test]
 fn a_settlement_is_read_from_the_calls_outcome() {
-    use crate::retry::CallOutcome;
+    use crate::outcome::CallOutcome;
     let limited = Err(CallOutcome::Http {
         status: 429,
         message: "slow down".into(),

@@ -101,7 +101,7 @@ impl Settle {
     pub fn after_call(
         job_id: &str,
         model: &str,
-        result: &Result<crate::anthropic::Message, crate::retry::CallOutcome>,
+        result: &Result<crate::anthropic::Message, crate::outcome::CallOutcome>,
         reported: Vec<Reported>,
     ) -> Settle {
         let mut s = Settle::unused(job_id, model);
@@ -111,13 +111,13 @@ impl Settle {
                 s.used = Some(Need::used(&m.usage));
                 s.model = Some(m.model.clone());
             }
-            Err(crate::retry::CallOutcome::Http {
+            Err(crate::outcome::CallOutcome::Http {
                 status: 429,
                 retry_after_s,
                 ..
             }) => s.rate_limited_for_s = *retry_after_s,
             // Answered and billed though unreadable: its usage counts, as far as it can be read.
-            Err(crate::retry::CallOutcome::Undecodable { raw, .. }) => {
+            Err(crate::outcome::CallOutcome::Undecodable { raw, .. }) => {
                 s.used = crate::anthropic::Usage::from_raw_answer(raw).map(|u| Need::used(&u));
             }
             Err(_) => {}

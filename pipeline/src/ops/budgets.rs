@@ -10,6 +10,7 @@
 //! refused before anything is written, and used to explain a refusal.
 
 use crate::anthropic::MessagesRequest;
+use crate::caps::{BudgetRefusal, Cap};
 use crate::money::UsdMicros;
 use crate::pricing::Tier;
 use crate::status::Mode;
@@ -100,62 +101,6 @@ impl BudgetSetting {
             share_weight,
             soft_micros: amount("soft_micros")?,
         })
-    }
-}
-
-/// Which cap a refusal names.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
-#[serde(rename_all = "snake_case")]
-pub enum Cap {
-    Daily,
-    Monthly,
-}
-
-impl Cap {
-    fn when_free(self) -> &'static str {
-        match self {
-            Cap::Daily => "after midnight UTC",
-            Cap::Monthly => "on the first of next month (UTC)",
-        }
-    }
-}
-
-/// What a `budget_exceeded` answer carries besides its message: the cap, what is committed
-/// against it (spent plus the worst case of the jobs still running), what is left, and what the
-/// refused request needed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
-pub struct BudgetRefusal {
-    pub cap: Cap,
-    pub cap_micros: UsdMicros,
-    pub committed_micros: UsdMicros,
-    pub left_micros: UsdMicros,
-    pub needed_micros: UsdMicros,
-}
-
-impl BudgetRefusal {
-    /// The 429 that refuses the request.
-    pub fn into_error(self) -> ApiError {
-        let which = match self.cap {
-            Cap::Daily => "daily",
-            Cap::Monthly => "monthly",
-        };
-        let mut e = ApiError::new(
-            429,
-            "budget_exceeded",
-            format!(
-                "this request needs up to {} at its worst case, and your {which} budget of {} has {} left ({} committed); new jobs fit again {}",
-                self.needed_micros,
-                self.cap_micros,
-                self.left_micros,
-                self.committed_micros,
-                self.cap.when_free()
-            ),
-            None,
-        );
-        e.body.budget = Some(Box::new(self));
-        e
     }
 }
 

@@ -2,9 +2,9 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::failures::ErrorClass;
 use crate::error::ApiError;
 use crate::jobs::Cursor;
+use crate::outcome::ErrorClass;
 use crate::status::{Kind, Lane, Mode, Status};
 
 /// The Dead letters list's filter (from the query string, or the bulk replay's body).

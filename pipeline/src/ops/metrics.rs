@@ -4,6 +4,8 @@
 use crate::money::UsdMicros;
 use serde::{Deserialize, Serialize};
 
+use crate::timing::Slo;
+
 use crate::status::Lane;
 
 /// Latency percentiles in ms (nearest rank), `None` when nothing ended in the window.
@@ -127,32 +129,6 @@ pub struct Metrics {
 /// (https://docs.claude.com/en/api/creating-message-batches, `expires_at`); most batches end
 /// within an hour (https://docs.claude.com/en/docs/build-with-claude/batch-processing).
 pub const BATCH_EXPIRY_MS: i64 = 24 * 3_600_000;
-
-/// The per-path SLO thresholds, in ms (`Timing::slo` makes them from the timing profile).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
-pub struct Slo {
-    /// Sync: a p95 end-to-end latency above this warns.
-    pub sync_p95_ms: i64,
-    /// Sync: the oldest job waiting for its call, above this, warns.
-    pub sync_wait_ms: i64,
-    /// The bulk lane's delivery delay: a sync job on the bulk lane waits it by design, so its
-    /// wait is counted from when the lane lets it run.
-    pub bulk_delay_ms: i64,
-    /// Batch: accumulating jobs are sent in a Message Batch once the oldest is this old…
-    pub batch_flush_age_ms: i64,
-    /// …and one still accumulating this long after its creation warns (the flush age and a
-    /// grace for the cron's minute).
-    pub batch_submit_ms: i64,
-    /// Batch: a job inside its Message Batch this long warns (before [`BATCH_EXPIRY_MS`]).
-    pub batch_in_batch_ms: i64,
-}
-
-impl Default for Slo {
-    fn default() -> Slo {
-        crate::timing::Timing::production().slo()
-    }
-}
 
 /// The sync path: jobs whose mode is `sync`.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]

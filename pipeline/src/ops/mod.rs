@@ -2,7 +2,6 @@
 //! queries and hands the rows here.
 //!
 //! # Layout
-//! - [`failures`]: what kind of failure ended a job.
 //! - [`joblog`]: the one JSON shape of every log line about a job.
 //! - [`metrics`]: the cron's metrics row, its warnings and the DLQ alert's crossing rule.
 //! - [`usage`]: per-user usage reports and their CSV.
@@ -17,7 +16,6 @@
 pub mod budgets;
 pub mod cache_use;
 pub mod dlq;
-pub mod failures;
 pub mod joblog;
 pub mod metrics;
 pub mod prometheus;

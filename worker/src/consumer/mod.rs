@@ -6,22 +6,24 @@
 //! # Layout
 //! - this file: which consumer a batch is for, what each delivered job becomes, and which new
 //!   job each message runs (fair shares, `pipeline::fair`).
+//! - [`handle`]: what a job's run answers to (its queue message, or only its lane).
 //! - [`sync_call`]: one synchronous call, from the budget's reservation to the settlement.
 //! - [`dead_letters`]: the DLQ consumer and the dead-letter webhook.
 
 mod dead_letters;
+mod handle;
 mod sync_call;
+
+use handle::{retry_after, Handle};
 
 use futures_util::stream::{self, StreamExt};
 use pipeline::delivery::{on_delivery, Delivery};
 use pipeline::dto::QueueMessage;
 use pipeline::envelope::{costs, Cost};
 use pipeline::pause::holding;
-use pipeline::status::{Kind, Lane};
+use pipeline::status::Kind;
 use serde_json::Value;
-use worker::{Message, MessageBatch, MessageExt, QueueRetryOptionsBuilder};
-
-pub use dead_letters::announce_dead_letter;
+use worker::{Message, MessageBatch, MessageExt};
 
 use crate::config::now_ms;
 use crate::services::AppState;
@@ -288,51 +290,6 @@ fn call_cost(row: &JobRow, files_api: bool) -> Cost {
     costs::SYNC_CALL + pdf
 }
 
-/// What a sync call answers to: the queue message it was delivered with, or — when a fairer
-/// job took that message ([`fair_shares`]) — only its lane: its own message is still queued,
-/// and a retry or deferral is a new message.
-pub enum Handle {
-    Message(Message<Value>),
-    Swapped { lane: Lane, id: String },
-}
-
-impl Handle {
-    pub fn ack(&self) {
-        if let Handle::Message(m) = self {
-            m.ack();
-        }
-    }
-
-    /// Delivers the job again at once in a new message, spending none of the queue's retries
-    /// (a job this invocation has no time left for); the queue retries it if the send fails.
-    pub async fn deliver_again(&self, state: &AppState, lane: Lane, id: &str) {
-        match state.lanes.send_after(lane, id, None).await {
-            Ok(()) => self.ack(),
-            Err(e) => {
-                worker::console_error!("job {id}: cannot be sent again ({e}); retried");
-                if let Handle::Message(m) = self {
-                    m.retry();
-                }
-            }
-        }
-    }
-
-    /// Delivers the job again after `delay_s` (0: the queue's own retry delay).
-    pub async fn retry(&self, state: &AppState, delay_s: u32) {
-        match self {
-            Handle::Message(m) if delay_s == 0 => m.retry(),
-            Handle::Message(m) => retry_after(m, delay_s),
-            Handle::Swapped { lane, id } => {
-                let delay = (delay_s > 0).then_some(delay_s);
-                if let Err(e) = state.lanes.send_after(*lane, id, delay).await {
-                    // The reconciler re-sends a queued job whose message was lost.
-                    worker::console_error!("job {id}: its retry could not be sent: {e}");
-                }
-            }
-        }
-    }
-}
-
 /// Fair shares of the lane: the new jobs among `calls` (never attempted) give their messages to
 /// the jobs `pipeline::fair::plan` picks — each user's oldest new job, the users served least
 /// over the last minute first — and go back to their lane themselves. Retries keep their own
@@ -397,13 +354,4 @@ async fn fair_shares(
         }
     }
     out
-}
-
-/// Retries the message after `delay_s` (counting a retry).
-fn retry_after(msg: &Message<Value>, delay_s: u32) {
-    msg.retry_with_options(
-        &QueueRetryOptionsBuilder::new()
-            .with_delay_seconds(delay_s)
-            .build(),
-    );
 }

@@ -9,15 +9,15 @@ use pipeline::delivery::{
     after_count_failed, after_grant, defer_delay_s, BudgetStep, CountFailed, BUDGET_SILENT_DEFER_MS,
 };
 use pipeline::ops::joblog::JobLog;
+use pipeline::outcome::{describe, CallOutcome};
 use pipeline::pricing::Tier;
-use pipeline::retry::{
-    decide, describe, is_overload, is_spend_limit, model_for, CallOutcome, Decision,
-};
+use pipeline::retry::{decide, is_overload, is_spend_limit, model_for, Decision};
 use pipeline::status::{Lane, Transition};
 use wasm_bindgen::JsValue;
 use worker::Delay;
 
-use super::{dead_letters::announce_dead_letter, Handle};
+use super::handle::Handle;
+use crate::alerts::announce_dead_letter;
 use crate::anthropic::Answered;
 use crate::config::now_ms;
 use crate::refusals::{fallback_of, Refused};
@@ -265,7 +265,7 @@ async fn no_longer_listed(state: &AppState, msg: &Handle, id: &str, model: &str)
     let Ok(Some(why)) = crate::models_watch::refusal(state, model).await else {
         return false;
     };
-    let failed = pipeline::ops::failures::Failure::new(why);
+    let failed = pipeline::outcome::Failure::new(why);
     match state.store.fail_sync(id, &failed, now_ms()).await {
         Ok(()) => msg.ack(),
         Err(e) => {
@@ -312,7 +312,7 @@ async fn fall_back(
     state: &AppState,
     msg: &Handle,
     refused: &Refused<'_>,
-) -> worker::Result<pipeline::refusal::RefusalView> {
+) -> worker::Result<pipeline::dto::RefusalView> {
     let now = now_ms();
     let moved = refused.keep(state, Scope::Sync, now).await?;
     state.store.run_one(moved).await?;

@@ -18,8 +18,8 @@ use pipeline::batching::{self, Created, Recovery, Unknown};
 use pipeline::clock::parse_rfc3339;
 use pipeline::dto::{FlushReport, RecoveryReport};
 use pipeline::envelope::{costs, Allowance, Cost};
-use pipeline::ops::failures::Failure;
-use pipeline::retry::describe;
+use pipeline::outcome::describe;
+use pipeline::outcome::Failure;
 
 use crate::config::now_ms;
 use crate::requests::{inline_pdf, push_expanded, request_of};

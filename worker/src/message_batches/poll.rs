@@ -15,9 +15,9 @@ use pipeline::batching::{
 };
 use pipeline::dto::PollReport;
 use pipeline::envelope::{costs, Allowance};
-use pipeline::ops::failures::Failure;
+use pipeline::outcome::Failure;
+use pipeline::outcome::{describe, CallOutcome};
 use pipeline::pricing::Tier;
-use pipeline::retry::{describe, CallOutcome};
 use pipeline::status::{Lane, Status, Transition};
 
 use crate::config::now_ms;
@@ -234,7 +234,7 @@ impl Run<'_> {
         }
         for id in dead {
             if self.allowance.take(&costs::DEAD_LETTER_ANNOUNCED) {
-                crate::consumer::announce_dead_letter(state, &id).await;
+                crate::alerts::announce_dead_letter(state, &id).await;
             } else {
                 report.dead_letters_unannounced += 1;
                 worker::console_error!(

@@ -1,15 +1,19 @@
 //! A producer's admission: its body checked, its `Idempotency-Key` looked up and claimed in the
 //! job's own transaction, the caps and per-user limits applied — the steps every producer takes
-//! in the contract's order, before anything is stored.
+//! in the contract's order, before anything is stored — and a job's worst case, what it
+//! reserves against its user's caps.
 
 use axum::http::HeaderMap;
+use pipeline::clock::day_of;
 use pipeline::error::ApiError;
 use pipeline::money::UsdMicros;
+use pipeline::ops::budgets::{check_caps, explain_refusal, soft_reached};
 use pipeline::prompt::{Idempotency, StoredKey};
 
+use crate::config::now_ms;
 use crate::error::AppError;
 use crate::services::AppState;
-use crate::store::{is_budget_abort, is_tag_cap_abort, Statement};
+use crate::store::{Statement, StoreError};
 
 /// What `Idempotency-Key` makes of a producer's request.
 pub enum Idem {
@@ -40,8 +44,8 @@ pub async fn accept<T>(
     let idem = idempotency(state, user, key, hash, crate::config::now_ms()).await?;
     let need = need(&input);
     if matches!(idem, Idem::Fresh(_)) {
-        crate::ops::limit(state, user, 1).await?;
-        crate::ops::admit(state, user, need).await?;
+        limit(state, user, 1).await?;
+        admit(state, user, need).await?;
     }
     Ok((input, idem, need))
 }
@@ -125,24 +129,35 @@ pub async fn commit_job(
     (now, need, tags): (i64, UsdMicros, &[String]),
 ) -> Result<Option<String>, AppError> {
     let Some((key, hash)) = claim else {
-        return match state.store.batch(statements).await {
+        return match state.store.commit(statements).await {
             Ok(_) => Ok(None),
-            Err(e) if is_budget_abort(&e) => Err(crate::ops::refused(state, user, need).await),
-            Err(e) if is_tag_cap_abort(&e) => Err(crate::ops::tag_refused(state, tags, need).await),
-            Err(e) => Err(e.into()),
+            Err(e) => Err(refusal(state, user, (need, tags), e).await),
         };
     };
     let mut all = Vec::from(state.store.claim_idempotency(user, key, hash, id, now)?);
     all.extend(statements);
-    let Err(e) = state.store.batch(all).await else {
+    let Err(e) = state.store.commit(all).await else {
         return Ok(None);
     };
     match lookup(state, user, key, hash, now).await? {
         Idempotency::Replay { job_id } if job_id != id => Ok(Some(job_id)),
         Idempotency::Conflict => Err(key_reused()),
-        _ if is_budget_abort(&e) => Err(crate::ops::refused(state, user, need).await),
-        _ if is_tag_cap_abort(&e) => Err(crate::ops::tag_refused(state, tags, need).await),
-        _ => Err(e.into()),
+        _ => Err(refusal(state, user, (need, tags), e).await),
+    }
+}
+
+/// The answer to a job the database refused: a 429 naming the cap it would have crossed (a
+/// concurrent request committed first), else the platform's error.
+async fn refusal(
+    state: &AppState,
+    user: &str,
+    (need, tags): (UsdMicros, &[String]),
+    e: StoreError,
+) -> AppError {
+    match e {
+        StoreError::BudgetExceeded => refused(state, user, need).await,
+        StoreError::TagCapExceeded => tag_refused(state, tags, need).await,
+        other => worker::Error::from(other).into(),
     }
 }
 
@@ -178,5 +193,116 @@ pub fn require_json(headers: &HeaderMap) -> Result<(), AppError> {
             None,
         )
         .into())
+    }
+}
+
+/// The producers' check before anything is stored: the request's worst case (`need`) must fit
+/// under the user's caps with what is already committed (429 `budget_exceeded` otherwise); the
+/// soft threshold raises its alert (once per user and day). The database repeats the check
+/// atomically when the job is inserted ([`refused`] explains its refusal); this one spares the
+/// writes of a request that cannot fit.
+pub async fn admit(state: &AppState, user: &str, need: UsdMicros) -> Result<(), AppError> {
+    let now = now_ms();
+    let Some(budget) = state.store.budget_if_set(user, now).await? else {
+        return Ok(());
+    };
+    if budget.is_unlimited() {
+        return Ok(());
+    }
+    if soft_reached(budget.spent_today_micros, budget.soft_micros) {
+        let day = day_of(now);
+        let spent = budget.spent_today_micros.dollars();
+        let payload = crate::alerts::SoftThreshold {
+            event: "usage.soft_threshold",
+            user_id: user,
+            day: &day,
+            spent_micros: budget.spent_today_micros,
+            soft_micros: budget.soft_micros,
+            text: format!(
+                "claude-pipeline: {user} has spent ${spent} today, past the soft threshold."
+            ),
+        };
+        let key = format!("soft:{user}:{day}");
+        if let Err(e) = crate::alerts::raise(state, &key, "soft_budget", &payload).await {
+            worker::console_error!("soft budget alert for {user}: {e}");
+        }
+    }
+    check_caps(&budget, need).map_err(|r| AppError(ApiError::budget_exceeded(r)))
+}
+
+/// What a job of `req` on `mode` reserves against its user's caps: its worst case at the
+/// dearest model of the configured fallback chain it may move to — and, when a refusal may
+/// move it to a fallback model (`fallback`, the job's own, else the operator's for its model),
+/// the worst case of that second attempt besides.
+pub fn worst_case(
+    state: &AppState,
+    req: &pipeline::anthropic::MessagesRequest,
+    document_pages: Option<u32>,
+    mode: pipeline::status::Mode,
+    fallback: Option<&str>,
+) -> UsdMicros {
+    let worst = |req: &pipeline::anthropic::MessagesRequest| {
+        pipeline::ops::budgets::worst_case(
+            req,
+            document_pages,
+            mode,
+            &state.config.model_chain,
+            now_ms(),
+        )
+    };
+    let first = worst(req);
+    let fallback = fallback.or_else(|| state.config.refusal_fallbacks.for_model(&req.model));
+    match fallback {
+        Some(model) => {
+            let second = pipeline::shape::conform(req.clone(), model);
+            first + worst(&second)
+        }
+        None => first,
+    }
+}
+
+/// The per-user limits on the producers (`Config::user_limits`): a request that would make
+/// `adding` jobs is refused with a 429 and a `retry-after` when the user has too many waiting or
+/// made too many in the last minute.
+pub async fn limit(state: &AppState, user: &str, adding: u64) -> Result<(), AppError> {
+    let l = state.config.user_limits;
+    if l.max_queued == 0 && l.max_per_min == 0 {
+        return Ok(());
+    }
+    let (queued, recent) = state.store.user_load(user, now_ms() - 60_000).await?;
+    Ok(pipeline::ops::budgets::check_user_limits(
+        &l, queued, recent, adding,
+    )?)
+}
+
+/// The 429 of a job the database refused for one of its `tags`' daily caps: the first tag whose
+/// cap `need` no longer fits under.
+pub async fn tag_refused(state: &AppState, tags: &[String], need: UsdMicros) -> AppError {
+    match state.store.tag_budgets(Some(tags), now_ms()).await {
+        Ok(views) => {
+            let tight = views
+                .iter()
+                .find(|v| v.left_micros.0 < need.0)
+                .or(views.first());
+            match tight {
+                Some(v) => AppError(v.refusal(need)),
+                None => AppError(ApiError::new(
+                    429,
+                    "tag_budget_exceeded",
+                    "a tag of this job has reached its daily cap",
+                    Some("tags"),
+                )),
+            }
+        }
+        Err(e) => e.into(),
+    }
+}
+
+/// The 429 for a write that the database refused because it would cross one of the user's caps
+/// (`StoreError::BudgetExceeded`): a concurrent request committed first.
+pub async fn refused(state: &AppState, user: &str, need: UsdMicros) -> AppError {
+    match state.store.budget(user, now_ms()).await {
+        Ok(b) => AppError(ApiError::budget_exceeded(explain_refusal(&b, need))),
+        Err(e) => e.into(),
     }
 }

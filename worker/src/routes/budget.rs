@@ -11,7 +11,7 @@ use pipeline::dto::{BudgetAlerts, BudgetReport, LanesInFlight};
 
 use crate::error::AppError;
 use crate::identity::Caller;
-use crate::routes::AppState;
+use crate::services::AppState;
 
 #[worker::send]
 pub async fn get(

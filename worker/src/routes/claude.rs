@@ -17,19 +17,20 @@ use pipeline::anthropic::{Message, StopReason};
 use pipeline::budget::{Need, Reserve, Settle};
 use pipeline::dto::{ClaudeAnswer, JobAck};
 use pipeline::error::ApiError;
-use pipeline::ops::failures::{ErrorClass, Failure};
+use pipeline::outcome::{describe, CallOutcome};
+use pipeline::outcome::{ErrorClass, Failure};
 use pipeline::pricing::Tier;
-use pipeline::retry::{describe, CallOutcome};
-use pipeline::rollout::CallPath;
+use pipeline::status::CallPath;
 use pipeline::status::{Kind, Lane, Mode, Status};
 use pipeline::{prompt, rollout};
 use worker::Delay;
 
+use super::admission::require_json;
+use super::jobs::{create_prompt_job, store_prompt_job, NewPrompt};
 use crate::config::now_ms;
 use crate::error::AppError;
 use crate::identity::Caller;
-use crate::routes::jobs::{create_prompt_job, store_prompt_job, NewPrompt};
-use crate::routes::{require_json, AppState};
+use crate::services::AppState;
 use crate::store::lifecycle::{Attempt, Scope};
 
 #[worker::send]
@@ -54,15 +55,15 @@ pub async fn call(
     input.mode = Mode::Sync;
     let user = caller.user_id.as_str();
     crate::models_watch::admit_job(&state, &input.model, input.fallback_model.as_deref()).await?;
-    let need = crate::ops::worst_case(
+    let need = super::admission::worst_case(
         &state,
         &input.request,
         None,
         Mode::Sync,
         input.fallback_model.as_deref(),
     );
-    crate::ops::limit(&state, user, 1).await?;
-    crate::ops::admit(&state, user, need).await?;
+    super::admission::limit(&state, user, 1).await?;
+    super::admission::admit(&state, user, need).await?;
     let mut job = NewPrompt {
         user,
         input: &input,

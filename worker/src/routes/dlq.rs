@@ -20,16 +20,18 @@ use pipeline::ops::dlq::{
 use pipeline::status::{Kind, Status};
 use serde::Deserialize;
 
+use super::admission::json_body;
+use super::common::{enqueue_failed, next_page, page};
 use crate::blobs::prompt_key;
 use crate::config::now_ms;
 use crate::error::AppError;
 use crate::identity::Caller;
 use crate::requests::request_of;
-use crate::routes::{enqueue_failed, json_body, next_page, page, AppState};
 use crate::services::new_id;
+use crate::services::AppState;
 use crate::store::lifecycle::attempts_of;
 use crate::store::ops::{audit_of, dlq_page_of, Replay};
-use crate::store::JobRow;
+use crate::store::{JobRow, StoreError};
 
 #[derive(Deserialize)]
 pub struct ListParams {
@@ -234,8 +236,8 @@ async fn replay_one(
             })?;
             let body = serde_json::to_vec(&req)
                 .map_err(|e| ApiError::internal(format!("cannot encode the request: {e}")))?;
-            let reserved = crate::ops::worst_case(state, &req, None, original.mode, None);
-            crate::ops::admit(state, &original.user_id, reserved).await?;
+            let reserved = super::admission::worst_case(state, &req, None, original.mode, None);
+            super::admission::admit(state, &original.user_id, reserved).await?;
             state.blobs.put(key, body).await?;
             (model.id.to_owned(), Some(key.clone()), reserved)
         }
@@ -248,7 +250,7 @@ async fn replay_one(
             // A model retired since the job ran is refused: replay it with a model edit.
             pipeline::models::parse_model(Some(&model.clone().into()), now)?;
             let reserved = unprompted_worst_case(state, original, &model).await?;
-            crate::ops::admit(state, &original.user_id, reserved).await?;
+            super::admission::admit(state, &original.user_id, reserved).await?;
             (model, original.prompt_key.clone(), reserved)
         }
     };
@@ -279,14 +281,16 @@ async fn replay_one(
             if let Some(k) = &own_key {
                 state.blobs.delete(k).await;
             }
-            if crate::store::is_budget_abort(&e) {
-                return Err(crate::ops::refused(state, &original.user_id, reserved).await);
-            }
-            if crate::store::is_tag_cap_abort(&e) {
-                let tags = pipeline::tags::from_column(original.tags.as_deref());
-                return Err(crate::ops::tag_refused(state, &tags, reserved).await);
-            }
-            return Err(e.into());
+            return Err(match e {
+                StoreError::BudgetExceeded => {
+                    super::admission::refused(state, &original.user_id, reserved).await
+                }
+                StoreError::TagCapExceeded => {
+                    let tags = pipeline::tags::from_column(original.tags.as_deref());
+                    super::admission::tag_refused(state, &tags, reserved).await
+                }
+                other => worker::Error::from(other).into(),
+            });
         }
     };
     if !won {
@@ -334,7 +338,7 @@ async fn unprompted_worst_case(
             None,
         ),
     };
-    Ok(crate::ops::worst_case(
+    Ok(super::admission::worst_case(
         state,
         &req,
         pages,

@@ -9,13 +9,13 @@ use pipeline::dto::{FeedbackAck, FeedbackList};
 use pipeline::feedback;
 use pipeline::status::{Kind, Mode, Status};
 
+use super::admission::{accept, commit_job, Idem};
+use super::common::{enqueue_failed, job_page, own_job, PageQuery};
 use crate::config::now_ms;
 use crate::error::AppError;
 use crate::identity::Caller;
-use crate::routes::{
-    accept, commit_job, enqueue_failed, job_page, own_job, AppState, Idem, PageQuery,
-};
 use crate::services::new_id;
+use crate::services::AppState;
 use crate::store::jobs::{JobFilter, NewJob};
 use crate::store::JobRow;
 
@@ -36,7 +36,7 @@ pub async fn submit(
     let user = caller.user_id.as_str();
     let limits = ("POST /feedback\n", MAX_BODY_BYTES);
     let need = |i: &feedback::FeedbackInput| {
-        crate::ops::worst_case(
+        super::admission::worst_case(
             &state,
             &feedback::request(i.model, &i.text),
             None,

@@ -10,7 +10,7 @@ use pipeline::dto::{AnthropicTarget, Check, HealthReport};
 use crate::config::now_ms;
 use crate::error::AppError;
 use crate::identity::Caller;
-use crate::routes::AppState;
+use crate::services::AppState;
 
 /// Each probe writes, reads back and deletes its own object under this prefix: R2 allows one
 /// write per second to the same key, and probes may come faster than that.

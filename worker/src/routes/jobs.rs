@@ -10,16 +10,18 @@ use pipeline::dto::{JobAck, JobList};
 use pipeline::error::ApiError;
 use pipeline::money::UsdMicros;
 use pipeline::prompt;
-use pipeline::rollout::CallPath;
+use pipeline::status::CallPath;
 use pipeline::status::{Kind, Lane, Status};
 use serde::Deserialize;
 
+use super::admission::{accept, commit_job, Idem};
+use super::common::{enqueue_failed, job_page, own_job, page};
 use crate::blobs::prompt_key;
 use crate::config::now_ms;
 use crate::error::AppError;
 use crate::identity::Caller;
-use crate::routes::{accept, commit_job, enqueue_failed, job_page, own_job, page, AppState, Idem};
 use crate::services::new_id;
+use crate::services::AppState;
 use crate::store::jobs::{JobFilter, NewJob};
 use crate::store::JobRow;
 
@@ -41,7 +43,7 @@ pub async fn submit(
     let user = caller.user_id.as_str();
     let limits = ("", MAX_BODY_BYTES);
     let need = |i: &prompt::PromptInput| {
-        crate::ops::worst_case(
+        super::admission::worst_case(
             &state,
             &i.request,
             None,
@@ -94,7 +96,7 @@ pub struct NewPrompt<'a> {
     pub path: Option<CallPath>,
     pub reserved: UsdMicros,
     /// Where its final view is posted when it ends.
-    pub callback: Option<crate::webhooks::Callback>,
+    pub callback: Option<pipeline::webhooks::Callback>,
     /// The deadline router's answer (its mode is already the input's).
     pub routed: Option<crate::store::jobs::Routed>,
 }
@@ -349,7 +351,10 @@ pub async fn cancel(
 pub async fn cancel_batch_if_empty(state: &AppState, batch: &str) -> Result<(), AppError> {
     if state.store.live_in_batch(batch).await? == 0 {
         if let Err(e) = state.anthropic.cancel_batch(batch).await {
-            worker::console_error!("canceling batch {batch}: {}", pipeline::retry::describe(&e));
+            worker::console_error!(
+                "canceling batch {batch}: {}",
+                pipeline::outcome::describe(&e)
+            );
         }
     }
     Ok(())

@@ -10,11 +10,12 @@ use pipeline::dto::{KeyCreated, KeyList};
 use pipeline::error::ApiError;
 use pipeline::identity::{new_key, parse_key_input, KeyHash};
 
+use super::admission::json_body;
 use crate::config::now_ms;
 use crate::error::AppError;
 use crate::identity::Caller;
-use crate::routes::{json_body, AppState};
 use crate::services::random_bytes;
+use crate::services::AppState;
 use crate::store::keys::NewKey;
 
 #[worker::send]

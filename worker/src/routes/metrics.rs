@@ -15,7 +15,7 @@ use serde::Deserialize;
 use crate::config::now_ms;
 use crate::error::AppError;
 use crate::identity::Caller;
-use crate::routes::AppState;
+use crate::services::AppState;
 
 #[derive(Deserialize)]
 pub struct Params {
@@ -78,7 +78,7 @@ pub async fn get(
     };
     let headroom = state.store.peaks(now_ms()).await?;
     let report = crate::models_watch::last(&state).await?;
-    let models = crate::routes::models::watch_view(&state, report).await?;
+    let models = super::models::watch_view(&state, report).await?;
     warnings.extend(
         models
             .notices

@@ -10,7 +10,7 @@ use pipeline::models::watch::WatchView;
 use crate::config::now_ms;
 use crate::error::AppError;
 use crate::identity::Caller;
-use crate::routes::AppState;
+use crate::services::AppState;
 
 /// The catalog, with what the last check of the API's own list found.
 #[worker::send]

@@ -9,7 +9,7 @@ use axum::response::{IntoResponse, Response};
 use pipeline::error::ApiError;
 
 use crate::error::AppError;
-use crate::routes::AppState;
+use crate::services::AppState;
 
 /// Where the build puts the document among the assets.
 const ASSET: &str = "https://assets.local/openapi.json";

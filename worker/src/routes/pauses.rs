@@ -10,10 +10,11 @@ use axum::Json;
 use pipeline::error::ApiError;
 use pipeline::pause::{parse_request, Pause, PauseList, Resumed, Scope};
 
+use super::admission::json_body;
 use crate::config::now_ms;
 use crate::error::AppError;
 use crate::identity::Caller;
-use crate::routes::{json_body, AppState};
+use crate::services::AppState;
 
 #[worker::send]
 pub async fn list(State(state): State<AppState>, caller: Caller) -> Result<Response, AppError> {

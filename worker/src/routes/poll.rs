@@ -12,7 +12,7 @@ use pipeline::error::ApiError;
 use crate::error::AppError;
 use crate::identity::Caller;
 use crate::message_batches::{flush, poll};
-use crate::routes::AppState;
+use crate::services::AppState;
 
 #[worker::send]
 pub async fn run(

@@ -8,7 +8,7 @@ use pipeline::retention::{Removed, RetentionView};
 
 use crate::error::AppError;
 use crate::identity::Caller;
-use crate::routes::AppState;
+use crate::services::AppState;
 
 #[worker::send]
 pub async fn get(

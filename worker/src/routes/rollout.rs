@@ -11,7 +11,7 @@ use serde::Deserialize;
 use crate::config::now_ms;
 use crate::error::AppError;
 use crate::identity::Caller;
-use crate::routes::AppState;
+use crate::services::AppState;
 
 /// The seed's rollout compares the paths for 48 hours before each step.
 const DEFAULT_HOURS: i64 = 48;

@@ -13,7 +13,7 @@ use serde::Deserialize;
 use crate::config::now_ms;
 use crate::error::AppError;
 use crate::identity::Caller;
-use crate::routes::AppState;
+use crate::services::AppState;
 
 #[derive(Debug, Deserialize)]
 pub struct DaysQuery {

@@ -15,12 +15,14 @@ use pipeline::pdf::{self, Template};
 use pipeline::prompt::BodyHasher;
 use pipeline::status::{Lane, Mode};
 
+use super::admission::{commit_job, Idem};
+use super::common::{next_page, PageQuery};
+use super::jobs::cancel_batch_if_empty;
 use crate::config::now_ms;
 use crate::error::AppError;
 use crate::identity::Caller;
-use crate::routes::jobs::cancel_batch_if_empty;
-use crate::routes::{commit_job, next_page, AppState, Idem, PageQuery};
 use crate::services::new_id;
+use crate::services::AppState;
 use crate::store::uploads::{NewUpload, UploadRow};
 
 use super::upload_form::{clean_up, drain, read_files, Form};
@@ -80,8 +82,8 @@ pub async fn submit(
     // it), so that the client hears the answer. A user with nothing left under a cap is refused
     // before the files are stored; the files' own worst case is checked once they are read.
     let admitted = match admit(caller, req.headers()) {
-        Ok((caller, boundary)) => match crate::routes::idempotency_key(req.headers()) {
-            Ok(key) => crate::ops::admit(&state, caller.user_id.as_str(), UsdMicros(1))
+        Ok((caller, boundary)) => match super::admission::idempotency_key(req.headers()) {
+            Ok(key) => super::admission::admit(&state, caller.user_id.as_str(), UsdMicros(1))
                 .await
                 .map(|()| (caller, boundary, key)),
             Err(e) => Err(e),
@@ -174,7 +176,7 @@ pub async fn submit(
     let user = caller.user_id.as_str();
     // The same key and body again answers the first upload's acknowledgement, whatever the
     // budget says now (it costs nothing more); the files this request stored go.
-    let idem = crate::routes::idempotency(&state, user, key, hasher.finish(), now_ms()).await;
+    let idem = super::admission::idempotency(&state, user, key, hasher.finish(), now_ms()).await;
     let claim = match idem {
         Ok(Idem::Fresh(claim)) => claim,
         Ok(Idem::Replay(first)) => {
@@ -188,11 +190,11 @@ pub async fn submit(
     };
     let unread = pdf::request(model, template, String::new());
     for f in files.iter_mut() {
-        f.reserved = crate::ops::worst_case(&state, &unread, Some(f.pages), mode, None);
+        f.reserved = super::admission::worst_case(&state, &unread, Some(f.pages), mode, None);
     }
     let need: UsdMicros = files.iter().map(|f| f.reserved).sum();
-    let admitted = match crate::ops::limit(&state, user, files.len() as u64).await {
-        Ok(()) => crate::ops::admit(&state, user, need).await,
+    let admitted = match super::admission::limit(&state, user, files.len() as u64).await {
+        Ok(()) => super::admission::admit(&state, user, need).await,
         Err(e) => Err(e),
     };
     if let Err(e) = admitted {

@@ -15,10 +15,11 @@ use pipeline::ops::tag_usage::TagsReport;
 use pipeline::ops::usage::{UsageQuery, UsageReport};
 use serde::Deserialize;
 
+use super::admission::json_body;
 use crate::config::now_ms;
 use crate::error::AppError;
 use crate::identity::Caller;
-use crate::routes::{json_body, AppState};
+use crate::services::AppState;
 
 #[derive(Deserialize)]
 pub struct UsageParams {

@@ -4,7 +4,7 @@
 //! write twice changes nothing the second time.
 
 use pipeline::jobs::Cursor;
-use pipeline::rollout::CallPath;
+use pipeline::status::CallPath;
 use pipeline::status::{Kind, Lane, Mode, Status, Transition};
 use serde::Deserialize;
 use wasm_bindgen::JsValue;
@@ -35,7 +35,7 @@ pub struct NewJob<'a> {
     /// that would cross one).
     pub reserved: UsdMicros,
     /// Where its final view is posted when it ends, and the API key whose secret signs it.
-    pub callback: Option<&'a crate::webhooks::Callback>,
+    pub callback: Option<&'a pipeline::webhooks::Callback>,
     /// Its tags, checked (`pipeline::tags::parse`).
     pub tags: &'a [String],
     /// The deadline router's answer, for a job that set a deadline.

@@ -6,8 +6,8 @@
 use pipeline::answer::{End, Settled};
 use pipeline::anthropic::Usage;
 use pipeline::dto::AttemptView;
-use pipeline::ops::failures::Failure;
-use pipeline::refusal::RefusalView;
+use pipeline::dto::RefusalView;
+use pipeline::outcome::Failure;
 use pipeline::status::{Kind, Lane, Mode, Status, Transition};
 use serde::Deserialize;
 use wasm_bindgen::JsValue;
@@ -177,7 +177,7 @@ impl Store {
     /// A refused attempt with a fallback (`pipeline::refusal`): back to `queued` on the fallback
     /// model, once (`refusal IS NULL`), the refused attempt kept as `refusal` — migration
     /// 0023's trigger counts it under the model that refused; its reservation stays (admission
-    /// reserved both attempts' worst cases, `crate::ops::worst_case`). A Message Batch's job goes back to the accumulation
+    /// reserved both attempts' worst cases, `routes::admission::worst_case`). A Message Batch's job goes back to the accumulation
     /// for a later batch; a synchronous one is sent to its lane by the caller (the reconciler
     /// sends it if that send fails).
     pub fn fall_back(

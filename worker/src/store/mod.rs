@@ -22,6 +22,7 @@
 
 pub mod batch_results;
 pub mod budgets;
+mod error;
 pub mod files;
 pub mod flushes;
 pub mod jobs;
@@ -47,6 +48,7 @@ use serde::de::DeserializeOwned;
 use wasm_bindgen::JsValue;
 use worker::{D1Database, D1PreparedStatement, D1Result};
 
+pub use error::StoreError;
 pub use row::JobRow;
 
 use crate::meter::Meter;
@@ -143,6 +145,12 @@ impl Store {
         Ok(self.all(sql, args).await?.into_iter().next())
     }
 
+    /// [`Store::batch`] for a write the database may refuse on purpose (a cap's trigger, a
+    /// uniqueness constraint): the refusal comes back as its [`StoreError`].
+    pub async fn commit(&self, statements: Vec<Statement>) -> Result<Vec<D1Result>, StoreError> {
+        Ok(self.batch(statements).await?)
+    }
+
     /// Runs statements in one transaction (`db.batch()`): all or nothing.
     pub async fn batch(&self, statements: Vec<Statement>) -> worker::Result<Vec<D1Result>> {
         let (prepared, shown): (Vec<_>, Vec<_>) =
@@ -218,18 +226,6 @@ pub fn changes(r: &D1Result) -> worker::Result<usize> {
 }
 
 /// A number bound into a statement.
-/// Whether a failed write was the `jobs_admission` trigger refusing an insert over a cap
-/// (migration 0010): its `RAISE(ABORT, 'budget_exceeded')` rolled the whole batch back.
-pub fn is_budget_abort(e: &worker::Error) -> bool {
-    e.to_string().contains("budget_exceeded")
-}
-
-/// The database refused a job whose reservation would take one of its tags past its daily cap
-/// (migration 0020's `jobs_tag_admission`).
-pub fn is_tag_cap_abort(e: &worker::Error) -> bool {
-    e.to_string().contains("tag_cap_exceeded")
-}
-
 fn num(v: i64) -> JsValue {
     JsValue::from_f64(v as f64)
 }

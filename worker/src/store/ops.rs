@@ -2,11 +2,11 @@
 //! usage, and the DLQ's triage (failure classes, audit entries, replays, discards).
 
 use pipeline::ops::dlq::{AuditEntry, DlqFilter};
-use pipeline::ops::failures::ErrorClass;
 use pipeline::ops::metrics::{EndedJob, Metrics, PendingGroup};
 use pipeline::ops::prometheus::Totals;
 use pipeline::ops::spenders::SpenderGroup;
 use pipeline::ops::usage::UsageGroup;
+use pipeline::outcome::ErrorClass;
 use pipeline::rollout::RolloutCall;
 use pipeline::status::Status;
 use serde::Deserialize;
@@ -395,7 +395,7 @@ impl Store {
     /// A replay, all or nothing: the original's guarded `replayed_to`, the new job copied from
     /// it, and both audit entries. Answers whether this replay won (the original was still
     /// replayable and not replayed meanwhile).
-    pub async fn replay(&self, r: &Replay<'_>) -> worker::Result<bool> {
+    pub async fn replay(&self, r: &Replay<'_>) -> Result<bool, super::StoreError> {
         let replayable = Status::sql_in(&[
             Status::DeadLettered,
             Status::Failed,
@@ -403,7 +403,7 @@ impl Store {
             Status::Canceled,
         ]);
         let results = self
-            .batch(vec![
+            .commit(vec![
                 self.statement(
                     &format!(
                         "UPDATE jobs SET replayed_to = ?2, updated_at = ?3 WHERE id = ?1 \

@@ -5,7 +5,7 @@ use pipeline::feedback::Analysis;
 use pipeline::jobs::{elapsed_ms, Cursor};
 use pipeline::money::UsdMicros;
 use pipeline::ops::joblog::JobLog;
-use pipeline::rollout::CallPath;
+use pipeline::status::CallPath;
 use pipeline::status::{Kind, Lane, Mode, Status};
 use serde::Deserialize;
 
@@ -160,7 +160,7 @@ impl JobRow {
     }
 
     /// Its refused attempt, once a refusal moved it to its fallback.
-    pub fn refused(&self) -> Option<pipeline::refusal::RefusalView> {
+    pub fn refused(&self) -> Option<pipeline::dto::RefusalView> {
         self.refusal
             .as_deref()
             .and_then(|r| serde_json::from_str(r).ok())

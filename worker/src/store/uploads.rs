@@ -81,7 +81,7 @@ pub struct NewUpload<'a> {
     /// When every job of the upload expires if it has not run (`expires_in_s`).
     pub expires_at: Option<i64>,
     /// Where each file's final view is posted when it ends.
-    pub callback: Option<&'a crate::webhooks::Callback>,
+    pub callback: Option<&'a pipeline::webhooks::Callback>,
     pub now: i64,
 }
 

@@ -46,7 +46,7 @@ pub fn Pauses(list: LocalResource<Result<PauseList, api::ApiError>>) -> impl Int
             .find_map(|r| r.err())
             .map(|e| view! { <p class="error" data-testid="pause-error">{e.to_string()}</p> })
     };
-    let waiting = crate::shell::waiting();
+    let waiting = crate::takeover::waiting();
     view! {
         <h2>"Pauses"</h2>
         <form class="card form" data-testid="pause-form" on:submit=submit>

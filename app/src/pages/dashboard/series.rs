@@ -258,7 +258,8 @@ mod tests {
 
     #[test]
     fn each_panel_marks_only_its_own_figures_past_their_slo() {
-        use pipeline::ops::metrics::{BatchPath, Slo, SyncPath};
+        use pipeline::ops::metrics::{BatchPath, SyncPath};
+        use pipeline::timing::Slo;
         let slo = Slo::default();
         let mut m: Metrics = serde_json::from_value(serde_json::json!({
             "at": 0, "window_ms": 60000, "completed": 0, "failed": 0, "dead_lettered": 0,

@@ -44,7 +44,7 @@ pub fn EditForm(
             Err(e) => error.set(Some(e)),
         }
     };
-    let waiting = crate::shell::waiting();
+    let waiting = crate::takeover::waiting();
     view! {
         <form class="row" on:submit=submit>
             <label>"Model "

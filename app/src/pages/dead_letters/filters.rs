@@ -3,11 +3,11 @@
 use leptos::prelude::*;
 use pipeline::clock::{parse_day, DAY_MS};
 use pipeline::ops::dlq::DlqFilter;
-use pipeline::ops::failures::ErrorClass;
+use pipeline::outcome::ErrorClass;
 use pipeline::status::Status;
 
 use super::actions::BulkReplay;
-use crate::shell::kept;
+use crate::takeover::kept;
 
 /// The filter the typed fields describe: empty fields mean any; `to` includes its whole day.
 pub fn filter_of(
@@ -56,7 +56,7 @@ pub fn DlqFilters(
     let input = move |sig: RwSignal<String>| move |ev| sig.set(event_target_value(&ev));
     let statuses = DlqFilter::STATUSES.map(|s| (s, s.replace('_', "-")));
     let replaying = bulk.pending();
-    let waiting = crate::shell::waiting();
+    let waiting = crate::takeover::waiting();
     view! {
         <form class="filters" on:submit=apply>
             <label class="filter">"Status"

@@ -9,7 +9,7 @@ use pipeline::status::{Kind, Lane, Status};
 use crate::api;
 use crate::components::fetched::fetched;
 use crate::components::ticker::every_second;
-use crate::shell::kept;
+use crate::takeover::kept;
 use filter_select::FilterSelect;
 use job_row::JobRow;
 

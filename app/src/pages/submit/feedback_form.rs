@@ -6,7 +6,7 @@ use pipeline::status::Mode;
 
 use super::mode_toggle::ModeToggle;
 use crate::api::ApiError;
-use crate::shell::{kept, typed};
+use crate::takeover::{kept, typed};
 
 /// Sends one piece of feedback: `(source, text, mode)`.
 pub type SendFeedback = Action<(String, String, Mode), Result<FeedbackAck, ApiError>>;
@@ -37,7 +37,7 @@ pub fn FeedbackForm(send: SendFeedback) -> impl IntoView {
     });
     let field_error = move |name: &'static str| move || error.get().and_then(|e| e.on_field(name));
     let pending = send.pending();
-    let waiting = crate::shell::waiting();
+    let waiting = crate::takeover::waiting();
     view! {
         <form
             class="card form"

@@ -8,7 +8,7 @@ use pipeline::status::Lane;
 
 use super::model_picker::ModelPicker;
 use crate::api::{self, ApiError};
-use crate::shell::kept;
+use crate::takeover::kept;
 
 /// The fields that show their own error; others show under the form.
 const FIELDS: [&str; 2] = ["prompt", "expires_in_s"];
@@ -70,7 +70,7 @@ pub fn PromptForm() -> impl IntoView {
     });
     let field_error = move |name: &'static str| move || error.get().and_then(|e| e.on_field(name));
     let pending = send.pending();
-    let waiting = crate::shell::waiting();
+    let waiting = crate::takeover::waiting();
     view! {
         <form class="card form" data-testid="prompt-form" on:submit=move |ev| {
             ev.prevent_default();

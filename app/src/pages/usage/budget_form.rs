@@ -77,7 +77,7 @@ pub fn BudgetForm(
         }),
     };
     let saving = save.pending();
-    let waiting = crate::shell::waiting();
+    let waiting = crate::takeover::waiting();
     view! {
         <form class="card form budget-form" on:submit=submit>
             <h2>"Budget for " {target}</h2>

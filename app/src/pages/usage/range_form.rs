@@ -24,8 +24,8 @@ pub fn RangeForm(
     admin: impl Fn() -> bool + Copy + Send + Sync + 'static,
     csv: Action<(), Result<(), String>>,
 ) -> impl IntoView {
-    let from = crate::shell::kept("usage-from", "");
-    let to = crate::shell::kept("usage-to", "");
+    let from = crate::takeover::kept("usage-from", "");
+    let to = crate::takeover::kept("usage-to", "");
     Effect::new(move |_| {
         if let Some(Ok(r)) = report.get() {
             if from.get_untracked().is_empty() {
@@ -49,7 +49,7 @@ pub fn RangeForm(
         });
     };
     let downloading = csv.pending();
-    let waiting = crate::shell::waiting();
+    let waiting = crate::takeover::waiting();
     view! {
         <form class="filters" on:submit=apply>
             <label class="filter">"From"

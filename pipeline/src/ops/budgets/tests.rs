@@ -38,9 +38,9 @@ fn a_request_fits_while_committed_plus_its_worst_case_stays_within_each_cap() {
 
 #[test]
 fn a_refusal_is_a_429_naming_the_cap_with_the_figures_in_its_body() {
-    let e = check_caps(&budget(Some(1_000_000), None, 999_000, 0), UsdMicros(2_000))
-        .unwrap_err()
-        .into_error();
+    let refusal =
+        check_caps(&budget(Some(1_000_000), None, 999_000, 0), UsdMicros(2_000)).unwrap_err();
+    let e = ApiError::budget_exceeded(refusal);
     assert_eq!((e.status, e.body.code.as_str()), (429, "budget_exceeded"));
     assert!(
         e.body

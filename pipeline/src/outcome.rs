@@ -1,8 +1,42 @@
-//! Failure classes: what kind of failure ended a job (the DLQ page filters on it).
+//! How a call to Claude ended, and when it failed, what kind of failure it was: the words a
+//! job's row keeps and the class the Dead letters page filters on, decided together when the
+//! failure happens. The lowest of the call decisions: `retry`, `delivery`, `batching` and
+//! `answer` build on it.
 
 use serde::{Deserialize, Serialize};
 
-use crate::retry::{describe, CallOutcome};
+/// How a call to the Anthropic API ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CallOutcome {
+    /// A 2xx answer.
+    Success,
+    /// An error answer with its status, the API's error message and `retry-after` seconds.
+    Http {
+        status: u16,
+        message: String,
+        retry_after_s: Option<u32>,
+    },
+    /// Our own timeout fired before the API answered.
+    Timeout,
+    /// The request could not be sent, or no answer arrived.
+    Network(String),
+    /// A 2xx answer whose body could not be decoded. It was paid for: the job fails once with
+    /// the reason and the raw body is kept; it is never retried as a network error.
+    Undecodable { reason: String, raw: String },
+}
+
+/// A human reason for a transient failure, kept on the row while the job waits for its retry.
+pub fn describe(outcome: &CallOutcome) -> String {
+    match outcome {
+        CallOutcome::Success => "ok".into(),
+        CallOutcome::Http {
+            status, message, ..
+        } => format!("Anthropic API {status}: {message}"),
+        CallOutcome::Timeout => "the call to the Anthropic API timed out".into(),
+        CallOutcome::Network(e) => format!("network error calling the Anthropic API: {e}"),
+        CallOutcome::Undecodable { reason, .. } => reason.clone(),
+    }
+}
 
 /// What kind of failure ended a job, from its stored error (the DLQ page filters on it).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
