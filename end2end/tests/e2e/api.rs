@@ -138,19 +138,45 @@ async fn the_spa_and_its_assets_are_served_with_deep_link_fallback(s: Arc<TestSt
     assert_eq!(index.status().as_u16(), 200);
     let html = index.text().await.unwrap();
     assert!(html.contains("<title>claude-pipeline</title>"), "{html}");
-    // Every page is its own shell (`app::shell`) under the same head; a job's own page gets
+    // Every page is its own shell (`app::shell`) under the same head and files, but for the
+    // GETs its first draw makes (`<script id="first-gets">`, its own); a job's own page gets
     // the frame; a path no page has gets index.html, and the SPA says not found.
     let head = |h: &str| h[..h.find("<body").unwrap()].to_owned();
-    for (deep, shell) in [
-        ("/ui/jobs", "data-shell=\"/ui/jobs\""),
-        ("/ui/dead-letters", "data-shell=\"/ui/dead-letters\""),
-        ("/ui/jobs/some-id", "data-shell=\"\""),
-        ("/ui/no-such-page", "data-shell=\"/\""),
+    let first_gets = |h: &str| {
+        let open = r#"<script type="application/json" id="first-gets">"#;
+        let at = h.find(open).expect("a first-gets plan in the head") + open.len();
+        let len = h[at..].find("</script>").unwrap();
+        (
+            h[at..at + len].to_owned(),
+            format!("{}{}", &h[..at], &h[at + len..]),
+        )
+    };
+    let (_, index_rest) = first_gets(&head(&html));
+    for (deep, shell, asks) in [
+        ("/ui/jobs", "data-shell=\"/ui/jobs\"", "/jobs?limit=50"),
+        (
+            "/ui/dead-letters",
+            "data-shell=\"/ui/dead-letters\"",
+            "/api/dlq?status=dead_lettered&limit=50",
+        ),
+        ("/ui/jobs/some-id", "data-shell=\"\"", "/api/health"),
+        (
+            "/ui/no-such-page",
+            "data-shell=\"/\"",
+            "/api/feedback?limit=20",
+        ),
     ] {
         let resp = s.anon().request(Method::GET, deep).send().await.unwrap();
         assert_eq!(resp.status().as_u16(), 200, "{deep}");
         let page = resp.text().await.unwrap();
-        assert_eq!(head(&page), head(&html), "{deep}: the same head and files");
+        let (plan, rest) = first_gets(&head(&page));
+        assert_eq!(rest, index_rest, "{deep}: the same head and files");
+        let plan: serde_json::Value = serde_json::from_str(&plan).expect("the plan is JSON");
+        let urls = plan["urls"].as_array().expect("the plan's urls");
+        assert!(
+            urls.iter().any(|u| u == asks),
+            "{deep} should ask {asks}: {plan}"
+        );
         assert!(page.contains(shell), "{deep} should carry {shell}");
     }
     // Every hashed asset index.html names is served with its type.
