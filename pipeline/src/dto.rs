@@ -346,8 +346,7 @@ pub struct AttemptView {
     pub model: Option<String>,
     pub started_at: i64,
     pub ended_at: i64,
-    /// `completed`, `failed`, `retry` or `submitted` (to a Message Batch).
-    pub outcome: String,
+    pub outcome: crate::outcome::AttemptOutcome,
     pub error: Option<String>,
 }
 

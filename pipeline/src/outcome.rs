@@ -38,6 +38,38 @@ pub fn describe(outcome: &CallOutcome) -> String {
     }
 }
 
+/// How one call made for a job ended, as its attempt log records it (`job_attempts.outcome`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum AttemptOutcome {
+    /// Answered, and the job completed.
+    Completed,
+    /// The job failed with this call (a permanent error, an unusable answer).
+    Failed,
+    /// The model refused; the job moved to its fallback model.
+    Refused,
+    /// A failure worth another try: the job waits for its retry.
+    Retry,
+    /// A failure worth another try, but the job's deliveries were spent.
+    DeadLettered,
+    /// Sent in a Message Batch (the attempt logs of the first batch-mode jobs).
+    Submitted,
+}
+
+impl AttemptOutcome {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AttemptOutcome::Completed => "completed",
+            AttemptOutcome::Failed => "failed",
+            AttemptOutcome::Refused => "refused",
+            AttemptOutcome::Retry => "retry",
+            AttemptOutcome::DeadLettered => "dead_lettered",
+            AttemptOutcome::Submitted => "submitted",
+        }
+    }
+}
+
 /// What kind of failure ended a job, from its stored error (the DLQ page filters on it).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -178,6 +210,16 @@ fn api_status(e: &str) -> Option<u16> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_attempt_outcome_is_stored_as_it_is_written() {
+        use AttemptOutcome::*;
+        for o in [Completed, Failed, Refused, Retry, DeadLettered, Submitted] {
+            let json = serde_json::to_value(o).unwrap();
+            assert_eq!(json, o.as_str());
+            assert_eq!(serde_json::from_value::<AttemptOutcome>(json).unwrap(), o);
+        }
+    }
 
     #[test]
     fn error_classes_from_stored_errors() {

@@ -19,7 +19,7 @@ pub fn AttemptLog(
                     <tr>
                         <td>{a.n}</td>
                         <td>{a.model.unwrap_or_default()}</td>
-                        <td>{a.outcome}</td>
+                        <td>{a.outcome.as_str()}</td>
                         <td class="num">{seconds(a.ended_at - a.started_at)}</td>
                         <td class="error">{a.error.unwrap_or_default()}</td>
                     </tr>

@@ -9,7 +9,7 @@ use pipeline::delivery::{
     after_count_failed, after_grant, defer_delay_s, BudgetStep, CountFailed, BUDGET_SILENT_DEFER_MS,
 };
 use pipeline::ops::joblog::JobLog;
-use pipeline::outcome::{describe, CallOutcome};
+use pipeline::outcome::{describe, AttemptOutcome, CallOutcome};
 use pipeline::pricing::Tier;
 use pipeline::retry::{decide, is_overload, is_spend_limit, model_for, Decision};
 use pipeline::status::{Lane, Transition};
@@ -177,7 +177,7 @@ pub async fn run(state: &AppState, msg: Handle, row: JobRow) {
                 };
                 let view = fall_back(state, &msg, &refused).await?;
                 spent = (Some(message.usage), Some(view.spend.cost_micros));
-                ("refused", Some(view.describe()))
+                (AttemptOutcome::Refused, Some(view.describe()))
             }
             Ok(message) => {
                 state.blobs.store_answer(&id, message).await?;
@@ -186,8 +186,8 @@ pub async fn run(state: &AppState, msg: Handle, row: JobRow) {
                 msg.ack();
                 spent = (settled.usage, settled.cost_micros);
                 match settled.end {
-                    End::Complete { .. } => ("completed", None),
-                    End::Fail(f) => ("failed", Some(f.reason)),
+                    End::Complete { .. } => (AttemptOutcome::Completed, None),
+                    End::Fail(f) => (AttemptOutcome::Failed, Some(f.reason)),
                 }
             }
             Err(CallOutcome::Undecodable { reason, raw }) => {
@@ -198,7 +198,7 @@ pub async fn run(state: &AppState, msg: Handle, row: JobRow) {
                 state.store.settle_sync(&id, &settled, now_ms()).await?;
                 msg.ack();
                 spent = (settled.usage, settled.cost_micros);
-                ("failed", Some(reason.clone()))
+                (AttemptOutcome::Failed, Some(reason.clone()))
             }
             Err(failure)
                 if pipeline::anthropic::files::is_missing_file(failure)
@@ -230,7 +230,7 @@ pub async fn run(state: &AppState, msg: Handle, row: JobRow) {
                 attempt,
                 ms: ended_at - started_at,
                 error: error.as_deref(),
-                ..row.log("job.attempt", label)
+                ..row.log("job.attempt", label.as_str())
             }
             .with_usage(spent.0.as_ref(), spent.1)
             .line()
@@ -345,7 +345,7 @@ async fn apply(
     lane: Lane,
     failure: &CallOutcome,
     attempt: u32,
-) -> worker::Result<&'static str> {
+) -> worker::Result<AttemptOutcome> {
     if is_spend_limit(failure) {
         worker::console_error!(
             "ALERT job {id}: 429 without retry-after — a spend limit, not a rate limit"
@@ -355,12 +355,12 @@ async fn apply(
     Ok(match decide(failure, attempt, lane, &state.config.timing) {
         Decision::Ack => {
             msg.ack();
-            "completed"
+            AttemptOutcome::Completed
         }
         Decision::Fail(f) => {
             state.store.fail_sync(id, &f, now_ms()).await?;
             msg.ack();
-            "failed"
+            AttemptOutcome::Failed
         }
         Decision::Retry { delay_s, reason } => {
             // The backoff is kept on the row too: another message of the job (a fairer job's
@@ -372,7 +372,7 @@ async fn apply(
                 .requeue(id, &reason, is_overload(failure), (now, run_after))
                 .await?;
             msg.retry(state, delay_s).await;
-            "retry"
+            AttemptOutcome::Retry
         }
         Decision::DeadLetter(f) => {
             let mark =
@@ -382,7 +382,7 @@ async fn apply(
             state.store.run_one(mark).await?;
             announce_dead_letter(state, id).await;
             msg.ack();
-            "dead_lettered"
+            AttemptOutcome::DeadLettered
         }
     })
 }

@@ -18,7 +18,7 @@ use pipeline::budget::{Need, Reserve, Settle};
 use pipeline::dto::{ClaudeAnswer, JobAck};
 use pipeline::error::ApiError;
 use pipeline::outcome::{describe, CallOutcome};
-use pipeline::outcome::{ErrorClass, Failure};
+use pipeline::outcome::{AttemptOutcome, ErrorClass, Failure};
 use pipeline::pricing::Tier;
 use pipeline::status::CallPath;
 use pipeline::status::{Kind, Lane, Mode, Status};
@@ -184,9 +184,9 @@ async fn direct(state: &AppState, job: &NewPrompt<'_>) -> Result<Response, AppEr
     };
     state.budget.settle(&settlement).await;
     let (outcome, error) = match (&answer, refused) {
-        (_, Some(why)) => ("refused", Some(why)),
-        (Ok(_), None) => ("completed", None),
-        (Err(e), None) => ("failed", Some(e.0.body.error.clone())),
+        (_, Some(why)) => (AttemptOutcome::Refused, Some(why)),
+        (Ok(_), None) => (AttemptOutcome::Completed, None),
+        (Err(e), None) => (AttemptOutcome::Failed, Some(e.0.body.error.clone())),
     };
     let attempt = Attempt {
         job_id: &id,

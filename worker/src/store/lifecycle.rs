@@ -7,7 +7,7 @@ use pipeline::answer::{End, Settled};
 use pipeline::anthropic::Usage;
 use pipeline::dto::AttemptView;
 use pipeline::dto::RefusalView;
-use pipeline::outcome::Failure;
+use pipeline::outcome::{AttemptOutcome, Failure};
 use pipeline::status::{Kind, Lane, Mode, Status, Transition};
 use serde::Deserialize;
 use wasm_bindgen::JsValue;
@@ -50,7 +50,7 @@ pub struct Attempt<'a> {
     pub model: Option<&'a str>,
     pub started_at: i64,
     pub ended_at: i64,
-    pub outcome: &'a str,
+    pub outcome: AttemptOutcome,
     pub error: Option<&'a str>,
 }
 
@@ -315,7 +315,7 @@ impl Store {
                 opt(a.model),
                 num(a.started_at),
                 num(a.ended_at),
-                a.outcome.into(),
+                a.outcome.as_str().into(),
                 opt(a.error),
             ],
         )
@@ -361,7 +361,7 @@ pub fn attempts_of(r: &worker::D1Result) -> worker::Result<Vec<(String, AttemptV
         model: Option<String>,
         started_at: f64,
         ended_at: f64,
-        outcome: String,
+        outcome: AttemptOutcome,
         error: Option<String>,
     }
     Ok(r.results::<Row>()?
