@@ -52,7 +52,7 @@ pub async fn cost_report(
 }
 
 fn report(sim: &Sim, headers: &HeaderMap, query: &str) -> Result<Value, SimError> {
-    crate::messages::check_headers(sim, headers)?;
+    crate::auth::check_headers(sim, headers)?;
     let key = headers
         .get("x-api-key")
         .and_then(|v| v.to_str().ok())

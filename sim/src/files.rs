@@ -27,8 +27,8 @@ use pipeline::clock::format_rfc3339;
 use pipeline::multipart::{self, Event};
 use serde_json::{json, Value};
 
+use crate::auth::check_headers;
 use crate::errors::{new_id, SimError};
-use crate::messages::check_headers;
 use crate::pdf::{self, PdfInfo};
 use crate::{now_ms, Sim};
 
@@ -131,7 +131,7 @@ impl Files {
             expires_at,
             pdf: pdf::inspect(bytes),
             text: (mime_type == "text/plain").then(|| String::from_utf8_lossy(bytes).into_owned()),
-            fingerprint: crate::request::fnv(bytes),
+            fingerprint: crate::fingerprint::fnv(bytes),
             mime_type,
             seq,
         };

@@ -15,15 +15,18 @@
 //! - [`ratelimit`]: requests / input tokens / output tokens per minute as refilling buckets.
 //! - [`output`]: deterministic, plausible model output; [`pdf`]: page counts and titles.
 //! - [`pricing`]: the simulator's own price table; [`control`]: `/_sim/*` stats, config, reset.
-//! - [`errors`]: the API's error bodies and ids.
+//! - [`errors`]: the API's error bodies and ids; [`auth`]: the API key and `anthropic-version`
+//!   every endpoint checks first; [`fingerprint`]: the one hash answers are drawn from.
 
 pub mod admin;
+pub mod auth;
 pub mod batches;
 pub mod config;
 pub mod control;
 pub mod errors;
 pub mod faults;
 pub mod files;
+pub mod fingerprint;
 pub mod markers;
 pub mod messages;
 pub mod models;

@@ -14,9 +14,10 @@ use axum::extract::State;
 use axum::http::HeaderMap;
 use axum::response::{IntoResponse, Response};
 use axum::Json;
-use pipeline::anthropic::{header, CacheCreation, ErrorType, Speed, Usage};
+use pipeline::anthropic::{CacheCreation, ErrorType, Speed, Usage};
 use serde_json::{json, Value};
 
+use crate::auth::{check_headers, version};
 use crate::errors::{new_id, with_headers, SimError};
 use crate::faults::{self, Fault};
 use crate::output::{self, Answer};
@@ -271,17 +272,9 @@ fn read(
         now_ms(),
         files,
     )?;
-    crate::models::refuse_dropped(&req, &inner.knobs)?;
+    crate::models::refuse_dropped((req.spec, &req.model), &inner.knobs)?;
     inner.stats.documents(&req);
     Ok(req)
-}
-
-/// The `anthropic-version` header (checked present by [`check_headers`]).
-pub fn version(headers: &HeaderMap) -> &str {
-    headers
-        .get(header::VERSION)
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or_default()
 }
 
 /// A JSON body of at most `max` bytes: 413 `request_too_large` beyond, 400 when not JSON.
@@ -298,44 +291,6 @@ pub fn json_body(body: Result<Bytes, BytesRejection>, max: usize) -> Result<Valu
     }
     serde_json::from_slice(&body)
         .map_err(|e| SimError::invalid(format!("There was an error parsing the body: {e}")))
-}
-
-/// The API key — `x-api-key`, or `Authorization: Bearer` as current SDKs send it — (401 when
-/// missing or wrong) and `anthropic-version` (400 when missing).
-pub fn check_headers(sim: &Sim, headers: &HeaderMap) -> Result<(), SimError> {
-    let text = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
-    let key = text(header::API_KEY)
-        .or_else(|| {
-            text("authorization").and_then(|a| {
-                a.strip_prefix("Bearer ")
-                    .or_else(|| a.strip_prefix("bearer "))
-            })
-        })
-        .map(str::trim)
-        .unwrap_or_default();
-    if key.is_empty() {
-        return Err(SimError::new(
-            ErrorType::AuthenticationError,
-            "x-api-key header is required",
-        ));
-    }
-    if sim.config.api_key.as_deref().is_some_and(|k| k != key) {
-        return Err(SimError::new(
-            ErrorType::AuthenticationError,
-            "invalid x-api-key",
-        ));
-    }
-    match version(headers) {
-        "" => Err(SimError::invalid("anthropic-version: header is required")),
-        // api/versioning: the current version and the prior one.
-        v @ ("2023-06-01" | crate::shape::VERSION_2026_10_21) => {
-            *sim.lock().stats.versions.entry(v.to_string()).or_insert(0) += 1;
-            Ok(())
-        }
-        other => Err(SimError::invalid(format!(
-            "anthropic-version: \"{other}\" is not a valid version"
-        ))),
-    }
 }
 
 /// `POST /v1/messages/count_tokens` → `{"input_tokens": N}`.

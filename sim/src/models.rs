@@ -478,13 +478,12 @@ pub fn dropped(m: &SimModel, knobs: &crate::config::Knobs) -> bool {
 
 /// The 404 a call for a dropped model gets.
 pub fn refuse_dropped(
-    req: &crate::request::Parsed,
+    (spec, asked): (&SimModel, &str),
     knobs: &crate::config::Knobs,
 ) -> Result<(), crate::errors::SimError> {
-    match dropped(req.spec, knobs) {
+    match dropped(spec, knobs) {
         true => Err(crate::errors::SimError::not_found(format!(
-            "model: {}",
-            req.model
+            "model: {asked}"
         ))),
         false => Ok(()),
     }

@@ -10,8 +10,8 @@ use axum::Json;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
+use crate::auth::check_headers;
 use crate::errors::{with_headers, SimError};
-use crate::messages::check_headers;
 use crate::models::{self, SimModel, MODELS};
 use crate::{now_ms, Sim};
 

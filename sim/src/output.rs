@@ -17,8 +17,9 @@ use pipeline::tokens;
 use serde_json::{json, Value};
 
 use crate::config::Knobs;
+use crate::fingerprint::fnv;
 use crate::markers::Marker;
-use crate::request::{fnv, Parsed};
+use crate::request::Parsed;
 use crate::shape::Think;
 
 mod feedback;

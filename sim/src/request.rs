@@ -8,6 +8,7 @@ use serde_json::Value;
 
 use crate::errors::SimError;
 use crate::files::{Files, Resolved};
+use crate::fingerprint::fnv;
 use crate::markers::{self, Marker};
 use crate::models::{self, SimModel};
 use crate::pdf::{self, PdfInfo};
@@ -418,13 +419,6 @@ fn document(b: &Value, at: &str, docs: &mut Docs) -> Result<(PdfInfo, u64), SimE
 fn text_document(text: &str) -> PdfInfo {
     let pages = (tokens::estimate(text) / TOKENS_PER_PAGE).max(1);
     PdfInfo { pages, title: None }
-}
-
-/// FNV-1a, 64 bit.
-pub fn fnv(bytes: &[u8]) -> u64 {
-    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, b| {
-        (h ^ *b as u64).wrapping_mul(0x0100_0000_01b3)
-    })
 }
 
 fn mix(h: u64, x: u64) -> u64 {

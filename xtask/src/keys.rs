@@ -6,7 +6,7 @@ use std::path::Path;
 
 use pipeline::identity::{new_key, KeyHash, Role, UserId};
 
-use crate::stack::wrangler;
+use crate::proc::wrangler;
 use crate::Result;
 
 /// 32 bytes from the operating system's CSPRNG.

@@ -39,7 +39,7 @@ use std::time::{Duration, Instant};
 
 use xtask::paths::{dev_state, root, target_dir, DEV_PORT};
 use xtask::proc::cargo;
-use xtask::stack::wrangler;
+use xtask::proc::wrangler;
 use xtask::{build, step, testing, tools, Result};
 
 const USAGE: &str = "usage: cargo xtask <dev [--reset] [--auth] [--port N] [--sim-port N] | test [--soak | --suite NAME] [--jobs N] | build | chaos [--jobs N] [--kills K] | bench [all] | bench budget [--jobs N] | bench fairness [--jobs N] | bench e2e [--jobs N] | bench render | bench queries [--rows N] | bench load [--clients N] [--seconds S] | bench cost [--jobs N] [--trace] | bench startup | sizes [--top N] | key create --user NAME [--admin] [--port N] [--remote]>";

@@ -201,3 +201,24 @@ pub fn free_port() -> Result<u16> {
 pub fn port_in_use(port: u16) -> bool {
     std::net::TcpListener::bind(("127.0.0.1", port)).is_err()
 }
+
+/// Quiet, offline, non-interactive wrangler, with `config` or the root `wrangler.toml`.
+/// (`--config` is given before the subcommand, as wrangler accepts global flags anywhere.)
+pub fn wrangler(config: Option<&Path>) -> Command {
+    let mut cmd = Command::new(crate::paths::node_bin("wrangler"));
+    cmd.current_dir(crate::paths::root())
+        .env("PATH", crate::paths::node_path())
+        .env("WRANGLER_SEND_METRICS", "false")
+        .env("CLOUDFLARE_CF_FETCH_ENABLED", "false")
+        .env("WRANGLER_HIDE_BANNER", "true")
+        .env("CI", "true")
+        .env("NO_COLOR", "1");
+    if let Some(c) = config {
+        cmd.arg("--config").arg(c);
+        // Its debug log beside the config (a stack's state directory), not in ~/.config.
+        if let Some(dir) = c.parent() {
+            cmd.env("WRANGLER_LOG_PATH", dir.join("wrangler-cli-debug.log"));
+        }
+    }
+    cmd
+}

@@ -3,11 +3,11 @@
 //! Dropping the [`Stack`] stops wrangler and everything it started.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
+
 use std::time::{Duration, Instant};
 
-use crate::paths::{dist, node_bin, root, worker_build};
-use crate::proc::{free_port, Service};
+use crate::paths::{dist, worker_build};
+use crate::proc::{free_port, wrangler, Service};
 use crate::wrangler_config::{self, LocalSettings};
 use crate::{http, step, Result};
 
@@ -60,27 +60,6 @@ pub struct Stack {
     pub inspector_port: u16,
     persist: PathBuf,
     wrangler: Service,
-}
-
-/// Quiet, offline, non-interactive wrangler, with `config` or the root `wrangler.toml`.
-/// (`--config` is given before the subcommand, as wrangler accepts global flags anywhere.)
-pub fn wrangler(config: Option<&Path>) -> Command {
-    let mut cmd = Command::new(node_bin("wrangler"));
-    cmd.current_dir(root())
-        .env("PATH", crate::paths::node_path())
-        .env("WRANGLER_SEND_METRICS", "false")
-        .env("CLOUDFLARE_CF_FETCH_ENABLED", "false")
-        .env("WRANGLER_HIDE_BANNER", "true")
-        .env("CI", "true")
-        .env("NO_COLOR", "1");
-    if let Some(c) = config {
-        cmd.arg("--config").arg(c);
-        // Its debug log beside the config (a stack's state directory), not in ~/.config.
-        if let Some(dir) = c.parent() {
-            cmd.env("WRANGLER_LOG_PATH", dir.join("wrangler-cli-debug.log"));
-        }
-    }
-    cmd
 }
 
 /// `wrangler dev` on `port` with persisted state, its output in `<state>/wrangler.log`; with

@@ -16,7 +16,7 @@ use std::process::Stdio;
 
 use crate::paths::{root, target_dir};
 use crate::proc::run;
-use crate::stack::wrangler;
+use crate::proc::wrangler;
 use crate::{step, Result};
 
 /// Makes `persist` (which must not exist yet) a migrated state for `configs`: a copy of the

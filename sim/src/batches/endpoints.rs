@@ -12,9 +12,10 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::{settle, Batch, Counts, CANCEL_MS, MAX_BATCH_BYTES, MAX_REQUESTS};
+use crate::auth::check_headers;
 use crate::errors::{new_id, with_headers, SimError};
 use crate::faults::{self, Fault};
-use crate::messages::{check_headers, json_body};
+use crate::messages::json_body;
 use crate::{now_ms, Inner, Sim};
 
 fn base_url(headers: &HeaderMap) -> String {
@@ -153,7 +154,7 @@ pub async fn create(
             requests,
             results: Vec::new(),
             counts: Counts::default(),
-            version: crate::messages::version(&headers).to_owned(),
+            version: crate::auth::version(&headers).to_owned(),
         };
         let view = batch.view(&base);
         inner.batches.push(batch);

@@ -7,8 +7,9 @@ use serde_json::{json, Value};
 use super::Counts;
 use crate::errors::SimError;
 use crate::faults::{self, Fault, Rng};
+use crate::fingerprint::fnv;
 use crate::messages::{commit, message, plan};
-use crate::request::{self, fnv};
+use crate::request;
 use crate::Inner;
 
 /// Processes every batch whose time has come.
@@ -56,7 +57,7 @@ fn run_one(inner: &mut Inner, custom_id: &str, params: &Value, version: &str, no
     let errored = |kind: ErrorType, message: String| json!({"type": "errored", "error": {"type": "error", "error": {"type": kind, "message": message}}});
     let files = inner.knobs.files_api.then_some(&inner.files);
     let parsed = request::parse(params, true, version, now, files)
-        .and_then(|r| crate::models::refuse_dropped(&r, &inner.knobs).map(|()| r));
+        .and_then(|r| crate::models::refuse_dropped((r.spec, &r.model), &inner.knobs).map(|()| r));
     let req = match parsed {
         Ok(r) => {
             inner.stats.documents(&r);
