@@ -340,7 +340,7 @@ mod tests {
         assert!(matches!(s.end, End::Complete { result: Some(_) }));
         assert!(s.raw_text.as_deref().is_some_and(|t| t.contains("Crash.")));
         assert_eq!(s.answered_by, "claude-sonnet-5-5");
-        assert!(s.cost_micros.is_some_and(|c| c.0 > 0));
+        assert!(s.cost_micros.is_some_and(|c| c.micros() > 0));
         let p = settle_answer(Kind::Prompt, &m, Tier::Standard, 1_796_083_200_000);
         assert_eq!(p.raw_text, None, "prompt answers live in R2 only");
     }

@@ -11,10 +11,20 @@ use serde::{Deserialize, Serialize};
 )]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(transparent)]
-pub struct UsdMicros(pub u64);
+pub struct UsdMicros(u64);
 
 impl UsdMicros {
     pub const ZERO: UsdMicros = UsdMicros(0);
+
+    /// `micros` millionths of a dollar.
+    pub const fn new(micros: u64) -> UsdMicros {
+        UsdMicros(micros)
+    }
+
+    /// The amount in millionths of a dollar (to store, to compare with a count, to bind).
+    pub const fn micros(self) -> u64 {
+        self.0
+    }
 
     /// Dollars with six decimals, no sign: `1.234567` (the CSV's and the alerts' spelling).
     pub fn dollars(self) -> String {

@@ -69,7 +69,7 @@ pub fn cost_micros(model: &str, usage: &Usage, tier: Tier, at_ms: i64) -> Option
             Tier::Standard => 1,
             Tier::Batch => 2,
         };
-    Some(UsdMicros(
+    Some(UsdMicros::new(
         ((numerator + denominator / 2) / denominator) as u64,
     ))
 }
@@ -136,7 +136,7 @@ mod tests {
     const NOW: i64 = 1_796_083_200_000;
 
     fn cost(m: &str, usage: &Usage, tier: Tier) -> u64 {
-        cost_micros(m, usage, tier, NOW).unwrap().0
+        cost_micros(m, usage, tier, NOW).unwrap().micros()
     }
 
     fn live() -> impl Iterator<Item = &'static str> {
@@ -271,7 +271,7 @@ mod tests {
         let at = |t| {
             cost_micros("claude-sonnet-5-5", &reads, Tier::Standard, t)
                 .unwrap()
-                .0
+                .micros()
         };
         assert_eq!((at(before), at(after)), (200_000, 100_000));
     }
@@ -318,7 +318,7 @@ mod tests {
             &u(input as u32, req.max_tokens, 0, 0),
             Tier::Standard,
         );
-        assert_eq!(haiku.0, full);
+        assert_eq!(haiku.micros(), full);
         let chain = worst_case_micros(
             &req,
             input,
@@ -331,7 +331,7 @@ mod tests {
             "a fallback to a dearer model is reserved for"
         );
         let batch = worst_case_micros(&req, input, Tier::Batch, &["claude-haiku-5-5"], NOW);
-        assert!(batch.0 * 2 >= haiku.0 && batch.0 * 2 <= haiku.0 + 1);
+        assert!(batch.micros() * 2 >= haiku.micros() && batch.micros() * 2 <= haiku.micros() + 1);
         assert_eq!(
             worst_case_micros(&req, input, Tier::Standard, &["gpt-4o"], NOW),
             UsdMicros::ZERO
@@ -357,7 +357,7 @@ mod tests {
             Tier::Standard,
         );
         // 5-minute writes cost 1.25× input.
-        assert_eq!((cached.0 - out) * 4, (uncached.0 - out) * 5);
+        assert_eq!((cached.micros() - out) * 4, (uncached.micros() - out) * 5);
     }
 
     proptest! {
@@ -371,7 +371,7 @@ mod tests {
                 .request();
             let worst = worst_case_micros(&req, input as u64, Tier::Standard, &[model], NOW);
             let used = u(input, req.max_tokens * output_share / 100, 0, 0);
-            prop_assert!(worst.0 >= cost(model, &used, Tier::Standard));
+            prop_assert!(worst.micros() >= cost(model, &used, Tier::Standard));
         }
     }
 }

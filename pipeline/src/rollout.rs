@@ -73,7 +73,7 @@ pub fn path_stats<'a>(calls: impl Iterator<Item = &'a RolloutCall>) -> PathStats
     }
     if s.ended > 0 {
         s.failure_rate = s.failed as f64 / s.ended as f64;
-        s.cost_per_call_micros = UsdMicros(s.cost_micros.0 / s.ended as u64);
+        s.cost_per_call_micros = UsdMicros::new(s.cost_micros.micros() / s.ended as u64);
     }
     s.latency_ms = Percentiles::of(latencies);
     s
@@ -157,7 +157,7 @@ mod report_tests {
             status,
             created_at: 1_000,
             completed_at: status.is_terminal().then_some(1_000 + ms),
-            cost_micros: UsdMicros(cost),
+            cost_micros: UsdMicros::new(cost),
         }
     }
 

@@ -201,7 +201,7 @@ fn both_tables_bill_the_same_usage_the_same() {
         for (tier, batch) in [(Tier::Standard, false), (Tier::Batch, true)] {
             for usage in [usage, fast] {
                 assert_eq!(
-                    cost_micros(m.id, &usage, tier, now).map(|c| c.0),
+                    cost_micros(m.id, &usage, tier, now).map(|c| c.micros()),
                     Some(sim::pricing::cost_micros(m.id, &usage, batch, now)),
                     "{} {tier:?} {:?}",
                     m.id,

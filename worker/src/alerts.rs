@@ -75,10 +75,10 @@ pub async fn reconciliation_alert(
         diff_micros: line.diff_micros,
         text: format!(
             "claude-pipeline: Anthropic billed ${} for {} on {}, our own figures say ${}.",
-            UsdMicros(line.billed_micros).dollars(),
+            UsdMicros::new(line.billed_micros).dollars(),
             line.model,
             line.day,
-            UsdMicros(line.ours_micros).dollars()
+            UsdMicros::new(line.ours_micros).dollars()
         ),
     };
     let key = format!("recon:{}:{}", line.day, line.model);

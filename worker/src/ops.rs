@@ -101,7 +101,7 @@ pub async fn timed_out(
         state.store.count(Unrecorded::TIMED_OUT_CALLS, now).await?;
         state
             .store
-            .count_by(Unrecorded::TIMED_OUT_WORST, worst.0, now)
+            .count_by(Unrecorded::TIMED_OUT_WORST, worst.micros(), now)
             .await
     }
     .await;

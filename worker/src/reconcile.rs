@@ -127,8 +127,8 @@ pub async fn daily(state: &AppState, now: i64) {
             "reconciliation: {} to {}: ours ${}, billed ${}, {} flagged",
             r.from,
             r.to,
-            pipeline::money::UsdMicros(r.result.ours_micros).dollars(),
-            pipeline::money::UsdMicros(r.result.billed_micros).dollars(),
+            pipeline::money::UsdMicros::new(r.result.ours_micros).dollars(),
+            pipeline::money::UsdMicros::new(r.result.billed_micros).dollars(),
             r.result.flagged
         ),
         Err(e) => worker::console_error!("reconciliation failed: {}", e.0.body.error),

@@ -349,7 +349,7 @@ async fn each_role_sees_usage_and_an_admin_sees_charts_and_replays_a_dead_letter
     let (_, usage) = s.key(Some(&user)).get("/api/usage").await;
     let cost = format!(
         "${}",
-        pipeline::money::UsdMicros(usage["totals"]["cost_micros"].as_u64().unwrap()).dollars()
+        pipeline::money::UsdMicros::new(usage["totals"]["cost_micros"].as_u64().unwrap()).dollars()
     );
     // Two cron runs: the metrics series has points to draw.
     for _ in 0..2 {
@@ -442,7 +442,7 @@ async fn each_role_sees_usage_and_an_admin_sees_charts_and_replays_a_dead_letter
     let (_, usage) = s.key(Some(&user)).get("/api/usage").await;
     let spent = format!(
         "${}",
-        pipeline::money::UsdMicros(usage["totals"]["cost_micros"].as_u64().unwrap()).dollars()
+        pipeline::money::UsdMicros::new(usage["totals"]["cost_micros"].as_u64().unwrap()).dollars()
     );
     click_text(&page, "nav", "Usage").await;
     let row = page.locator("[data-testid=spender-row][data-user=gina]");
@@ -462,7 +462,7 @@ async fn each_role_sees_usage_and_an_admin_sees_charts_and_replays_a_dead_letter
         .unwrap_or_else(|| panic!("team=reports in {tags}"));
     let tag_cost = format!(
         "${}",
-        pipeline::money::UsdMicros(tagged["cost_micros"].as_u64().unwrap()).dollars()
+        pipeline::money::UsdMicros::new(tagged["cost_micros"].as_u64().unwrap()).dollars()
     );
     expect(page.locator("[data-testid=tag-row][data-tag='team=reports']"))
         .with_timeout(end2end::browser::CHECK_TIMEOUT)

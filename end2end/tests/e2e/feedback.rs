@@ -111,7 +111,7 @@ async fn a_batch_submission_is_flushed_and_polled_by_the_cron(s: Arc<TestStack>)
     let completed_at = done["completed_at"].as_i64().unwrap();
     let batch_cost =
         pipeline::pricing::cost_micros(model, &usage, pipeline::pricing::Tier::Batch, completed_at)
-            .map(|c| c.0);
+            .map(|c| c.micros());
     assert_eq!(Some(done["cost_micros"].as_u64().unwrap()), batch_cost);
 }
 

@@ -91,7 +91,7 @@ async fn a_bulk_prompt_goes_through_a_message_batch_at_half_price(s: Arc<TestSta
         pipeline::pricing::Tier::Batch,
         done["completed_at"].as_i64().unwrap(),
     )
-    .map(|c| c.0);
+    .map(|c| c.micros());
     assert_eq!(Some(done["cost_micros"].as_u64().unwrap()), half);
     assert_eq!(Some(s.sim_cost(&id)), half, "the simulator billed the same");
     s.anon().get_text(&format!("/jobs/{id}/result")).await;

@@ -60,7 +60,7 @@ impl BudgetSetting {
                 Some(v) => v
                     .as_u64()
                     .filter(|n| *n <= 1_000_000_000_000)
-                    .map(|n| Some(UsdMicros(n)))
+                    .map(|n| Some(UsdMicros::new(n)))
                     .ok_or_else(|| {
                         ApiError::bad_request(
                             "invalid_amount",
@@ -301,7 +301,7 @@ impl TagBudgetSetting {
             Some(v) => Some(
                 v.as_u64()
                     .filter(|n| *n <= 1_000_000_000_000)
-                    .map(UsdMicros)
+                    .map(UsdMicros::new)
                     .ok_or_else(|| {
                         ApiError::bad_request(
                             "invalid_amount",
@@ -335,7 +335,7 @@ impl TagBudgetView {
             tag,
             daily_cap_micros: cap,
             committed_micros: committed,
-            left_micros: UsdMicros(cap.0.saturating_sub(committed.0)),
+            left_micros: UsdMicros::new(cap.micros().saturating_sub(committed.micros())),
         }
     }
 
@@ -364,7 +364,7 @@ mod tag_budget_tests {
     fn a_tag_budget_names_a_valid_tag_and_a_whole_amount() {
         let s = TagBudgetSetting::parse(br#"{"tag":"team=search","daily_cap_micros":5000000}"#)
             .unwrap();
-        assert_eq!(s.daily_cap_micros, Some(UsdMicros(5_000_000)));
+        assert_eq!(s.daily_cap_micros, Some(UsdMicros::new(5_000_000)));
         assert_eq!(
             TagBudgetSetting::parse(br#"{"tag":"team=search","daily_cap_micros":null}"#)
                 .unwrap()
@@ -380,9 +380,13 @@ mod tag_budget_tests {
             let e = TagBudgetSetting::parse(bad).unwrap_err();
             assert_eq!(e.status, 400, "{}", String::from_utf8_lossy(bad));
         }
-        let v = TagBudgetView::new("team=search".into(), UsdMicros(100), UsdMicros(130));
-        assert_eq!(v.left_micros, UsdMicros(0));
-        let e = v.refusal(UsdMicros(20));
+        let v = TagBudgetView::new(
+            "team=search".into(),
+            UsdMicros::new(100),
+            UsdMicros::new(130),
+        );
+        assert_eq!(v.left_micros, UsdMicros::new(0));
+        let e = v.refusal(UsdMicros::new(20));
         assert_eq!((e.status, e.body.field.as_deref()), (429, Some("tags")));
     }
 }

@@ -106,7 +106,7 @@ pub fn saved_micros(s: &CacheSums, at_ms: i64) -> Option<i64> {
     };
     let with = cost_micros(&s.model, &actual, tier, at_ms)?;
     let without = cost_micros(&s.model, &uncached, tier, at_ms)?;
-    Some(without.0 as i64 - with.0 as i64)
+    Some(without.micros() as i64 - with.micros() as i64)
 }
 
 fn rate(read: u64, prompt: u64) -> f64 {

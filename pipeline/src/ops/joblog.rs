@@ -46,7 +46,7 @@ impl<'a> JobLog<'a> {
             self.cache_write_tokens = u.cache_creation_input_tokens as u64;
             self.cache_read_tokens = u.cache_read_input_tokens as u64;
         }
-        self.cost_micros = cost.map_or(0, |c| c.0);
+        self.cost_micros = cost.map_or(0, |c| c.micros());
         self
     }
 
@@ -105,7 +105,7 @@ mod tests {
             ms: 812,
             ..JobLog::default()
         }
-        .with_usage(Some(&usage), Some(UsdMicros(531)))
+        .with_usage(Some(&usage), Some(UsdMicros::new(531)))
         .line();
         let v: serde_json::Value = serde_json::from_str(&line).unwrap();
         for key in [

@@ -91,8 +91,8 @@ impl Totals {
                     *self.tokens.entry(format!("{model}|{kind}")).or_default() += n;
                 }
             }
-            if j.cost_micros.0 > 0 {
-                *self.cost_micros.entry(model.to_owned()).or_default() += j.cost_micros.0;
+            if j.cost_micros.micros() > 0 {
+                *self.cost_micros.entry(model.to_owned()).or_default() += j.cost_micros.micros();
             }
             if j.status == "completed" {
                 self.end_to_end
@@ -398,7 +398,7 @@ mod tests {
             output_tokens: 4,
             cache_write_tokens: 0,
             cache_read_tokens: 2,
-            cost_micros: UsdMicros(cost),
+            cost_micros: UsdMicros::new(cost),
         }
     }
 

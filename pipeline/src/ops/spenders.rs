@@ -124,10 +124,10 @@ impl SpendersReport {
         users.truncate(limit);
         for (i, u) in users.iter_mut().enumerate() {
             u.rank = i + 1;
-            u.share = if totals.cost_micros.0 == 0 {
+            u.share = if totals.cost_micros.micros() == 0 {
                 0.0
             } else {
-                u.totals.cost_micros.0 as f64 / totals.cost_micros.0 as f64
+                u.totals.cost_micros.micros() as f64 / totals.cost_micros.micros() as f64
             };
             u.models.sort_by(|a, b| {
                 b.totals
@@ -223,7 +223,7 @@ mod tests {
             jobs,
             input_tokens: jobs * 10,
             output_tokens: jobs * 5,
-            cost_micros: UsdMicros(cost),
+            cost_micros: UsdMicros::new(cost),
             failures: u64::from(jobs > 2),
             ..SpenderGroup::default()
         }
@@ -241,7 +241,7 @@ mod tests {
         let order: Vec<(&str, usize, u64)> = r
             .users
             .iter()
-            .map(|u| (u.user_id.as_str(), u.rank, u.totals.cost_micros.0))
+            .map(|u| (u.user_id.as_str(), u.rank, u.totals.cost_micros.micros()))
             .collect();
         assert_eq!(order, [("bob", 1, 900), ("ann", 2, 400), ("cy", 3, 0)]);
         assert_eq!(r.users[1].models[0].model, "claude-sonnet-5-5");
@@ -296,10 +296,10 @@ mod tests {
                 .map(|(u, m, jobs, cost)| group(&format!("u{u}"), &format!("m{m}"), *jobs, *cost))
                 .collect();
             let r = SpendersReport::build(&groups, 0, DAY_MS, MAX_SPENDERS);
-            let total: u64 = groups.iter().map(|g| g.cost_micros.0).sum();
-            prop_assert_eq!(r.totals.cost_micros.0, total);
-            let by_users: u64 = r.users.iter().map(|u| u.totals.cost_micros.0).sum();
-            let by_models: u64 = r.users.iter().flat_map(|u| &u.models).map(|m| m.totals.cost_micros.0).sum();
+            let total: u64 = groups.iter().map(|g| g.cost_micros.micros()).sum();
+            prop_assert_eq!(r.totals.cost_micros.micros(), total);
+            let by_users: u64 = r.users.iter().map(|u| u.totals.cost_micros.micros()).sum();
+            let by_models: u64 = r.users.iter().flat_map(|u| &u.models).map(|m| m.totals.cost_micros.micros()).sum();
             prop_assert_eq!(by_users, total);
             prop_assert_eq!(by_models, total);
             for w in r.users.windows(2) {

@@ -261,7 +261,7 @@ impl UsageReport {
                 cache_saved += net;
             }
         }
-        savings.cache_micros = UsdMicros((cache_saved.max(0) / 1_000_000) as u64);
+        savings.cache_micros = UsdMicros::new((cache_saved.max(0) / 1_000_000) as u64);
         rows.sort_by(|a, b| a.day.cmp(&b.day).then(a.model.cmp(&b.model)));
         UsageReport {
             user_id: q.user_id.clone(),
@@ -326,7 +326,7 @@ mod tests {
             output_tokens: 10,
             cache_write_tokens: cw,
             cache_read_tokens: cr,
-            cost_micros: UsdMicros(cost),
+            cost_micros: UsdMicros::new(cost),
             cost_unknown: 0,
             refusals: 0,
         }

@@ -282,7 +282,7 @@ pub async fn tag_refused(state: &AppState, tags: &[String], need: UsdMicros) -> 
         Ok(views) => {
             let tight = views
                 .iter()
-                .find(|v| v.left_micros.0 < need.0)
+                .find(|v| v.left_micros.micros() < need.micros())
                 .or(views.first());
             match tight {
                 Some(v) => AppError(v.refusal(need)),

@@ -72,7 +72,7 @@ pub async fn get(
     let counter = |name| state.store.counter(name);
     let unrecorded = Unrecorded {
         timed_out_calls: counter(Unrecorded::TIMED_OUT_CALLS).await?,
-        timed_out_worst_micros: UsdMicros(counter(Unrecorded::TIMED_OUT_WORST).await?),
+        timed_out_worst_micros: UsdMicros::new(counter(Unrecorded::TIMED_OUT_WORST).await?),
         lost_batches: counter(Unrecorded::LOST_BATCHES).await?,
         lost_batch_jobs: counter(Unrecorded::LOST_BATCH_JOBS).await?,
     };

@@ -58,7 +58,7 @@ pub async fn get(
         met: n(row.met),
         missed: n(row.missed),
         cost_micros: row.cost_micros,
-        saved_micros: UsdMicros(row.batch_cost_micros.0),
+        saved_micros: UsdMicros::new(row.batch_cost_micros.micros()),
         sync_s: policy.sync_ms / 1000,
         rescue_s: policy.rescue_ms / 1000,
         margin_s: policy.margin_ms / 1000,

@@ -83,7 +83,7 @@ pub async fn submit(
     // before the files are stored; the files' own worst case is checked once they are read.
     let admitted = match admit(caller, req.headers()) {
         Ok((caller, boundary)) => match super::admission::idempotency_key(req.headers()) {
-            Ok(key) => super::admission::admit(&state, caller.user_id.as_str(), UsdMicros(1))
+            Ok(key) => super::admission::admit(&state, caller.user_id.as_str(), UsdMicros::new(1))
                 .await
                 .map(|()| (caller, boundary, key)),
             Err(e) => Err(e),

@@ -232,12 +232,12 @@ fn num(v: i64) -> JsValue {
 
 /// An amount bound into a statement.
 fn money(m: UsdMicros) -> JsValue {
-    num(m.0 as i64)
+    num(m.micros() as i64)
 }
 
 /// An amount as D1 answers it (a JavaScript number, never negative in our columns).
 fn micros(v: f64) -> UsdMicros {
-    UsdMicros(v.max(0.0) as u64)
+    UsdMicros::new(v.max(0.0) as u64)
 }
 
 /// Optional text bound into a statement (NULL when absent).

@@ -16,7 +16,7 @@ fn signed(micros: i64) -> String {
     } else {
         ""
     };
-    format!("{sign}{}", UsdMicros(micros.unsigned_abs()).usd())
+    format!("{sign}{}", UsdMicros::new(micros.unsigned_abs()).usd())
 }
 
 #[component]
@@ -45,8 +45,8 @@ pub fn ReconciliationTable(r: ReconciliationRun) -> impl IntoView {
                     data-flagged=l.flagged.to_string()>
                     <td>{l.day.clone()}</td>
                     <td>{l.model.clone()}</td>
-                    <td class="num">{UsdMicros(l.ours_micros).usd()}</td>
-                    <td class="num">{UsdMicros(l.billed_micros).usd()}</td>
+                    <td class="num">{UsdMicros::new(l.ours_micros).usd()}</td>
+                    <td class="num">{UsdMicros::new(l.billed_micros).usd()}</td>
                     <td class="num">{signed(l.diff_micros)}</td>
                 </tr>
             }
@@ -58,9 +58,9 @@ pub fn ReconciliationTable(r: ReconciliationRun) -> impl IntoView {
             <caption>{format!(
                 "Checked {} UTC — ours {}, billed {} (other costs {})",
                 when(r.checked_at),
-                UsdMicros(r.result.ours_micros).usd(),
-                UsdMicros(r.result.billed_micros).usd(),
-                UsdMicros(r.result.other_micros).usd()
+                UsdMicros::new(r.result.ours_micros).usd(),
+                UsdMicros::new(r.result.billed_micros).usd(),
+                UsdMicros::new(r.result.other_micros).usd()
             )}</caption>
             <thead><tr>
                 <th scope="col">"Day"</th><th scope="col">"Model"</th>

@@ -44,7 +44,7 @@ mod tests {
     fn a_budget_reads_as_its_cap_soft_threshold_and_spending() {
         let setting = BudgetSetting {
             user_id: "dora".into(),
-            daily_cap_micros: Some(UsdMicros(5_000_000)),
+            daily_cap_micros: Some(UsdMicros::new(5_000_000)),
             monthly_cap_micros: None,
             soft_micros: None,
             share_weight: None,
@@ -55,13 +55,13 @@ mod tests {
         let none = DailyBudget::default();
         assert!(budget_text(&none).starts_with("none set · spent today $0"));
         let capped = DailyBudget {
-            daily_cap_micros: Some(UsdMicros(1_000_000)),
+            daily_cap_micros: Some(UsdMicros::new(1_000_000)),
             ..none
         };
         assert!(budget_text(&capped).starts_with("cap $1"));
         assert!(budget_text(&capped).contains("monthly none · soft none"));
         let committed = DailyBudget {
-            committed_today_micros: UsdMicros(250_000),
+            committed_today_micros: UsdMicros::new(250_000),
             ..capped
         };
         assert!(budget_text(&committed).contains("committed today $0.250000"));

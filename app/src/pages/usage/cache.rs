@@ -25,7 +25,7 @@ pub fn CacheUse(applied: RwSignal<Range>) -> impl IntoView {
 /// A signed amount: a negative saving is a cache that cost more than it saved.
 fn signed(micros: i64) -> String {
     let sign = if micros < 0 { "−" } else { "" };
-    format!("{sign}{}", UsdMicros(micros.unsigned_abs()).usd())
+    format!("{sign}{}", UsdMicros::new(micros.unsigned_abs()).usd())
 }
 
 fn percent(rate: f64) -> String {

@@ -53,7 +53,7 @@ pub fn ReportView(r: UsageReport) -> impl IntoView {
             <dt>"Daily budget"</dt><dd data-testid="usage-budget">{budget_text(&r.budget)}</dd>
         </dl>
         <BarChart testid="usage-chart" title="Cost per day (UTC)" bars=bars bar_testid="usage-bar"
-            y_fmt={|v| UsdMicros(v.round() as u64).usd()} />
+            y_fmt={|v| UsdMicros::new(v.round() as u64).usd()} />
         <UsageTable rows=r.rows />
     }
 }

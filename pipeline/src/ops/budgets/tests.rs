@@ -2,17 +2,17 @@ use super::*;
 
 fn budget(daily: Option<u64>, monthly: Option<u64>, today: u64, month: u64) -> DailyBudget {
     DailyBudget {
-        daily_cap_micros: daily.map(UsdMicros),
-        monthly_cap_micros: monthly.map(UsdMicros),
-        committed_today_micros: UsdMicros(today),
-        committed_month_micros: UsdMicros(month),
+        daily_cap_micros: daily.map(UsdMicros::new),
+        monthly_cap_micros: monthly.map(UsdMicros::new),
+        committed_today_micros: UsdMicros::new(today),
+        committed_month_micros: UsdMicros::new(month),
         ..DailyBudget::default()
     }
 }
 
 #[test]
 fn a_request_fits_while_committed_plus_its_worst_case_stays_within_each_cap() {
-    let m = UsdMicros;
+    let m = UsdMicros::new;
     assert!(check_caps(&budget(Some(1_000), None, 600, 600), m(400)).is_ok());
     let r = check_caps(&budget(Some(1_000), None, 600, 600), m(401)).unwrap_err();
     assert_eq!(
@@ -38,8 +38,11 @@ fn a_request_fits_while_committed_plus_its_worst_case_stays_within_each_cap() {
 
 #[test]
 fn a_refusal_is_a_429_naming_the_cap_with_the_figures_in_its_body() {
-    let refusal =
-        check_caps(&budget(Some(1_000_000), None, 999_000, 0), UsdMicros(2_000)).unwrap_err();
+    let refusal = check_caps(
+        &budget(Some(1_000_000), None, 999_000, 0),
+        UsdMicros::new(2_000),
+    )
+    .unwrap_err();
     let e = ApiError::budget_exceeded(refusal);
     assert_eq!((e.status, e.body.code.as_str()), (429, "budget_exceeded"));
     assert!(
@@ -62,18 +65,18 @@ proptest::proptest! {
     ) {
         let mut b = budget(Some(cap), Some(cap), 0, 0);
         for n in needs {
-            if check_caps(&b, UsdMicros(n)).is_ok() {
-                b.committed_today_micros += UsdMicros(n);
-                b.committed_month_micros += UsdMicros(n);
+            if check_caps(&b, UsdMicros::new(n)).is_ok() {
+                b.committed_today_micros += UsdMicros::new(n);
+                b.committed_month_micros += UsdMicros::new(n);
             }
-            proptest::prop_assert!(b.committed_today_micros.0 <= cap);
+            proptest::prop_assert!(b.committed_today_micros.micros() <= cap);
         }
     }
 }
 
 #[test]
 fn soft_threshold_and_settings() {
-    let m = UsdMicros;
+    let m = UsdMicros::new;
     assert!(
         soft_reached(m(5), Some(m(5)))
             && !soft_reached(m(4), Some(m(5)))
@@ -126,15 +129,15 @@ fn a_jobs_reservation_covers_its_fallbacks_and_is_halved_in_a_batch() {
         "a cheaper fallback adds nothing"
     );
     let batch = worst_case(&req, None, Mode::Batch, &[], now);
-    assert!(batch.0 * 2 <= alone.0 + 1 && batch.0 * 2 + 1 >= alone.0);
+    assert!(batch.micros() * 2 <= alone.micros() + 1 && batch.micros() * 2 + 1 >= alone.micros());
 }
 
 #[test]
 fn a_refusal_after_a_race_names_a_cap_even_when_the_request_fits_again() {
-    let r = explain_refusal(&budget(Some(1_000), Some(500), 10, 400), UsdMicros(50));
-    assert_eq!((r.cap, r.left_micros), (Cap::Monthly, UsdMicros(100)));
-    let r = explain_refusal(&budget(Some(1_000), None, 990, 990), UsdMicros(50));
-    assert_eq!((r.cap, r.left_micros), (Cap::Daily, UsdMicros(10)));
+    let r = explain_refusal(&budget(Some(1_000), Some(500), 10, 400), UsdMicros::new(50));
+    assert_eq!((r.cap, r.left_micros), (Cap::Monthly, UsdMicros::new(100)));
+    let r = explain_refusal(&budget(Some(1_000), None, 990, 990), UsdMicros::new(50));
+    assert_eq!((r.cap, r.left_micros), (Cap::Daily, UsdMicros::new(10)));
 }
 #[test]
 fn a_user_over_the_rate_or_the_queue_limit_is_told_when_to_come_back() {

@@ -58,7 +58,7 @@ fn metrics_from_rows() {
         output_tokens: 5,
         cache_write_tokens: 0,
         cache_read_tokens: 0,
-        cost_micros: UsdMicros(cost),
+        cost_micros: UsdMicros::new(cost),
     };
     let rows = [
         ended("completed", 0, 100, 1_000, 3),
@@ -120,7 +120,7 @@ fn job(status: &str, mode: &str, created: i64, started: Option<i64>, done: i64) 
         output_tokens: 0,
         cache_write_tokens: 0,
         cache_read_tokens: 0,
-        cost_micros: UsdMicros(0),
+        cost_micros: UsdMicros::new(0),
     }
 }
 

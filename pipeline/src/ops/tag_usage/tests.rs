@@ -8,7 +8,7 @@ fn group(tag: &str, model: &str, jobs: u64, cost: u64) -> SpenderGroup {
         jobs,
         input_tokens: jobs * 10,
         output_tokens: jobs * 5,
-        cost_micros: UsdMicros(cost),
+        cost_micros: UsdMicros::new(cost),
         ..SpenderGroup::default()
     }
 }
@@ -26,7 +26,7 @@ fn tags_are_ranked_by_cost_with_their_models() {
     assert_eq!(r.tags.len(), 2);
     assert_eq!(r.tags[0].tag, "team=search");
     assert_eq!(r.tags[0].rank, 1);
-    assert_eq!(r.tags[0].totals.cost_micros, UsdMicros(310));
+    assert_eq!(r.tags[0].totals.cost_micros, UsdMicros::new(310));
     assert_eq!(r.tags[0].totals.jobs, 3);
     assert_eq!(r.tags[0].models[0].model, "claude-sonnet-5-5");
     assert_eq!(r.tags[1].tag, "team=ads");
