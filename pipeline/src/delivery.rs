@@ -120,6 +120,33 @@ pub fn after_count_failed(outcome: &CallOutcome, lane: Lane, timing: &Timing) ->
     }
 }
 
+/// How a stage of a sync call (prepare, reserve, claim and call) ends the delivery before the
+/// next stage runs, and so what becomes of its queue message: decided by the stage, carried out
+/// in one place by the consumer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Stop {
+    /// No room left in this invocation for the call: the job goes back on its lane at once,
+    /// spending none of its retries.
+    DeliverAgain,
+    /// Try again after `delay_s` (0: the queue's own delay); a retry of the message.
+    Retry { delay_s: u32 },
+    /// Back on the lane after `ms`, without spending a retry.
+    Defer { ms: u64 },
+    /// The job fails now, before any paid call.
+    Fail(Failure),
+    /// The stage has answered the message itself (acknowledged it, or moved the job on).
+    Done,
+}
+
+impl From<CountFailed> for Stop {
+    fn from(c: CountFailed) -> Stop {
+        match c {
+            CountFailed::Fail(f) => Stop::Fail(f),
+            CountFailed::Defer { ms } => Stop::Defer { ms },
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -245,5 +272,24 @@ mod tests {
                 proptest::prop_assert!(asks <= MAX_INLINE_ASKS);
             }
         }
+    }
+
+    #[test]
+    fn a_failed_count_stops_the_delivery_as_decided() {
+        let timing = Timing::production();
+        let refused = CallOutcome::Http {
+            status: 400,
+            message: "The PDF is encrypted".into(),
+            retry_after_s: None,
+        };
+        let stop: Stop = after_count_failed(&refused, Lane::High, &timing).into();
+        assert!(matches!(stop, Stop::Fail(f) if f.reason.contains("encrypted")));
+        let stop: Stop = after_count_failed(&CallOutcome::Timeout, Lane::High, &timing).into();
+        assert_eq!(
+            stop,
+            Stop::Defer {
+                ms: COUNT_TOKENS_DEFER_MS
+            }
+        );
     }
 }

@@ -3,13 +3,15 @@
 //! settlement — each step as `pipeline` decides it.
 
 use pipeline::answer::{settle_answer, settle_undecodable, End};
-use pipeline::anthropic::{CountTokensRequest, MessagesRequest};
+use pipeline::anthropic::{CountTokensRequest, MessagesRequest, Usage};
 use pipeline::budget::{Need, Reserve, Settle};
 use pipeline::delivery::{
-    after_count_failed, after_grant, defer_delay_s, BudgetStep, CountFailed, BUDGET_SILENT_DEFER_MS,
+    after_count_failed, after_grant, defer_delay_s, BudgetStep, CountFailed, Stop,
+    BUDGET_SILENT_DEFER_MS,
 };
+use pipeline::money::UsdMicros;
 use pipeline::ops::joblog::JobLog;
-use pipeline::outcome::{describe, AttemptOutcome, CallOutcome};
+use pipeline::outcome::{describe, AttemptOutcome, CallOutcome, Failure};
 use pipeline::pricing::Tier;
 use pipeline::retry::{decide, is_overload, is_spend_limit, model_for, Decision};
 use pipeline::status::{Lane, Transition};
@@ -26,33 +28,77 @@ use crate::services::AppState;
 use crate::store::lifecycle::{Attempt, Scope};
 use crate::store::JobRow;
 
-/// Runs one delivered sync job to its end (or puts it back on its lane).
 /// A sync call's work outside the Messages call itself, at most: reading its request, counting
 /// its tokens, uploading its PDF, settling (what the wall-time plan adds to the call timeout).
 const OUTSIDE_THE_CALL_MS: u64 = 60_000;
 
+/// Runs one delivered sync job to its end (or puts it back on its lane), in four stages:
+/// [`prepare`] the request, [`reserve`] its tokens, [`claim_and_call`], [`settle`] — each ends
+/// the delivery with a [`Stop`] (carried out by [`stop`]) or hands the next stage its input.
+/// The budget's reservation is settled whatever happens after it.
 pub async fn run(state: &AppState, msg: Handle, row: JobRow) {
-    let id = row.id.clone();
-    let lane = row.lane;
-    let timing = &state.config.timing;
+    let prepared = match prepare(state, &row).await {
+        Ok(p) => p,
+        Err(s) => return stop(state, &msg, &row, s).await,
+    };
+    let reservation = match reserve(state, &row, &prepared).await {
+        Ok(r) => r,
+        Err(s) => return stop(state, &msg, &row, s).await,
+    };
+    let mut settlement = Settle::unused(&row.id, &prepared.model);
+    let result: worker::Result<()> = async {
+        let Some(called) = claim_and_call(
+            state,
+            &msg,
+            &row,
+            (&prepared, &reservation),
+            &mut settlement,
+        )
+        .await?
+        else {
+            return Ok(());
+        };
+        let settled = settle(state, &msg, &row, &prepared, &called).await?;
+        record(state, &row, &prepared.model, &called, settled).await;
+        Ok(())
+    }
+    .await;
+    state.budget.settle(&settlement).await;
+    if let Err(e) = result {
+        // Storage failed around the call: retry; the guarded writes make the rerun safe.
+        worker::console_error!("job {}: {e}; retrying", row.id);
+        let delay_s = state.config.timing.backoff_s(1, None);
+        stop(state, &msg, &row, Stop::Retry { delay_s }).await;
+    }
+}
+
+/// What [`prepare`] hands on: the request shaped for the model it goes to, and its input tokens.
+struct Prepared {
+    request: MessagesRequest,
+    model: String,
+    input: u64,
+}
+
+/// Stage 1, before anything is reserved: the call must fit in what is left of this invocation;
+/// the request is read and shaped for its model (two overload answers in a row move the job
+/// down the fallback chain); a model the API stopped listing fails the job; the input tokens
+/// are estimated, or counted by the API.
+async fn prepare(state: &AppState, row: &JobRow) -> Result<Prepared, Stop> {
+    let (id, timing) = (&row.id, &state.config.timing);
     let worst_ms = u64::from(timing.call_timeout_ms) + OUTSIDE_THE_CALL_MS;
     if !state.meter.call_fits(worst_ms) {
         worker::console_log!(
             "job {id}: a call of up to {worst_ms} ms would not end inside this invocation's \
              planned wall time; delivered again"
         );
-        msg.deliver_again(state, lane, &id).await;
-        return;
+        return Err(Stop::DeliverAgain);
     }
-    let mut request = match request_of(state, &row).await {
-        Ok(r) => r,
-        Err(e) => {
-            worker::console_error!("job {id}: cannot build its request ({e}); retrying");
-            msg.retry(state, timing.backoff_s(1, None)).await;
-            return;
+    let request = request_of(state, row).await.map_err(|e| {
+        worker::console_error!("job {id}: cannot build its request ({e}); retrying");
+        Stop::Retry {
+            delay_s: timing.backoff_s(1, None),
         }
-    };
-    // Two overload answers in a row move the job down the fallback chain.
+    })?;
     let model = model_for(
         &request.model,
         row.overloads.max(0) as u32,
@@ -60,56 +106,62 @@ pub async fn run(state: &AppState, msg: Handle, row: JobRow) {
     )
     .to_owned();
     // Shaped for the model it goes to (a fallback may refuse what the first model took).
-    request = pipeline::shape::conform(request, &model);
-    if no_longer_listed(state, &msg, &id, &model).await {
-        return;
+    let request = pipeline::shape::conform(request, &model);
+    if let Ok(Some(why)) = crate::models_watch::refusal(state, &model).await {
+        return Err(Stop::Fail(Failure::new(why)));
     }
     let input = match pipeline::tokens::estimate_request(&request) {
         Some(n) => n,
-        None => match count_tokens(state, &row, &request).await {
-            Ok(n) => n,
-            Err(e)
-                if pipeline::anthropic::files::is_missing_file(&e)
-                    && pipeline::anthropic::files::reads_a_file(&request) =>
-            {
-                // Its PDF is gone from the Files API: forgotten, and uploaded by the next try.
-                worker::console_error!("job {id}: {}; its PDF is uploaded again", describe(&e));
-                let forgot = state.store.forget_files(std::slice::from_ref(&id)).await;
-                if let Err(err) = forgot {
-                    worker::console_error!("job {id}: {err}");
-                }
-                msg.retry(state, timing.backoff_s(1, None)).await;
-                return;
-            }
-            Err(e) => {
-                match after_count_failed(&e, lane, timing) {
-                    CountFailed::Fail(f) => match state.store.fail_sync(&id, &f, now_ms()).await {
-                        Ok(_) => msg.ack(),
-                        Err(err) => {
-                            worker::console_error!("job {id}: {err}; retrying");
-                            msg.retry(state, timing.backoff_s(1, None)).await;
-                        }
-                    },
-                    CountFailed::Defer { ms } => {
-                        worker::console_error!(
-                            "job {id}: count_tokens failed ({}); deferring",
-                            describe(&e)
-                        );
-                        defer(state, &msg, lane, &id, ms).await;
-                    }
-                }
-                return;
-            }
-        },
+        None => counted(state, row, &request).await?,
     };
-    // A reservation first: tokens per minute and a slot of the lane.
+    Ok(Prepared {
+        request,
+        model,
+        input,
+    })
+}
+
+/// The input tokens of a request that cannot be estimated, counted by the API; a PDF gone from
+/// the Files API is forgotten (the next try uploads it again), any other failure as
+/// `pipeline::delivery::after_count_failed` decides.
+async fn counted(state: &AppState, row: &JobRow, request: &MessagesRequest) -> Result<u64, Stop> {
+    let (id, timing) = (&row.id, &state.config.timing);
+    let e = match count_tokens(state, row, request).await {
+        Ok(n) => return Ok(n),
+        Err(e) => e,
+    };
+    if pipeline::anthropic::files::is_missing_file(&e)
+        && pipeline::anthropic::files::reads_a_file(request)
+    {
+        worker::console_error!("job {id}: {}; its PDF is uploaded again", describe(&e));
+        if let Err(err) = state.store.forget_files(std::slice::from_ref(id)).await {
+            worker::console_error!("job {id}: {err}");
+        }
+        return Err(Stop::Retry {
+            delay_s: timing.backoff_s(1, None),
+        });
+    }
+    let next = after_count_failed(&e, row.lane, timing);
+    if matches!(next, CountFailed::Defer { .. }) {
+        worker::console_error!(
+            "job {id}: count_tokens failed ({}); deferring",
+            describe(&e)
+        );
+    }
+    Err(next.into())
+}
+
+/// Stage 2: a reservation of the tokens per minute and a slot of the lane, waited for in place
+/// while the budget says it is short, else the job is put back on its lane.
+async fn reserve(state: &AppState, row: &JobRow, prepared: &Prepared) -> Result<Reserve, Stop> {
+    let timing = &state.config.timing;
     let reservation = Reserve {
-        job_id: id.clone(),
-        lane,
-        model: model.clone(),
+        job_id: row.id.clone(),
+        lane: row.lane,
+        model: prepared.model.clone(),
         need: Need {
-            input,
-            output: request.max_tokens as u64,
+            input: prepared.input,
+            output: prepared.request.max_tokens as u64,
         },
         ttl_ms: timing.call_timeout_ms as i64 + 30_000,
         user: Some(row.user_id.clone()),
@@ -117,164 +169,213 @@ pub async fn run(state: &AppState, msg: Handle, row: JobRow) {
     let (mut waited, mut asks) = (0, 0);
     loop {
         asks += 1;
-        match state.budget.reserve(&reservation).await {
-            Ok(grant) => match after_grant(&grant, waited, asks) {
-                BudgetStep::Go => break,
-                BudgetStep::Wait { ms } => {
-                    waited += ms;
-                    Delay::from(std::time::Duration::from_millis(ms)).await;
-                }
-                BudgetStep::Defer { ms } => {
-                    defer(state, &msg, lane, &id, ms).await;
-                    return;
-                }
-            },
-            Err(e) => {
-                worker::console_error!("job {id}: no answer from the budget ({e}); deferring");
-                defer(state, &msg, lane, &id, BUDGET_SILENT_DEFER_MS).await;
-                return;
+        let grant = state.budget.reserve(&reservation).await.map_err(|e| {
+            worker::console_error!("job {}: no answer from the budget ({e}); deferring", row.id);
+            Stop::Defer {
+                ms: BUDGET_SILENT_DEFER_MS,
             }
-        }
-    }
-    let mut settlement = Settle::unused(&id, &model);
-    let result: worker::Result<()> = async {
-        if !state.store.claim(&id, now_ms()).await? {
-            msg.ack();
-            return Ok(());
-        }
-        let attempt = (row.attempts + 1).max(1) as u32;
-        if let Some(message) = state.blobs.stored_answer(&id).await? {
-            // Answered before a crash; settle from what was stored, never call twice.
-            let settled = settle_answer(row.kind, &message, Tier::Standard, now_ms());
-            state.store.settle_sync(&id, &settled, now_ms()).await?;
-            msg.ack();
-            return Ok(());
-        }
-        if fell_back_before(state, &msg, &row, &model).await? {
-            return Ok(());
-        }
-        let started_at = now_ms();
-        let answered = call(state, &row, &request).await;
-        settlement = Settle::after_call(&id, &model, &answered.result, answered.reported);
-        if matches!(answered.result, Err(CallOutcome::Timeout)) {
-            crate::ops::timed_out(state, &model, &reservation.need, row.reserved_micros).await;
-        }
-        let mut spent = (None, None);
-        let fallback = answered
-            .result
-            .as_ref()
-            .ok()
-            .and_then(|m| fallback_of(state, &row, &model, m));
-        let (label, error) = match &answered.result {
-            Ok(message) if fallback.is_some() => {
-                let refused = Refused {
-                    row: &row,
-                    model: &model,
-                    message,
-                    n: attempt,
-                    tier: Tier::Standard,
-                    to: fallback.clone().unwrap_or_default(),
-                };
-                let view = fall_back(state, &msg, &refused).await?;
-                spent = (Some(message.usage), Some(view.spend.cost_micros));
-                (AttemptOutcome::Refused, Some(view.describe()))
+        })?;
+        match after_grant(&grant, waited, asks) {
+            BudgetStep::Go => return Ok(reservation),
+            BudgetStep::Wait { ms } => {
+                waited += ms;
+                Delay::from(std::time::Duration::from_millis(ms)).await;
             }
-            Ok(message) => {
-                state.blobs.store_answer(&id, message).await?;
-                let settled = settle_answer(row.kind, message, Tier::Standard, now_ms());
-                state.store.settle_sync(&id, &settled, now_ms()).await?;
-                msg.ack();
-                spent = (settled.usage, settled.cost_micros);
-                match settled.end {
-                    End::Complete { .. } => (AttemptOutcome::Completed, None),
-                    End::Fail(f) => (AttemptOutcome::Failed, Some(f.reason)),
-                }
-            }
-            Err(CallOutcome::Undecodable { reason, raw }) => {
-                // Paid for but unreadable: kept in R2, its usage recorded as far as it can be
-                // read, failed once.
-                state.blobs.store_undecodable(&id, raw, &model).await?;
-                let settled = settle_undecodable(&model, reason, raw, now_ms());
-                state.store.settle_sync(&id, &settled, now_ms()).await?;
-                msg.ack();
-                spent = (settled.usage, settled.cost_micros);
-                (AttemptOutcome::Failed, Some(reason.clone()))
-            }
-            Err(failure)
-                if pipeline::anthropic::files::is_missing_file(failure)
-                    && pipeline::anthropic::files::reads_a_file(&request) =>
-            {
-                // Its PDF is gone from the Files API (deleted or expired there): forget it, so
-                // the next try uploads it again — retried as any transient failure (backoff,
-                // the DLQ after the last try).
-                state.store.forget_files(std::slice::from_ref(&id)).await?;
-                let again = CallOutcome::Network(format!(
-                    "{}; the PDF is uploaded again",
-                    describe(failure)
-                ));
-                (
-                    apply(state, &msg, &id, lane, &again, attempt).await?,
-                    Some(describe(&again)),
-                )
-            }
-            Err(failure) => (
-                apply(state, &msg, &id, lane, failure, attempt).await?,
-                Some(describe(failure)),
-            ),
-        };
-        let ended_at = now_ms();
-        worker::console_log!(
-            "{}",
-            JobLog {
-                model: Some(&model),
-                attempt,
-                ms: ended_at - started_at,
-                error: error.as_deref(),
-                ..row.log("job.attempt", label.as_str())
-            }
-            .with_usage(spent.0.as_ref(), spent.1)
-            .line()
-        );
-        let record = Attempt {
-            job_id: &id,
-            n: attempt,
-            model: Some(&model),
-            started_at,
-            ended_at,
-            outcome: label,
-            error: error.as_deref(),
-        };
-        if let Err(e) = state.store.record_attempt(&record).await {
-            // The attempt log is for people; the job itself is already settled.
-            worker::console_error!("job {id}: attempt {attempt} not logged: {e}");
+            BudgetStep::Defer { ms } => return Err(Stop::Defer { ms }),
         }
-        Ok(())
-    }
-    .await;
-    state.budget.settle(&settlement).await;
-    if let Err(e) = result {
-        // Storage failed around the call: retry; the guarded writes make the rerun safe.
-        worker::console_error!("job {id}: {e}; retrying");
-        msg.retry(state, timing.backoff_s(1, None)).await;
     }
 }
 
-/// A model the API stopped listing fails the job before any call (`crate::models_watch`);
-/// answers whether it did (the message is then acked, or retried if the row cannot be written).
-async fn no_longer_listed(state: &AppState, msg: &Handle, id: &str, model: &str) -> bool {
-    let Ok(Some(why)) = crate::models_watch::refusal(state, model).await else {
-        return false;
-    };
-    let failed = pipeline::outcome::Failure::new(why);
-    match state.store.fail_sync(id, &failed, now_ms()).await {
-        Ok(()) => msg.ack(),
-        Err(e) => {
-            worker::console_error!("job {id}: {e}; retrying");
-            msg.retry(state, state.config.timing.backoff_s(1, None))
-                .await;
-        }
+/// Carries out how a stage ended the delivery.
+async fn stop(state: &AppState, msg: &Handle, row: &JobRow, how: Stop) {
+    let (id, lane) = (&row.id, row.lane);
+    match how {
+        Stop::DeliverAgain => msg.deliver_again(state, lane, id).await,
+        Stop::Retry { delay_s } => msg.retry(state, delay_s).await,
+        Stop::Defer { ms } => defer(state, msg, lane, id, ms).await,
+        Stop::Fail(f) => match state.store.fail_sync(id, &f, now_ms()).await {
+            Ok(_) => msg.ack(),
+            Err(err) => {
+                worker::console_error!("job {id}: {err}; retrying");
+                msg.retry(state, state.config.timing.backoff_s(1, None))
+                    .await;
+            }
+        },
+        Stop::Done => {}
     }
-    true
+}
+
+/// What stage 3 hands on: the answer and when the call was made.
+struct Called {
+    result: Result<pipeline::anthropic::Message, CallOutcome>,
+    attempt: u32,
+    started_at: i64,
+}
+
+/// Stage 3: the job is claimed (a job already running or ended is not called again); an
+/// answer stored before a crash, or a refusal whose fallback was not yet written, settles it
+/// without a call; else Claude is called once. `None`: the delivery is over.
+async fn claim_and_call(
+    state: &AppState,
+    msg: &Handle,
+    row: &JobRow,
+    (prepared, reservation): (&Prepared, &Reserve),
+    settlement: &mut Settle,
+) -> worker::Result<Option<Called>> {
+    let (id, model) = (&row.id, &prepared.model);
+    if !state.store.claim(id, now_ms()).await? {
+        msg.ack();
+        return Ok(None);
+    }
+    if let Some(message) = state.blobs.stored_answer(id).await? {
+        // Answered before a crash; settle from what was stored, never call twice.
+        let settled = settle_answer(row.kind, &message, Tier::Standard, now_ms());
+        state.store.settle_sync(id, &settled, now_ms()).await?;
+        msg.ack();
+        return Ok(None);
+    }
+    if fell_back_before(state, msg, row, model).await? {
+        return Ok(None);
+    }
+    let started_at = now_ms();
+    let Answered { result, reported } = call(state, row, &prepared.request).await;
+    *settlement = Settle::after_call(id, model, &result, reported);
+    if matches!(result, Err(CallOutcome::Timeout)) {
+        crate::ops::timed_out(state, model, &reservation.need, row.reserved_micros).await;
+    }
+    let attempt = (row.attempts + 1).max(1) as u32;
+    Ok(Some(Called {
+        result,
+        attempt,
+        started_at,
+    }))
+}
+
+/// What stage 4 leaves for the attempt log: the outcome, the error, and what was spent.
+struct Settled {
+    outcome: AttemptOutcome,
+    error: Option<String>,
+    spent: (Option<Usage>, Option<UsdMicros>),
+}
+
+/// Stage 4: what the answer makes of the job — a refusal moves it to its fallback model, an
+/// answer settles it (kept in R2 first), an unreadable answer fails it once (paid for, kept),
+/// a failure is retried, failed or dead-lettered as `pipeline::retry::decide` says.
+async fn settle(
+    state: &AppState,
+    msg: &Handle,
+    row: &JobRow,
+    prepared: &Prepared,
+    called: &Called,
+) -> worker::Result<Settled> {
+    let (id, model) = (&row.id, &prepared.model);
+    let failed = |outcome, error| Settled {
+        outcome,
+        error,
+        spent: (None, None),
+    };
+    let message = match &called.result {
+        Ok(message) => message,
+        Err(CallOutcome::Undecodable { reason, raw }) => {
+            state.blobs.store_undecodable(id, raw, model).await?;
+            let settled = settle_undecodable(model, reason, raw, now_ms());
+            state.store.settle_sync(id, &settled, now_ms()).await?;
+            msg.ack();
+            let spent = (settled.usage, settled.cost_micros);
+            return Ok(Settled {
+                spent,
+                ..failed(AttemptOutcome::Failed, Some(reason.clone()))
+            });
+        }
+        Err(failure) => {
+            let again = missing_file(state, row, &prepared.request, failure).await?;
+            let failure = again.as_ref().unwrap_or(failure);
+            let outcome = apply(state, msg, id, row.lane, failure, called.attempt).await?;
+            return Ok(failed(outcome, Some(describe(failure))));
+        }
+    };
+    if let Some(to) = fallback_of(state, row, model, message) {
+        let refused = Refused {
+            row,
+            model,
+            message,
+            n: called.attempt,
+            tier: Tier::Standard,
+            to,
+        };
+        let view = fall_back(state, msg, &refused).await?;
+        let spent = (Some(message.usage), Some(view.spend.cost_micros));
+        return Ok(Settled {
+            outcome: AttemptOutcome::Refused,
+            error: Some(view.describe()),
+            spent,
+        });
+    }
+    state.blobs.store_answer(id, message).await?;
+    let settled = settle_answer(row.kind, message, Tier::Standard, now_ms());
+    state.store.settle_sync(id, &settled, now_ms()).await?;
+    msg.ack();
+    let (outcome, error) = match settled.end {
+        End::Complete { .. } => (AttemptOutcome::Completed, None),
+        End::Fail(f) => (AttemptOutcome::Failed, Some(f.reason)),
+    };
+    Ok(Settled {
+        outcome,
+        error,
+        spent: (settled.usage, settled.cost_micros),
+    })
+}
+
+/// A call refused because its PDF is gone from the Files API (deleted or expired there): the
+/// file is forgotten, so the next try uploads it again, and the failure is retried as any
+/// transient one (backoff, the DLQ after the last try). `None` for any other failure.
+async fn missing_file(
+    state: &AppState,
+    row: &JobRow,
+    request: &MessagesRequest,
+    failure: &CallOutcome,
+) -> worker::Result<Option<CallOutcome>> {
+    if !(pipeline::anthropic::files::is_missing_file(failure)
+        && pipeline::anthropic::files::reads_a_file(request))
+    {
+        return Ok(None);
+    }
+    state
+        .store
+        .forget_files(std::slice::from_ref(&row.id))
+        .await?;
+    Ok(Some(CallOutcome::Network(format!(
+        "{}; the PDF is uploaded again",
+        describe(failure)
+    ))))
+}
+
+/// The attempt's log line and its row in the attempt log (for people: a failure to write it is
+/// logged, the job itself is already settled).
+async fn record(state: &AppState, row: &JobRow, model: &str, called: &Called, settled: Settled) {
+    let (id, attempt) = (&row.id, called.attempt);
+    let ended_at = now_ms();
+    let line = JobLog {
+        model: Some(model),
+        attempt,
+        ms: ended_at - called.started_at,
+        error: settled.error.as_deref(),
+        ..row.log("job.attempt", settled.outcome.as_str())
+    };
+    let (usage, cost) = settled.spent;
+    worker::console_log!("{}", line.with_usage(usage.as_ref(), cost).line());
+    let entry = Attempt {
+        job_id: id,
+        n: attempt,
+        model: Some(model),
+        started_at: called.started_at,
+        ended_at,
+        outcome: settled.outcome,
+        error: settled.error.as_deref(),
+    };
+    if let Err(e) = state.store.record_attempt(&entry).await {
+        worker::console_error!("job {id}: attempt {attempt} not logged: {e}");
+    }
 }
 
 /// A refusal stored before a crash, its fallback not yet written: the job moves from what was
