@@ -2,6 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::anthropic::MessagesRequest;
 use crate::error::ApiError;
 use crate::jobs::Cursor;
 use crate::outcome::ErrorClass;
@@ -195,6 +196,30 @@ impl ReplayEdit {
         }
         Ok(())
     }
+
+    /// A prompt job's request as replayed: sent to the edited model (what that model refuses
+    /// dropped or converted, as for a fallback, `crate::shape::conform`) with the edited
+    /// `max_tokens`; checked against its model when the replay is built.
+    pub fn apply(&self, request: MessagesRequest) -> MessagesRequest {
+        let mut request = match &self.model {
+            Some(m) => crate::shape::conform(request, m),
+            None => request,
+        };
+        if let Some(n) = self.max_tokens {
+            request.max_tokens = n;
+        }
+        request
+    }
+
+    /// The model a feedback or PDF job is replayed on: the edited one, else the one it ran on,
+    /// else the product's default.
+    pub fn model_for(&self, original: Option<&str>) -> String {
+        self.model
+            .as_deref()
+            .or(original)
+            .unwrap_or(crate::models::DEFAULT_MODEL)
+            .to_owned()
+    }
 }
 
 /// The largest `max_tokens` of any model (each model's own limit is checked on its request).
@@ -286,6 +311,31 @@ mod tests {
 
     /// 2026-12-01.
     const NOW_TEST: i64 = 1_796_083_200_000;
+
+    #[test]
+    fn an_edit_moves_the_request_and_the_model() {
+        let req = crate::feedback::request(crate::models::DEFAULT_MODEL, "It froze.");
+        assert_eq!(ReplayEdit::default().apply(req.clone()), req);
+        let edit = ReplayEdit {
+            model: Some("claude-haiku-5-5".into()),
+            max_tokens: Some(77),
+        };
+        let edited = edit.apply(req);
+        assert_eq!(
+            (edited.model.as_str(), edited.max_tokens),
+            ("claude-haiku-5-5", 77)
+        );
+        assert_eq!(
+            edit.model_for(Some("claude-sonnet-5-5")),
+            "claude-haiku-5-5"
+        );
+        let keep = ReplayEdit::default();
+        assert_eq!(
+            keep.model_for(Some("claude-sonnet-5-5")),
+            "claude-sonnet-5-5"
+        );
+        assert_eq!(keep.model_for(None), crate::models::DEFAULT_MODEL);
+    }
 
     #[test]
     fn replay_rules() {

@@ -22,6 +22,7 @@ use serde::Deserialize;
 
 use super::admission::json_body;
 use super::common::{enqueue_failed, next_page, page};
+use super::staged::Staged;
 use crate::blobs::prompt_key;
 use crate::config::now_ms;
 use crate::error::AppError;
@@ -204,8 +205,9 @@ async fn input_preview(state: &AppState, r: &JobRow) -> String {
     }
 }
 
-/// One replay: the new job's row (and, for prompt jobs, its request in R2), the original's
-/// guarded `replayed_to`, the audit entries — all or nothing — then the send to the lane.
+/// One replay: the new job's row (and, for prompt jobs, its request in R2, staged), the
+/// original's guarded `replayed_to`, the audit entries — all or nothing — then the send to the
+/// lane. The edit rules are `pipeline::ops::dlq`'s.
 async fn replay_one(
     state: &AppState,
     actor: &str,
@@ -214,94 +216,42 @@ async fn replay_one(
     delay_s: Option<u32>,
 ) -> Result<Replayed, AppError> {
     check_replayable(original.status, original.replayed_to.as_deref())?;
-    let kind = original.kind;
-    edit.check_kind(kind)?;
+    edit.check_kind(original.kind)?;
     let now = now_ms();
     let id = new_id()?;
-    // Prompt jobs: the request is copied (with the edits) to the new job's own claim-check.
-    let own_key = (kind == Kind::Prompt).then(|| prompt_key(&id));
-    let (model, key, reserved) = match &own_key {
-        Some(key) => {
-            let mut req = request_of(state, original).await?;
-            if let Some(m) = &edit.model {
-                // What the new model refuses is dropped or converted, as for a fallback.
-                req = pipeline::shape::conform(req, m);
-            }
-            if let Some(n) = edit.max_tokens {
-                req.max_tokens = n;
-            }
-            let model = pipeline::models::parse_model(Some(&req.model.clone().into()), now)?;
-            pipeline::shape::check(&req, model).map_err(|r| {
-                ApiError::bad_request("unsupported_by_model", r.message, Some(r.field))
-            })?;
-            let body = serde_json::to_vec(&req)
-                .map_err(|e| ApiError::internal(format!("cannot encode the request: {e}")))?;
-            let reserved = super::admission::worst_case(state, &req, None, original.mode, None);
-            super::admission::admit(state, &original.user_id, reserved).await?;
-            state.blobs.put(key, body).await?;
-            (model.id.to_owned(), Some(key.clone()), reserved)
-        }
-        None => {
-            let model = edit
-                .model
-                .clone()
-                .or_else(|| original.model.clone())
-                .unwrap_or_else(|| pipeline::models::DEFAULT_MODEL.to_owned());
-            // A model retired since the job ran is refused: replay it with a model edit.
-            pipeline::models::parse_model(Some(&model.clone().into()), now)?;
-            let reserved = unprompted_worst_case(state, original, &model).await?;
-            super::admission::admit(state, &original.user_id, reserved).await?;
-            (model, original.prompt_key.clone(), reserved)
-        }
-    };
-    let detail = if edit.is_empty() {
-        format!("replayed as {id}")
-    } else {
-        format!(
+    let mut staged = Staged::new(state);
+    let (model, key, reserved) = replay_request(state, original, edit, &id, &mut staged).await?;
+    let detail = match edit.is_empty() {
+        true => format!("replayed as {id}"),
+        false => format!(
             "replayed as {id} with {}",
             serde_json::to_string(edit).unwrap_or_default()
-        )
+        ),
     };
-    let won = state
-        .store
-        .replay(&Replay {
-            original: &original.id,
-            id: &id,
-            model: &model,
-            prompt_key: key.as_deref(),
-            actor,
-            detail: &detail,
-            reserved,
-            now,
-        })
-        .await;
-    let won = match won {
-        Ok(won) => won,
+    let replay = Replay {
+        original: &original.id,
+        id: &id,
+        model: &model,
+        prompt_key: key.as_deref(),
+        actor,
+        detail: &detail,
+        reserved,
+        now,
+    };
+    match state.store.replay(&replay).await {
+        Ok(true) => {}
+        Ok(false) => {
+            // Someone replayed (or it changed) meanwhile: answer what it is now.
+            staged.abandon().await;
+            let now_row = state.store.job(&original.id).await?;
+            let row = now_row.as_ref().unwrap_or(original);
+            check_replayable(row.status, row.replayed_to.as_deref())?;
+            return Err(ApiError::new(409, "conflict", "the job changed; try again", None).into());
+        }
         Err(e) => {
-            if let Some(k) = &own_key {
-                state.blobs.delete(k).await;
-            }
-            return Err(match e {
-                StoreError::BudgetExceeded => {
-                    super::admission::refused(state, &original.user_id, reserved).await
-                }
-                StoreError::TagCapExceeded => {
-                    let tags = pipeline::tags::from_column(original.tags.as_deref());
-                    super::admission::tag_refused(state, &tags, reserved).await
-                }
-                other => worker::Error::from(other).into(),
-            });
+            staged.abandon().await;
+            return Err(refused_replay(state, original, reserved, e).await);
         }
-    };
-    if !won {
-        // Someone replayed (or it changed) meanwhile: answer what it is now.
-        if let Some(k) = &own_key {
-            state.blobs.delete(k).await;
-        }
-        let now_row = state.store.job(&original.id).await?;
-        let row = now_row.as_ref().unwrap_or(original);
-        check_replayable(row.status, row.replayed_to.as_deref())?;
-        return Err(ApiError::new(409, "conflict", "the job changed; try again", None).into());
     }
     if let Err(e) = state.lanes.send_after(original.lane, &id, delay_s).await {
         return Err(enqueue_failed(state, &id, "replay", e).await);
@@ -311,6 +261,58 @@ async fn replay_one(
         poll_url: format!("/jobs/{id}"),
         job_id: id,
     })
+}
+
+/// What the replay `id` runs: its model, its request's key and its worst case, admitted under
+/// the user's caps. A prompt job's request is copied with the edits to its own key (staged);
+/// a feedback or PDF job keeps the original's input.
+async fn replay_request(
+    state: &AppState,
+    original: &JobRow,
+    edit: &ReplayEdit,
+    id: &str,
+    staged: &mut Staged<'_>,
+) -> Result<(String, Option<String>, UsdMicros), AppError> {
+    let now = now_ms();
+    if original.kind != Kind::Prompt {
+        let model = edit.model_for(original.model.as_deref());
+        // A model retired since the job ran is refused: replay it with a model edit.
+        pipeline::models::parse_model(Some(&model.clone().into()), now)?;
+        let reserved = unprompted_worst_case(state, original, &model).await?;
+        super::admission::admit(state, &original.user_id, reserved).await?;
+        return Ok((model, original.prompt_key.clone(), reserved));
+    }
+    let req = edit.apply(request_of(state, original).await?);
+    let model = pipeline::models::parse_model(Some(&req.model.clone().into()), now)?;
+    pipeline::shape::check(&req, model)
+        .map_err(|r| ApiError::bad_request("unsupported_by_model", r.message, Some(r.field)))?;
+    let body = serde_json::to_vec(&req)
+        .map_err(|e| ApiError::internal(format!("cannot encode the request: {e}")))?;
+    let reserved = super::admission::worst_case(state, &req, None, original.mode, None);
+    super::admission::admit(state, &original.user_id, reserved).await?;
+    let key = prompt_key(id);
+    staged.put(&key, body).await?;
+    Ok((model.id.to_owned(), Some(key), reserved))
+}
+
+/// The answer to a replay the database refused: a 429 naming the cap it would have crossed,
+/// else the platform's error.
+async fn refused_replay(
+    state: &AppState,
+    original: &JobRow,
+    reserved: UsdMicros,
+    e: StoreError,
+) -> AppError {
+    match e {
+        StoreError::BudgetExceeded => {
+            super::admission::refused(state, &original.user_id, reserved).await
+        }
+        StoreError::TagCapExceeded => {
+            let tags = pipeline::tags::from_column(original.tags.as_deref());
+            super::admission::tag_refused(state, &tags, reserved).await
+        }
+        other => worker::Error::from(other).into(),
+    }
 }
 
 /// The worst case of replaying a feedback or PDF job on `model` (prompt jobs reserve their

@@ -9,8 +9,9 @@ use pipeline::dto::{FeedbackAck, FeedbackList};
 use pipeline::feedback;
 use pipeline::status::{Kind, Mode, Status};
 
-use super::admission::{accept, commit_job, Idem};
-use super::common::{enqueue_failed, job_page, own_job, PageQuery};
+use super::admission::{accept, Idem};
+use super::common::{job_page, own_job, PageQuery};
+use super::staged::{enqueue, Committed, Staged};
 use crate::config::now_ms;
 use crate::error::AppError;
 use crate::identity::Caller;
@@ -87,21 +88,18 @@ pub async fn submit(
         routed: routed.map(|r| r.1),
         now,
     })?;
-    let committed = commit_job(
-        &state,
-        user,
-        record.as_ref(),
-        &id,
-        vec![job],
-        (now, need, &input.tags),
-    )
-    .await?;
-    if let Some(winner) = committed {
+    let committed = Staged::new(&state)
+        .commit(
+            (user, record.as_ref()),
+            &id,
+            vec![job],
+            (now, need, &input.tags),
+        )
+        .await?;
+    if let Committed::Replay(winner) = committed {
         return Ok(ack(winner, input.mode, None));
     }
-    if let Err(e) = state.lanes.send(lane, &id).await {
-        return Err(enqueue_failed(&state, &id, "job", e).await);
-    }
+    enqueue(&state, lane, &id).await?;
     Ok(ack(id, input.mode, Some(input.model)))
 }
 

@@ -14,8 +14,9 @@ use pipeline::status::CallPath;
 use pipeline::status::{Kind, Lane, Status};
 use serde::Deserialize;
 
-use super::admission::{accept, commit_job, Idem};
-use super::common::{enqueue_failed, job_page, own_job, page};
+use super::admission::{accept, Idem};
+use super::common::{job_page, own_job, page};
+use super::staged::{enqueue, Committed, Staged};
 use crate::blobs::prompt_key;
 use crate::config::now_ms;
 use crate::error::AppError;
@@ -108,9 +109,7 @@ pub struct NewPrompt<'a> {
 pub async fn create_prompt_job(state: &AppState, job: &NewPrompt<'_>) -> Result<String, AppError> {
     let (id, made) = store_prompt_job(state, job).await?;
     if made {
-        if let Err(e) = state.lanes.send(job.input.priority, &id).await {
-            return Err(enqueue_failed(state, &id, "job", e).await);
-        }
+        enqueue(state, job.input.priority, &id).await?;
     }
     Ok(id)
 }
@@ -130,7 +129,8 @@ pub async fn store_prompt_job(
     let request = serde_json::to_vec(&input.request())
         .map_err(|e| ApiError::internal(format!("cannot encode the request: {e}")))?;
     let key = prompt_key(&id);
-    state.blobs.put(&key, request).await?;
+    let mut staged = Staged::new(state);
+    staged.put(&key, request).await?;
     let row = state.store.insert_job(&NewJob {
         id: &id,
         user_id: user,
@@ -149,23 +149,15 @@ pub async fn store_prompt_job(
         tags: &input.tags,
         routed: job.routed,
         now,
-    })?;
-    let committed = commit_job(
-        state,
-        user,
-        claim,
-        &id,
-        vec![row],
-        (now, job.reserved, &input.tags),
-    )
-    .await;
-    if !matches!(committed, Ok(None)) {
-        // No row of ours, so the request object must not stay either.
-        state.blobs.delete(&key).await;
-    }
-    Ok(match committed? {
-        Some(winner) => (winner, false),
-        None => (id, true),
+    });
+    let (row, staged) = staged.or_abandon(row.map_err(AppError::from)).await?;
+    let rows = vec![row];
+    let committed = staged
+        .commit((user, claim), &id, rows, (now, job.reserved, &input.tags))
+        .await?;
+    Ok(match committed {
+        Committed::Replay(winner) => (winner, false),
+        Committed::Made => (id, true),
     })
 }
 

@@ -19,6 +19,7 @@ mod retention;
 mod rollout;
 mod rollups;
 mod routing;
+mod staged;
 mod upload_form;
 mod uploads;
 mod usage;

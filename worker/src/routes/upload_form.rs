@@ -13,13 +13,6 @@ use crate::blobs::Blobs;
 use crate::services::new_id;
 use crate::store::uploads::NewFile;
 
-/// Deletes the objects written for a refused upload (best effort: each is logged on failure).
-pub async fn clean_up(blobs: &Blobs, keys: &[String]) {
-    for key in keys {
-        blobs.delete(key).await;
-    }
-}
-
 /// What the form said besides its files.
 #[derive(Default)]
 pub struct Form {
@@ -48,7 +41,7 @@ enum Current {
 
 /// Reads the multipart body as it streams in (`pipeline::multipart`), checking each file as its
 /// bytes arrive and storing it in R2 under an id (never its name) once complete. On any error the
-/// caller deletes what was stored.
+/// caller deletes what was stored (`super::staged::Staged`).
 pub async fn read_files(
     stream: &mut axum::body::BodyDataStream,
     boundary: &str,

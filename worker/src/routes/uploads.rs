@@ -15,17 +15,18 @@ use pipeline::pdf::{self, Template};
 use pipeline::prompt::BodyHasher;
 use pipeline::status::{Lane, Mode};
 
-use super::admission::{commit_job, Idem};
+use super::admission::Idem;
 use super::common::{next_page, PageQuery};
 use super::jobs::cancel_batch_if_empty;
+use super::staged::{Committed, Staged};
 use crate::config::now_ms;
 use crate::error::AppError;
 use crate::identity::Caller;
 use crate::services::new_id;
 use crate::services::AppState;
-use crate::store::uploads::{NewUpload, UploadRow};
+use crate::store::uploads::{NewFile, NewUpload, UploadRow};
 
-use super::upload_form::{clean_up, drain, read_files, Form};
+use super::upload_form::{drain, read_files, Form};
 
 /// The checks that need no body: the caller, a multipart content type with a boundary, a
 /// declared length within the limit.
@@ -70,8 +71,8 @@ fn admit(
 
 /// `POST /batches`: validates and stores every file (R2, under ids), then the upload and its
 /// jobs in one `db.batch()`, then the PDFs to the Files API, then sends the jobs to the bulk
-/// lane in chunks. A refused request
-/// leaves no object and no row behind.
+/// lane in chunks. The stored files are staged ([`Staged`]): a refused request leaves no
+/// object and no row behind.
 #[worker::send]
 pub async fn submit(
     State(state): State<AppState>,
@@ -79,18 +80,8 @@ pub async fn submit(
     req: Request,
 ) -> Result<Response, AppError> {
     // Every refusal before the body is read still reads what the client sends (without keeping
-    // it), so that the client hears the answer. A user with nothing left under a cap is refused
-    // before the files are stored; the files' own worst case is checked once they are read.
-    let admitted = match admit(caller, req.headers()) {
-        Ok((caller, boundary)) => match super::admission::idempotency_key(req.headers()) {
-            Ok(key) => super::admission::admit(&state, caller.user_id.as_str(), UsdMicros::new(1))
-                .await
-                .map(|()| (caller, boundary, key)),
-            Err(e) => Err(e),
-        },
-        Err(e) => Err(e),
-    };
-    let (caller, boundary, key) = match admitted {
+    // it), so that the client hears the answer.
+    let (caller, boundary, key) = match before_body(&state, caller, req.headers()).await {
         Ok(v) => v,
         Err(e) => {
             drain(req.into_body().into_data_stream()).await;
@@ -98,151 +89,178 @@ pub async fn submit(
         }
     };
     let upload_id = new_id()?;
-    let mut files = Vec::new();
-    let mut form = Form::default();
+    let (mut files, mut form) = (Vec::new(), Form::default());
     // The key's record hashes the route and the form's content (see `read_files`).
     let mut hasher = BodyHasher::default();
     hasher.update(b"POST /batches\n");
     let mut stream = req.into_body().into_data_stream();
+    let parts = (&mut form, &mut hasher);
     let read = read_files(
         &mut stream,
         &boundary,
         &state.blobs,
         &upload_id,
         &mut files,
-        (&mut form, &mut hasher),
+        parts,
     )
     .await;
-    let checked = read.and_then(|()| {
-        pdf::check_count(files.len())?;
-        let mode = match form.mode.as_deref().map(str::trim) {
-            None | Some("") | Some("batch") => Mode::Batch,
-            Some("sync") => Mode::Sync,
-            Some(_) => {
-                return Err(ApiError::bad_request(
-                    "invalid_field",
-                    "mode must be \"sync\" or \"batch\"",
-                    Some("mode"),
-                ))
-            }
-        };
-        let model = form
-            .model
-            .as_deref()
-            .map(str::trim)
-            .filter(|m| !m.is_empty())
-            .map(|m| serde_json::Value::String(m.to_owned()));
-        let model = pipeline::models::parse_model(model.as_ref(), now_ms())?.id;
-        let expires = match form.expires_in_s.as_deref().map(str::trim) {
-            None | Some("") => None,
-            Some(n) => Some(n.parse::<u64>().map_err(|_| {
-                ApiError::bad_request(
-                    "invalid_field",
-                    "expires_in_s must be a whole number",
-                    Some("expires_in_s"),
-                )
-            })?),
-        };
-        let expires = pipeline::prompt::expires_in_s(expires)?;
-        let callback = crate::webhooks::callback(
-            &state,
-            &caller,
-            form.callback_url
-                .as_deref()
-                .map(str::trim)
-                .filter(|u| !u.is_empty()),
-        )?;
-        Ok((
-            mode,
-            Template::parse(form.template.as_deref())?,
-            model,
-            (expires, callback),
-        ))
-    });
-    let keys: Vec<String> = files.iter().map(|f| f.key.clone()).collect();
-    let (mode, template, model, (expires_in_s, callback)) = match checked {
-        Ok(v) => v,
+    let mut staged = Staged::new(&state);
+    staged.hold(files.iter().map(|f| f.key.clone()));
+    let checked = match read.and_then(|()| check_form(&state, &caller, &form, files.len())) {
+        Ok(c) => crate::models_watch::admit_job(&state, c.model, None)
+            .await
+            .map(|()| c),
+        Err(e) => Err(e.into()),
+    };
+    let form = match checked {
+        Ok(c) => c,
         Err(e) => {
-            clean_up(&state.blobs, &keys).await;
+            staged.abandon().await;
             drain(stream).await;
-            return Err(e.into());
+            return Err(e);
         }
     };
-    if let Err(e) = crate::models_watch::admit_job(&state, model, None).await {
-        clean_up(&state.blobs, &keys).await;
-        drain(stream).await;
-        return Err(e);
-    }
     let user = caller.user_id.as_str();
     // The same key and body again answers the first upload's acknowledgement, whatever the
     // budget says now (it costs nothing more); the files this request stored go.
     let idem = super::admission::idempotency(&state, user, key, hasher.finish(), now_ms()).await;
-    let claim = match idem {
-        Ok(Idem::Fresh(claim)) => claim,
-        Ok(Idem::Replay(first)) => {
-            clean_up(&state.blobs, &keys).await;
+    let claim = match staged.or_abandon(idem).await? {
+        (Idem::Fresh(claim), s) => {
+            staged = s;
+            claim
+        }
+        (Idem::Replay(first), s) => {
+            s.abandon().await;
             return acknowledge(&state, user, &first).await;
         }
-        Err(e) => {
-            clean_up(&state.blobs, &keys).await;
-            return Err(e);
-        }
     };
-    let unread = pdf::request(model, template, String::new());
-    for f in files.iter_mut() {
-        f.reserved = super::admission::worst_case(&state, &unread, Some(f.pages), mode, None);
-    }
-    let need: UsdMicros = files.iter().map(|f| f.reserved).sum();
-    let admitted = match super::admission::limit(&state, user, files.len() as u64).await {
-        Ok(()) => super::admission::admit(&state, user, need).await,
-        Err(e) => Err(e),
-    };
-    if let Err(e) = admitted {
-        clean_up(&state.blobs, &keys).await;
-        return Err(e);
-    }
+    let need = reserve_files(&state, &mut files, &form);
+    let (_, staged) = staged
+        .or_abandon(admit_files(&state, user, files.len(), need).await)
+        .await?;
     let now = now_ms();
     let stmts = state.store.insert_upload(&NewUpload {
         id: &upload_id,
-        user_id: caller.user_id.as_str(),
-        mode,
-        template,
-        model,
+        user_id: user,
+        mode: form.mode,
+        template: form.template,
+        model: form.model,
         files: &files,
-        expires_at: expires_in_s.map(|s| now + s as i64 * 1000),
-        callback: callback.as_ref(),
+        expires_at: form.expires_in_s.map(|s| now + s as i64 * 1000),
+        callback: form.callback.as_ref(),
         now,
-    })?;
+    });
+    let (stmts, staged) = staged.or_abandon(stmts.map_err(AppError::from)).await?;
     // One transaction with the key's claim: a concurrent upload with the same key that
     // committed first makes this one its replay; one that took what was left under a cap makes
     // it a 429. Either way no file of this one stays.
-    match commit_job(
-        &state,
-        user,
-        claim.as_ref(),
-        &upload_id,
-        stmts,
-        (now, need, &[]),
-    )
-    .await
-    {
-        Ok(None) => {}
-        Ok(Some(first)) => {
-            clean_up(&state.blobs, &keys).await;
-            return acknowledge(&state, user, &first).await;
-        }
-        Err(e) => {
-            clean_up(&state.blobs, &keys).await;
-            return Err(e);
-        }
+    let claimed = (user, claim.as_ref());
+    let committed = staged
+        .commit(claimed, &upload_id, stmts, (now, need, &[]))
+        .await?;
+    if let Committed::Replay(first) = committed {
+        return acknowledge(&state, user, &first).await;
     }
-    // Each PDF goes to the Files API once, now, so that its requests (and the batch lines of
-    // hundreds of them) carry a `file_id` instead of its bytes; one that fails goes later.
+    send_files(&state, &upload_id, &files).await
+}
+
+/// The checks before the body is read: the caller and the content type ([`admit`]), the
+/// `Idempotency-Key`, and a user with nothing left under a cap (the files' own worst case is
+/// checked once they are read).
+async fn before_body(
+    state: &AppState,
+    caller: Result<Caller, AppError>,
+    headers: &axum::http::HeaderMap,
+) -> Result<(pipeline::identity::Identity, String, Option<String>), AppError> {
+    let (caller, boundary) = admit(caller, headers)?;
+    let key = super::admission::idempotency_key(headers)?;
+    super::admission::admit(state, caller.user_id.as_str(), UsdMicros::new(1)).await?;
+    Ok((caller, boundary, key))
+}
+
+/// A form field as sent, trimmed; an empty one is absent.
+fn field(v: &Option<String>) -> Option<&str> {
+    v.as_deref().map(str::trim).filter(|v| !v.is_empty())
+}
+
+/// What the form said besides its files, checked.
+struct Checked {
+    mode: Mode,
+    template: Template,
+    model: &'static str,
+    expires_in_s: Option<u64>,
+    callback: Option<pipeline::webhooks::Callback>,
+}
+
+/// The form's fields checked (400 naming the field), and the number of files.
+fn check_form(
+    state: &AppState,
+    caller: &pipeline::identity::Identity,
+    form: &Form,
+    files: usize,
+) -> Result<Checked, ApiError> {
+    pdf::check_count(files)?;
+    let mode = match field(&form.mode) {
+        None | Some("batch") => Mode::Batch,
+        Some("sync") => Mode::Sync,
+        Some(_) => {
+            let why = "mode must be \"sync\" or \"batch\"";
+            return Err(ApiError::bad_request("invalid_field", why, Some("mode")));
+        }
+    };
+    let model = field(&form.model).map(|m| serde_json::Value::String(m.to_owned()));
+    let model = pipeline::models::parse_model(model.as_ref(), now_ms())?.id;
+    let expires = match field(&form.expires_in_s) {
+        None => None,
+        Some(n) => Some(n.parse::<u64>().map_err(|_| {
+            let why = "expires_in_s must be a whole number";
+            ApiError::bad_request("invalid_field", why, Some("expires_in_s"))
+        })?),
+    };
+    Ok(Checked {
+        mode,
+        template: Template::parse(form.template.as_deref())?,
+        model,
+        expires_in_s: pipeline::prompt::expires_in_s(expires)?,
+        callback: crate::webhooks::callback(state, caller, field(&form.callback_url))?,
+    })
+}
+
+/// Each file's worst case (what it reserves against the caps), and their sum.
+fn reserve_files(state: &AppState, files: &mut [NewFile], form: &Checked) -> UsdMicros {
+    let unread = pdf::request(form.model, form.template, String::new());
+    for f in files.iter_mut() {
+        let pages = Some(f.pages);
+        f.reserved = super::admission::worst_case(state, &unread, pages, form.mode, None);
+    }
+    files.iter().map(|f| f.reserved).sum()
+}
+
+/// The per-user limits for `count` new jobs, then the caps for their worst case `need`.
+async fn admit_files(
+    state: &AppState,
+    user: &str,
+    count: usize,
+    need: UsdMicros,
+) -> Result<(), AppError> {
+    super::admission::limit(state, user, count as u64).await?;
+    super::admission::admit(state, user, need).await
+}
+
+/// After the commit: each PDF to the Files API once, now, so that its requests (and the batch
+/// lines of hundreds of them) carry a `file_id` instead of its bytes (one that fails goes
+/// later); then the jobs to the bulk lane. A job whose send failed is `enqueue_failed`; when
+/// none could be sent, a 503.
+async fn send_files(
+    state: &AppState,
+    upload_id: &str,
+    files: &[NewFile],
+) -> Result<Response, AppError> {
     let uploads: Vec<(String, String, String, u64)> = files
         .iter()
         .map(|f| (f.job_id.clone(), f.key.clone(), f.name.clone(), f.size))
         .collect();
-    crate::files::upload_all(&state, &uploads).await;
+    crate::files::upload_all(state, &uploads).await;
     let ids: Vec<String> = files.iter().map(|f| f.job_id.clone()).collect();
     let unsent = state.lanes.send_many(Lane::Bulk, &ids).await;
     for id in &unsent {
@@ -252,20 +270,15 @@ pub async fn submit(
             .await?;
     }
     if unsent.len() == ids.len() {
-        return Err(ApiError::new(
-            503,
-            "enqueue_failed",
-            format!(
-                "the upload {upload_id} was stored but could not be queued; please upload again"
-            ),
-            None,
-        )
-        .into());
+        let why = format!(
+            "the upload {upload_id} was stored but could not be queued; please upload again"
+        );
+        return Err(ApiError::new(503, "enqueue_failed", why, None).into());
     }
     let ack = UploadAck {
         total: files.len() as u32,
         poll_url: format!("/batches/{upload_id}"),
-        batch_id: upload_id,
+        batch_id: upload_id.to_owned(),
     };
     Ok((StatusCode::ACCEPTED, Json(ack)).into_response())
 }
