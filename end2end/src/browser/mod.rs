@@ -192,3 +192,19 @@ pub async fn taken_over(page: &Page) {
         .await
         .unwrap_or_else(|e| panic!("the wasm never took the page over: {e}"));
 }
+
+/// Holds the SPA's wasm back from `page` until the answer is told `true`: meanwhile the page is
+/// its build-time shell, as a visitor on a slow line sees it.
+pub async fn hold_the_wasm(page: &Page) -> tokio::sync::watch::Sender<bool> {
+    let (release, held) = tokio::sync::watch::channel(false);
+    page.route("**/app_bg-*.wasm", move |route| {
+        let mut held = held.clone();
+        async move {
+            let _ = held.wait_for(|go| *go).await;
+            route.continue_(None).await
+        }
+    })
+    .await
+    .expect("hold the wasm back");
+    release
+}

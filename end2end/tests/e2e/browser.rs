@@ -373,16 +373,7 @@ async fn each_page_is_html_before_any_script_and_keeps_what_was_typed_before_the
     // and is what the form sends.
     let browser = Browser::launch(&s, "shell").await;
     let page = browser.page().await;
-    let (release, held) = tokio::sync::watch::channel(false);
-    page.route("**/app_bg-*.wasm", move |route| {
-        let mut held = held.clone();
-        async move {
-            let _ = held.wait_for(|go| *go).await;
-            route.continue_(None).await
-        }
-    })
-    .await
-    .expect("hold the wasm back");
+    let release = end2end::browser::hold_the_wasm(&page).await;
     let dom_only = playwright_rs::protocol::GotoOptions::new()
         .wait_until(playwright_rs::protocol::WaitUntil::DomContentLoaded);
     page.goto(&s.url("/"), dom_only).await.expect("navigate");
@@ -471,16 +462,7 @@ async fn a_pages_first_data_is_asked_with_the_html_and_only_once(s: Arc<TestStac
         .await
         .expect("watch the API calls");
     }
-    let (release, held) = tokio::sync::watch::channel(false);
-    page.route("**/app_bg-*.wasm", move |route| {
-        let mut held = held.clone();
-        async move {
-            let _ = held.wait_for(|go| *go).await;
-            route.continue_(None).await
-        }
-    })
-    .await
-    .expect("hold the wasm back");
+    let release = end2end::browser::hold_the_wasm(&page).await;
     let dom_only = || {
         playwright_rs::protocol::GotoOptions::new()
             .wait_until(playwright_rs::protocol::WaitUntil::DomContentLoaded)
