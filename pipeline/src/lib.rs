@@ -45,7 +45,6 @@
 //!   invocation's room between the loops that work per item.
 //! - [`error`]: the contract's error envelope.
 //! - [`caps`]: budget caps and the figures a refusal under one carries.
-//! - `openapi` (feature `schema`, host only): the OpenAPI 3.1 document of the JSON API.
 //! - [`feedback`]: the feedback flow's input, prompt and analysis (with JSON repair).
 
 pub mod answer;
@@ -68,8 +67,6 @@ pub mod models;
 pub mod money;
 pub mod multipart;
 pub mod open_mode;
-#[cfg(feature = "schema")]
-pub mod openapi;
 pub mod ops;
 pub mod outcome;
 pub mod pause;

@@ -27,7 +27,8 @@ const SHARED_INPUTS: &[&str] = &["pipeline", "Cargo.lock", "Cargo.toml", ".cargo
 
 /// Builds the SPA unless it is up to date. Returns whether it was rebuilt.
 pub fn spa() -> Result<bool> {
-    let inputs = [SHARED_INPUTS, &["app", "frontend", "style"]].concat();
+    // `contract`: the OpenAPI document is written with the SPA's files.
+    let inputs = [SHARED_INPUTS, &["app", "frontend", "style", "contract"]].concat();
     let stamp = target_dir().join("xtask-spa.stamp");
     let fp = fingerprint(&inputs)?;
     if dist().join("index.html").exists() && read(&stamp) == Some(fp.clone()) {
@@ -181,7 +182,7 @@ fn assemble_dist(pkg: &Path, shells: &[Shell]) -> Result<()> {
     }
     std::fs::copy(statics.join("_headers"), out.join("_headers"))?;
     // The Worker answers `GET /api/openapi.json` with this file (through the assets binding).
-    let doc = pipeline::openapi::document(env!("CARGO_PKG_VERSION"));
+    let doc = contract::openapi::document(env!("CARGO_PKG_VERSION"));
     std::fs::write(out.join("openapi.json"), serde_json::to_vec(&doc)?)?;
     Ok(())
 }

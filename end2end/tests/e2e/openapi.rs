@@ -206,7 +206,7 @@ async fn the_document_is_served_as_the_dtos_make_it(s: Arc<TestStack>) {
     let version = doc.d["info"]["version"].as_str().expect("a version");
     assert_eq!(
         doc.d,
-        pipeline::openapi::document(version),
+        contract::openapi::document(version),
         "the served document is stale: rebuild"
     );
     // Public: no key needed, and cacheable.
@@ -218,8 +218,8 @@ async fn the_document_is_served_as_the_dtos_make_it(s: Arc<TestStack>) {
     assert_eq!(resp.status(), 200);
     assert!(resp.headers().get("cache-control").is_some());
     let ops = doc.operations();
-    assert_eq!(ops.len(), pipeline::openapi::ROUTES.len());
-    for r in pipeline::openapi::ROUTES {
+    assert_eq!(ops.len(), contract::openapi::ROUTES.len());
+    for r in contract::openapi::ROUTES {
         assert!(ops.contains(&(r.method.to_owned(), r.path.to_owned())));
     }
     assert!(doc.d["webhooks"]["jobEnded"]["post"].is_object());

@@ -1,5 +1,5 @@
 //! `GET /api/openapi.json`: the OpenAPI 3.1 document of this API. `cargo xtask build` writes it
-//! (`pipeline::openapi`, from the route table and the DTOs' schemas) next to the SPA's files;
+//! (`contract::openapi`, from the route table and the DTOs' schemas) next to the SPA's files;
 //! the Worker answers it from the assets binding, so the document costs the Worker's bundle
 //! nothing.
 

@@ -262,15 +262,15 @@ fn every_request_example_fits_its_schema_and_its_parser() {
         validate(&d, &body["schema"], &ex).unwrap_or_else(|e| panic!("{}: {e}", r.path));
         let bytes = serde_json::to_vec(&ex).unwrap();
         let parsed = match r.operation_id {
-            "submitFeedback" => crate::feedback::parse_input(&bytes, now).map(drop),
-            "submitJob" | "callClaude" => crate::prompt::parse_input(&bytes, now).map(drop),
-            "createKey" => crate::identity::parse_key_input(&bytes).map(drop),
+            "submitFeedback" => pipeline::feedback::parse_input(&bytes, now).map(drop),
+            "submitJob" | "callClaude" => pipeline::prompt::parse_input(&bytes, now).map(drop),
+            "createKey" => pipeline::identity::parse_key_input(&bytes).map(drop),
             "setBudget" => BudgetSetting::parse(&bytes).map(drop),
-            "setTagBudget" => crate::ops::budgets::TagBudgetSetting::parse(&bytes).map(drop),
-            "pause" => crate::pause::parse_request(&bytes).map(drop),
+            "setTagBudget" => pipeline::ops::budgets::TagBudgetSetting::parse(&bytes).map(drop),
+            "pause" => pipeline::pause::parse_request(&bytes).map(drop),
             "replayDeadLetter" => ReplayEdit::parse(&bytes, now).map(drop),
             "replayDeadLetters" => serde_json::from_slice::<DlqFilter>(&bytes)
-                .map_err(|e| crate::error::ApiError::bad_request("x", e.to_string(), None))
+                .map_err(|e| pipeline::error::ApiError::bad_request("x", e.to_string(), None))
                 .and_then(|f| f.validate()),
             other => panic!("no parser named for {other}'s example"),
         };
