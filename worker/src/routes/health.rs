@@ -22,24 +22,86 @@ pub async fn get(
     State(state): State<AppState>,
     Caller(caller): Caller,
 ) -> Result<Response, AppError> {
-    let mut checks = Vec::with_capacity(4);
-    let mut cron_last_run_at = None;
-    let mut queue_last_consumed_at = None;
-    let mut queue_last_ping_sent_at = None;
+    // One at a time, each timed on its own: D1, R2, the budget object, the high lane.
+    let (d1, beats) = probe_d1(&state).await;
+    let checks = vec![
+        d1,
+        probe_r2(&state).await,
+        probe_budget(&state).await,
+        probe_queue(&state).await,
+        models(&state),
+    ];
+    let ok = checks.iter().all(|c| c.ok);
+    let report = HealthReport {
+        ok,
+        version: env!("CARGO_PKG_VERSION").into(),
+        auth_mode: state.config.auth_mode,
+        user_id: caller.user_id.as_str().into(),
+        role: caller.role,
+        anthropic: Some(AnthropicTarget {
+            files_api: crate::files::enabled(&state),
+            ..AnthropicTarget::describe(
+                &state.config.anthropic_base_url,
+                !state.config.anthropic_api_key.is_empty(),
+            )
+        }),
+        checks,
+        cron_last_run_at: beats.cron,
+        queue_last_consumed_at: beats.consumed,
+        queue_last_ping_sent_at: beats.pinged,
+        now: now_ms(),
+    };
+    let status = match ok {
+        true => StatusCode::OK,
+        false => StatusCode::SERVICE_UNAVAILABLE,
+    };
+    Ok((status, Json(seen_by(report, &caller))).into_response())
+}
 
+/// Users see only whether the service is up: which binding failed, how, and where the calls go
+/// is for whoever can act on it.
+fn seen_by(report: HealthReport, caller: &pipeline::identity::Identity) -> HealthReport {
+    if caller.is_admin() {
+        return report;
+    }
+    HealthReport {
+        anthropic: None,
+        checks: Vec::new(),
+        cron_last_run_at: None,
+        queue_last_consumed_at: None,
+        queue_last_ping_sent_at: None,
+        ..report
+    }
+}
+
+/// The last heartbeats D1 holds: the cron's run, the high lane's consumer and the ping it
+/// answered.
+#[derive(Default)]
+struct Beats {
+    cron: Option<i64>,
+    consumed: Option<i64>,
+    pinged: Option<i64>,
+}
+
+/// D1: the jobs stored, and the heartbeats.
+async fn probe_d1(state: &AppState) -> (Check, Beats) {
     let t = now_ms();
+    let mut beats = Beats::default();
     let d1 = async {
         let n = state.store.job_count().await?;
-        cron_last_run_at = state.store.last_beat("cron").await?.map(|b| b.at as i64);
+        beats.cron = state.store.last_beat("cron").await?.map(|b| b.at as i64);
         if let Some(b) = state.store.last_beat("queue_high").await? {
-            queue_last_consumed_at = Some(b.at as i64);
-            queue_last_ping_sent_at = b.detail.and_then(|d| d.parse().ok());
+            beats.consumed = Some(b.at as i64);
+            beats.pinged = b.detail.and_then(|d| d.parse().ok());
         }
         Ok::<_, worker::Error>(format!("{n} jobs stored"))
     }
     .await;
-    checks.push(check("d1", t, d1));
+    (check("d1", t, d1), beats)
+}
 
+/// R2: a probe object of its own written, read back and deleted.
+async fn probe_r2(state: &AppState) -> Check {
     let t = now_ms();
     let r2 = async {
         let key = format!("{PROBE_PREFIX}{}", crate::services::new_id()?);
@@ -58,79 +120,48 @@ pub async fn get(
         Ok(format!("wrote and read back {} bytes", read.len()))
     }
     .await;
-    checks.push(check("r2", t, r2));
+    check("r2", t, r2)
+}
 
+/// The `TokenBudget` Durable Object answers a ping.
+async fn probe_budget(state: &AppState) -> Check {
     let t = now_ms();
-    let budget = async {
-        let v = state.budget.ping().await?;
-        Ok(format!("TokenBudget answered: {v}"))
-    }
-    .await;
-    checks.push(check("durable_object", t, budget));
+    let pinged = state.budget.ping().await;
+    check(
+        "durable_object",
+        t,
+        pinged.map(|v| format!("TokenBudget answered: {v}")),
+    )
+}
 
+/// The high lane takes a ping (its consumer records it as a heartbeat).
+async fn probe_queue(state: &AppState) -> Check {
     let t = now_ms();
-    let queue = async {
-        state.lanes.ping(t).await?;
-        Ok("sent a ping to the high lane".to_string())
-    }
-    .await;
-    checks.push(check("queue_high", t, queue));
+    let sent = state.lanes.ping(t).await;
+    check(
+        "queue_high",
+        t,
+        sent.map(|()| "sent a ping to the high lane".to_string()),
+    )
+}
 
-    // The configured default and fallback models, against the catalog.
-    checks.push(Check {
+/// The configured default and fallback models, against the catalog.
+fn models(state: &AppState) -> Check {
+    let warnings = &state.config.model_warnings;
+    let detail = match warnings.is_empty() {
+        true => format!(
+            "default {} and fallbacks [{}] are current",
+            pipeline::models::DEFAULT_MODEL,
+            state.config.model_chain.join(", ")
+        ),
+        false => warnings.join("; "),
+    };
+    Check {
         name: "models".into(),
-        ok: state.config.model_warnings.is_empty(),
-        detail: if state.config.model_warnings.is_empty() {
-            format!(
-                "default {} and fallbacks [{}] are current",
-                pipeline::models::DEFAULT_MODEL,
-                state.config.model_chain.join(", ")
-            )
-        } else {
-            state.config.model_warnings.join("; ")
-        },
+        ok: warnings.is_empty(),
+        detail,
         latency_ms: 0,
-    });
-    let ok = checks.iter().all(|c| c.ok);
-    let report = HealthReport {
-        ok,
-        version: env!("CARGO_PKG_VERSION").into(),
-        auth_mode: state.config.auth_mode,
-        user_id: caller.user_id.as_str().into(),
-        role: caller.role,
-        anthropic: Some(AnthropicTarget {
-            files_api: crate::files::enabled(&state),
-            ..AnthropicTarget::describe(
-                &state.config.anthropic_base_url,
-                !state.config.anthropic_api_key.is_empty(),
-            )
-        }),
-        checks,
-        cron_last_run_at,
-        queue_last_consumed_at,
-        queue_last_ping_sent_at,
-        now: now_ms(),
-    };
-    // Users see only whether the service is up: which binding failed, how, and where the
-    // calls go is for whoever can act on it.
-    let report = if caller.is_admin() {
-        report
-    } else {
-        HealthReport {
-            anthropic: None,
-            checks: Vec::new(),
-            cron_last_run_at: None,
-            queue_last_consumed_at: None,
-            queue_last_ping_sent_at: None,
-            ..report
-        }
-    };
-    let status = if ok {
-        StatusCode::OK
-    } else {
-        StatusCode::SERVICE_UNAVAILABLE
-    };
-    Ok((status, Json(report)).into_response())
+    }
 }
 
 fn check(name: &str, started: i64, result: worker::Result<String>) -> Check {
