@@ -308,7 +308,8 @@ fn an_allowance_takes_whole_items_and_refuses_the_one_that_does_not_fit() {
 
 proptest! {
     /// Whatever the weights, the parts and the reserve fit the limits together, and every
-    /// loop with work gets a part of every figure once the room is at least the total weight.
+    /// loop with work gets a part of every figure once each figure's room is at least the total
+    /// weight (a smaller room is shared in proportion, and a light loop's share may round to 0).
     #[test]
     fn split_parts_add_up_to_less_than_the_whole(
         weights in proptest::collection::vec(0u64..50, 1..8),
@@ -326,7 +327,11 @@ proptest! {
         for (w, p) in weights.iter().zip(&parts) {
             if *w == 0 {
                 prop_assert_eq!(*p, Room::default());
-            } else if limits.room().after(RESERVE.times(1)).unwrap().d1 >= total {
+            } else if limits
+                .room()
+                .after(RESERVE.times(1))
+                .is_some_and(|left| left.d1.min(left.subrequests).min(left.fetches) >= total)
+            {
                 prop_assert!(p.d1 > 0 && p.subrequests > 0 && p.fetches > 0);
             }
         }
