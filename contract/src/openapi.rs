@@ -253,32 +253,16 @@ const ACCEPTED_JOB: Answer = Answer {
     content: Content::Json(of::<JobAck>),
 };
 
-/// Every route of the JSON API, in the router's order.
+/// Every route of the JSON API, in the router's order: a table, one line per route's
+/// method, path, operation id, tag, access and summary (kept so by `rustfmt::skip`).
+#[rustfmt::skip]
 pub const ROUTES: &[Route] = &[
-    Route::new(
-        "get",
-        "/api/health",
-        "health",
-        "ops",
-        Access::Caller,
-        "The checks of D1, R2, the queues, the budget object, the cron and the model API",
-    )
+    Route::new("get", "/api/health", "health", "ops", Access::Caller, "The checks of D1, R2, the queues, the budget object, the cron and the model API")
     .answers(&[
         json(200, "Every check passes.", of::<HealthReport>),
-        json(
-            503,
-            "A check fails (named in `checks`).",
-            of::<HealthReport>,
-        ),
+        json(503, "A check fails (named in `checks`).", of::<HealthReport>),
     ]),
-    Route::new(
-        "post",
-        "/feedback",
-        "submitFeedback",
-        "feedback",
-        Access::Caller,
-        "Submit a feedback text for analysis (sentiment, topics, summary)",
-    )
+    Route::new("post", "/feedback", "submitFeedback", "feedback", Access::Caller, "Submit a feedback text for analysis (sentiment, topics, summary)")
     .params(&[IDEMPOTENCY_KEY])
     .body(Body::Json {
         schema: of::<FeedbackRequest>,
@@ -287,53 +271,18 @@ pub const ROUTES: &[Route] = &[
     })
     .answers(&[json(202, "Queued.", of::<FeedbackAck>)])
     .errors(&[413, 415, 422, 429]),
-    Route::new(
-        "get",
-        "/api/feedback",
-        "listFeedback",
-        "feedback",
-        Access::Caller,
-        "The caller's feedback jobs, newest first",
-    )
+    Route::new("get", "/api/feedback", "listFeedback", "feedback", Access::Caller, "The caller's feedback jobs, newest first")
     .params(&[CURSOR, LIMIT])
     .answers(&[json(200, "A page.", of::<FeedbackList>)]),
-    Route::new(
-        "get",
-        "/api/feedback/{id}",
-        "getFeedback",
-        "feedback",
-        Access::Caller,
-        "One feedback job with its analysis once completed",
-    )
+    Route::new("get", "/api/feedback/{id}", "getFeedback", "feedback", Access::Caller, "One feedback job with its analysis once completed")
     .params(&[JOB_ID])
     .answers(&[json(200, "The job.", of::<FeedbackView>)])
     .errors(&[404]),
-    Route::new(
-        "post",
-        "/api/batches/poll",
-        "pollBatches",
-        "ops",
-        Access::Admin,
-        "Run the batch machinery now: flush what is due, poll submitted batches, recover",
-    )
+    Route::new("post", "/api/batches/poll", "pollBatches", "ops", Access::Admin, "Run the batch machinery now: flush what is due, poll submitted batches, recover")
     .answers(&[json(200, "What the run did.", of::<BatchMachinery>)]),
-    Route::new(
-        "post",
-        "/api/batches/flush",
-        "flushBatches",
-        "ops",
-        Access::Admin,
-        "The same, with every waiting batch-mode job flushed now, due or not",
-    )
+    Route::new("post", "/api/batches/flush", "flushBatches", "ops", Access::Admin, "The same, with every waiting batch-mode job flushed now, due or not")
     .answers(&[json(200, "What the run did.", of::<BatchMachinery>)]),
-    Route::new(
-        "post",
-        "/api/claude",
-        "callClaude",
-        "jobs",
-        Access::Caller,
-        "One synchronous Messages call, answered in the response (recorded as a job)",
-    )
+    Route::new("post", "/api/claude", "callClaude", "jobs", Access::Caller, "One synchronous Messages call, answered in the response (recorded as a job)")
     .body(Body::Json {
         schema: of::<JobRequest>,
         example: claude_example,
@@ -341,48 +290,15 @@ pub const ROUTES: &[Route] = &[
     })
     .answers(&[
         json(200, "The model's answer.", of::<ClaudeAnswer>),
-        json(
-            202,
-            "Inside the queue rollout and not done in time: poll the job.",
-            of::<JobAck>,
-        ),
+        json(202, "Inside the queue rollout and not done in time: poll the job.", of::<JobAck>),
     ])
     .errors(&[413, 415, 429, 502, 503]),
-    Route::new(
-        "get",
-        "/api/rollout",
-        "getRollout",
-        "ops",
-        Access::Admin,
-        "Direct and queued calls compared over the last hours",
-    )
-    .params(&[query(
-        "hours",
-        || json!({"type": "integer", "minimum": 1, "maximum": 720, "default": 48}),
-        "The window, in hours.",
-    )])
-    .answers(&[json(
-        200,
-        "The comparison.",
-        of::<pipeline::rollout::RolloutReport>,
-    )]),
-    Route::new(
-        "get",
-        "/api/budget",
-        "getBudget",
-        "ops",
-        Access::Admin,
-        "The token budget object: limits, what is in use, lanes in flight, alerts",
-    )
+    Route::new("get", "/api/rollout", "getRollout", "ops", Access::Admin, "Direct and queued calls compared over the last hours")
+    .params(&[query("hours", || json!({"type": "integer", "minimum": 1, "maximum": 720, "default": 48}), "The window, in hours.")])
+    .answers(&[json(200, "The comparison.", of::<pipeline::rollout::RolloutReport>)]),
+    Route::new("get", "/api/budget", "getBudget", "ops", Access::Admin, "The token budget object: limits, what is in use, lanes in flight, alerts")
     .answers(&[json(200, "The budget.", of::<BudgetReport>)]),
-    Route::new(
-        "post",
-        "/api/keys",
-        "createKey",
-        "keys",
-        Access::Admin,
-        "Create an API key (shown once, with its webhook secret)",
-    )
+    Route::new("post", "/api/keys", "createKey", "keys", Access::Admin, "Create an API key (shown once, with its webhook secret)")
     .body(Body::Json {
         schema: of::<KeyRequest>,
         example: key_example,
@@ -390,66 +306,19 @@ pub const ROUTES: &[Route] = &[
     })
     .answers(&[json(201, "The key, shown this once.", of::<KeyCreated>)])
     .errors(&[413, 415]),
-    Route::new(
-        "get",
-        "/api/keys",
-        "listKeys",
-        "keys",
-        Access::Admin,
-        "Every API key (never the secret)",
-    )
+    Route::new("get", "/api/keys", "listKeys", "keys", Access::Admin, "Every API key (never the secret)")
     .answers(&[json(200, "The keys.", of::<KeyList>)]),
-    Route::new(
-        "delete",
-        "/api/keys/{id}",
-        "revokeKey",
-        "keys",
-        Access::Admin,
-        "Revoke an API key",
-    )
+    Route::new("delete", "/api/keys/{id}", "revokeKey", "keys", Access::Admin, "Revoke an API key")
     .params(&[path("id", "The key's id (`key_…`).")])
     .answers(&[json(200, "The revoked key.", of::<KeyView>)])
     .errors(&[404]),
-    Route::new(
-        "get",
-        "/api/usage",
-        "getUsage",
-        "usage",
-        Access::Caller,
-        "A user's tokens, cost and jobs per day and model, with budgets",
-    )
-    .params(&[
-        FROM,
-        TO,
-        query(
-            "user",
-            string,
-            "Another user's usage (admins); the caller's own by default.",
-        ),
-    ])
+    Route::new("get", "/api/usage", "getUsage", "usage", Access::Caller, "A user's tokens, cost and jobs per day and model, with budgets")
+    .params(&[FROM, TO, query("user", string, "Another user's usage (admins); the caller's own by default.")])
     .answers(&[json(200, "The report.", of::<UsageReport>)]),
-    Route::new(
-        "get",
-        "/api/usage.csv",
-        "getUsageCsv",
-        "usage",
-        Access::Caller,
-        "The same report as CSV, a row per day and model",
-    )
-    .params(&[
-        FROM,
-        TO,
-        query("user", string, "Another user's usage (admins)."),
-    ])
+    Route::new("get", "/api/usage.csv", "getUsageCsv", "usage", Access::Caller, "The same report as CSV, a row per day and model")
+    .params(&[FROM, TO, query("user", string, "Another user's usage (admins).")])
     .answers(&[answer(200, "The CSV (an attachment).", Content::Csv)]),
-    Route::new(
-        "put",
-        "/api/usage/budget",
-        "setBudget",
-        "usage",
-        Access::Admin,
-        "Set a user's daily and monthly caps and soft threshold (null removes one)",
-    )
+    Route::new("put", "/api/usage/budget", "setBudget", "usage", Access::Admin, "Set a user's daily and monthly caps and soft threshold (null removes one)")
     .body(Body::Json {
         schema: of::<BudgetSetting>,
         example: budget_example,
@@ -457,293 +326,72 @@ pub const ROUTES: &[Route] = &[
     })
     .answers(&[json(200, "The setting stored.", of::<BudgetSetting>)])
     .errors(&[413, 415]),
-    Route::new(
-        "get",
-        "/api/usage/spenders",
-        "getSpenders",
-        "usage",
-        Access::Admin,
-        "Cost, tokens and jobs by user and model over a range, top spenders first",
-    )
+    Route::new("get", "/api/usage/spenders", "getSpenders", "usage", Access::Admin, "Cost, tokens and jobs by user and model over a range, top spenders first")
     .params(&[
         FROM,
         TO,
-        query(
-            "limit",
-            || json!({"type": "integer", "minimum": 1, "maximum": 1000, "default": 100}),
-            "Users in the report; the rest are summed in `others`.",
-        ),
+        query("limit", || json!({"type": "integer", "minimum": 1, "maximum": 1000, "default": 100}), "Users in the report; the rest are summed in `others`."),
     ])
     .answers(&[json(200, "The report.", of::<SpendersReport>)]),
-    Route::new(
-        "get",
-        "/api/usage/spenders.csv",
-        "getSpendersCsv",
-        "usage",
-        Access::Admin,
-        "The same as CSV, a row per user and model",
-    )
+    Route::new("get", "/api/usage/spenders.csv", "getSpendersCsv", "usage", Access::Admin, "The same as CSV, a row per user and model")
     .params(&[FROM, TO])
     .answers(&[answer(200, "The CSV (an attachment).", Content::Csv)]),
-    Route::new(
-        "put",
-        "/api/usage/tags/budget",
-        "setTagBudget",
-        "usage",
-        Access::Admin,
-        "Set (or with null remove) a tag's daily cap",
-    )
+    Route::new("put", "/api/usage/tags/budget", "setTagBudget", "usage", Access::Admin, "Set (or with null remove) a tag's daily cap")
     .body(Body::Json {
         schema: of::<pipeline::ops::budgets::TagBudgetSetting>,
         example: tag_budget_example,
         required: true,
     })
-    .answers(&[json(
-        200,
-        "The setting in force. Jobs whose reservation would take the tag past \
-                          its cap are refused with a 429 `tag_budget_exceeded` naming `tags`.",
-        of::<pipeline::ops::budgets::TagBudgetSetting>,
-    )])
+    .answers(&[json(200, "The setting in force. Jobs whose reservation would take the tag past its cap are refused with a 429 `tag_budget_exceeded` naming `tags`.", of::<pipeline::ops::budgets::TagBudgetSetting>)])
     .errors(&[413, 415]),
-    Route::new(
-        "get",
-        "/api/usage/tags/budgets",
-        "listTagBudgets",
-        "usage",
-        Access::Caller,
-        "Every tag's daily cap and what its jobs committed today",
-    )
-    .answers(&[json(
-        200,
-        "The caps, by tag.",
-        of::<Vec<pipeline::ops::budgets::TagBudgetView>>,
-    )]),
-    Route::new(
-        "get",
-        "/api/usage/cache",
-        "getCacheUse",
-        "usage",
-        Access::Caller,
-        "Prompt-cache use per template and model: hit rate, tokens read, money saved",
-    )
+    Route::new("get", "/api/usage/tags/budgets", "listTagBudgets", "usage", Access::Caller, "Every tag's daily cap and what its jobs committed today")
+    .answers(&[json(200, "The caps, by tag.", of::<Vec<pipeline::ops::budgets::TagBudgetView>>)]),
+    Route::new("get", "/api/usage/cache", "getCacheUse", "usage", Access::Caller, "Prompt-cache use per template and model: hit rate, tokens read, money saved")
+    .params(&[FROM, TO, query("user", string, "One user's jobs (admins; admins see every user's without it, users their own).")])
+    .answers(&[json(200, "The lines, most saved first, with totals.", of::<CacheReport>)]),
+    Route::new("get", "/api/usage/tags", "getTagUsage", "usage", Access::Caller, "Cost, tokens and jobs by key=value tag and model over a range, dearest first")
     .params(&[
         FROM,
         TO,
-        query(
-            "user",
-            string,
-            "One user's jobs (admins; admins see every user's without it, users their own).",
-        ),
+        query("user", string, "One user's jobs (admins; admins see every user's without it, users their own)."),
+        query("limit", || json!({"type": "integer", "minimum": 1, "maximum": 1000, "default": 100}), "Tags in the report; the rest are counted in `others`."),
     ])
-    .answers(&[json(
-        200,
-        "The lines, most saved first, with totals.",
-        of::<CacheReport>,
-    )]),
-    Route::new(
-        "get",
-        "/api/usage/tags",
-        "getTagUsage",
-        "usage",
-        Access::Caller,
-        "Cost, tokens and jobs by key=value tag and model over a range, dearest first",
-    )
-    .params(&[
-        FROM,
-        TO,
-        query(
-            "user",
-            string,
-            "One user's jobs (admins; admins see every user's without it, users their own).",
-        ),
-        query(
-            "limit",
-            || json!({"type": "integer", "minimum": 1, "maximum": 1000, "default": 100}),
-            "Tags in the report; the rest are counted in `others`.",
-        ),
-    ])
-    .answers(&[json(
-        200,
-        "The report. A job with two tags counts under each.",
-        of::<TagsReport>,
-    )]),
-    Route::new(
-        "get",
-        "/api/usage/tags.csv",
-        "getTagUsageCsv",
-        "usage",
-        Access::Caller,
-        "The same as CSV, a row per tag and model",
-    )
+    .answers(&[json(200, "The report. A job with two tags counts under each.", of::<TagsReport>)]),
+    Route::new("get", "/api/usage/tags.csv", "getTagUsageCsv", "usage", Access::Caller, "The same as CSV, a row per tag and model")
     .params(&[FROM, TO, query("user", string, "One user's jobs (admins).")])
     .answers(&[answer(200, "The CSV (an attachment).", Content::Csv)]),
-    Route::new(
-        "get",
-        "/api/usage/rollups",
-        "checkRollups",
-        "usage",
-        Access::Admin,
-        "The usage rollup compared with a full scan of the jobs over a range",
-    )
+    Route::new("get", "/api/usage/rollups", "checkRollups", "usage", Access::Admin, "The usage rollup compared with a full scan of the jobs over a range")
     .params(&[FROM, TO])
-    .answers(&[json(
-        200,
-        "The comparison (`consistent`, and any difference).",
-        of::<RollupCheck>,
-    )]),
-    Route::new(
-        "get",
-        "/api/retention",
-        "getRetention",
-        "ops",
-        Access::Admin,
-        "What is kept and for how long, and what the last run removed",
-    )
-    .answers(&[json(
-        200,
-        "The policy and the last run.",
-        of::<RetentionView>,
-    )]),
-    Route::new(
-        "get",
-        "/api/routing",
-        "getRouting",
-        "ops",
-        Access::Admin,
-        "Deadline routing: jobs routed, deadlines met or missed, money saved",
-    )
+    .answers(&[json(200, "The comparison (`consistent`, and any difference).", of::<RollupCheck>)]),
+    Route::new("get", "/api/retention", "getRetention", "ops", Access::Admin, "What is kept and for how long, and what the last run removed")
+    .answers(&[json(200, "The policy and the last run.", of::<RetentionView>)]),
+    Route::new("get", "/api/routing", "getRouting", "ops", Access::Admin, "Deadline routing: jobs routed, deadlines met or missed, money saved")
     .params(&[query("days", string, "Days back, 1 to 90; default 7.")])
-    .answers(&[json(
-        200,
-        "The figures over the window, and the router's settings.",
-        of::<RoutingReport>,
-    )]),
-    Route::new(
-        "get",
-        "/api/reconciliation",
-        "getReconciliation",
-        "ops",
-        Access::Admin,
-        "The last comparison of our costs with Anthropic's cost report",
-    )
-    .answers(&[json(
-        200,
-        "Per UTC day and model: ours, billed, the difference, flagged lines. \
-                          404 before the first run; 409 `not_configured` without \
-                          `ANTHROPIC_ADMIN_KEY`.",
-        of::<ReconciliationRun>,
-    )])
+    .answers(&[json(200, "The figures over the window, and the router's settings.", of::<RoutingReport>)]),
+    Route::new("get", "/api/reconciliation", "getReconciliation", "ops", Access::Admin, "The last comparison of our costs with Anthropic's cost report")
+    .answers(&[json(200, "Per UTC day and model: ours, billed, the difference, flagged lines. 404 before the first run; 409 `not_configured` without `ANTHROPIC_ADMIN_KEY`.", of::<ReconciliationRun>)])
     .errors(&[404, 409]),
-    Route::new(
-        "post",
-        "/api/reconciliation/run",
-        "runReconciliation",
-        "ops",
-        Access::Admin,
-        "Compare our costs with Anthropic's cost report now (at most 31 days)",
-    )
+    Route::new("post", "/api/reconciliation/run", "runReconciliation", "ops", Access::Admin, "Compare our costs with Anthropic's cost report now (at most 31 days)")
     .params(&[FROM, TO])
-    .answers(&[json(
-        200,
-        "The comparison, also kept for `GET /api/reconciliation`; each \
-                          flagged line raises an alert. 409 `not_configured` without \
-                          `ANTHROPIC_ADMIN_KEY`, 502 when the report cannot be read.",
-        of::<ReconciliationRun>,
-    )])
+    .answers(&[json(200, "The comparison, also kept for `GET /api/reconciliation`; each flagged line raises an alert. 409 `not_configured` without `ANTHROPIC_ADMIN_KEY`, 502 when the report cannot be read.", of::<ReconciliationRun>)])
     .errors(&[400, 409, 502]),
-    Route::new(
-        "post",
-        "/api/retention/run",
-        "runRetention",
-        "ops",
-        Access::Admin,
-        "Run one retention slice now",
-    )
+    Route::new("post", "/api/retention/run", "runRetention", "ops", Access::Admin, "Run one retention slice now")
     .answers(&[json(200, "What it removed.", of::<Removed>)]),
-    Route::new(
-        "post",
-        "/api/usage/rollups/rebuild",
-        "rebuildRollups",
-        "usage",
-        Access::Admin,
-        "Rebuild the usage rollup of a range from the jobs (the backfill)",
-    )
+    Route::new("post", "/api/usage/rollups/rebuild", "rebuildRollups", "usage", Access::Admin, "Rebuild the usage rollup of a range from the jobs (the backfill)")
     .params(&[FROM, TO])
     .answers(&[json(200, "The days rebuilt.", of::<Rebuilt>)]),
-    Route::new(
-        "get",
-        "/api/metrics",
-        "getMetrics",
-        "ops",
-        Access::Admin,
-        "Per-minute metrics rows (per path), latest first, with the SLO warnings",
-    )
-    .params(&[query(
-        "minutes",
-        || json!({"type": "integer", "minimum": 1, "maximum": 1440, "default": 60}),
-        "How far back.",
-    )])
+    Route::new("get", "/api/metrics", "getMetrics", "ops", Access::Admin, "Per-minute metrics rows (per path), latest first, with the SLO warnings")
+    .params(&[query("minutes", || json!({"type": "integer", "minimum": 1, "maximum": 1440, "default": 60}), "How far back.")])
     .answers(&[json(200, "The metrics.", of::<MetricsReport>)]),
-    Route::new(
-        "get",
-        "/api/metrics/prometheus",
-        "scrapeMetrics",
-        "ops",
-        Access::Scraper,
-        "Jobs, latency histograms, tokens, cost, budget use and dead letters for Prometheus",
-    )
-    .answers(&[answer(
-        200,
-        "The Prometheus text exposition format 0.0.4.",
-        Content::Prometheus,
-    )]),
-    Route::new(
-        "get",
-        "/api/models",
-        "listModels",
-        "models",
-        Access::Public,
-        "The model catalog: ids, limits, prices with their dates, standing",
-    )
-    .answers(&[json(
-        200,
-        "The catalog, with the last check of the API's own model list \
-                          (`watch`: models listed there and unknown here, catalog models no \
-                          longer listed, differing limits) and the deprecated models' use.",
-        of::<pipeline::models::CatalogView>,
-    )]),
-    Route::new(
-        "post",
-        "/api/models/check",
-        "checkModels",
-        "models",
-        Access::Admin,
-        "Compare the catalog with the API's model list (GET /v1/models) now",
-    )
-    .answers(&[json(
-        200,
-        "What the check found, also kept for `GET /api/models` and the \
-                          Dashboard (the cron checks once a day). A list that could not be \
-                          read keeps the previous findings, with `report.error`.",
-        of::<pipeline::models::watch::WatchView>,
-    )]),
-    Route::new(
-        "get",
-        "/api/pauses",
-        "listPauses",
-        "ops",
-        Access::Admin,
-        "The pauses in force",
-    )
+    Route::new("get", "/api/metrics/prometheus", "scrapeMetrics", "ops", Access::Scraper, "Jobs, latency histograms, tokens, cost, budget use and dead letters for Prometheus")
+    .answers(&[answer(200, "The Prometheus text exposition format 0.0.4.", Content::Prometheus)]),
+    Route::new("get", "/api/models", "listModels", "models", Access::Public, "The model catalog: ids, limits, prices with their dates, standing")
+    .answers(&[json(200, "The catalog, with the last check of the API's own model list (`watch`: models listed there and unknown here, catalog models no longer listed, differing limits) and the deprecated models' use.", of::<pipeline::models::CatalogView>)]),
+    Route::new("post", "/api/models/check", "checkModels", "models", Access::Admin, "Compare the catalog with the API's model list (GET /v1/models) now")
+    .answers(&[json(200, "What the check found, also kept for `GET /api/models` and the Dashboard (the cron checks once a day). A list that could not be read keeps the previous findings, with `report.error`.", of::<pipeline::models::watch::WatchView>)]),
+    Route::new("get", "/api/pauses", "listPauses", "ops", Access::Admin, "The pauses in force")
     .answers(&[json(200, "The pauses.", of::<PauseList>)]),
-    Route::new(
-        "put",
-        "/api/pauses",
-        "pause",
-        "ops",
-        Access::Admin,
-        "Pause a lane, a model or a user: its jobs wait, spending no retry",
-    )
+    Route::new("put", "/api/pauses", "pause", "ops", Access::Admin, "Pause a lane, a model or a user: its jobs wait, spending no retry")
     .body(Body::Json {
         schema: of::<PauseRequest>,
         example: pause_example,
@@ -751,14 +399,7 @@ pub const ROUTES: &[Route] = &[
     })
     .answers(&[json(200, "The pause in force.", of::<Pause>)])
     .errors(&[413, 415]),
-    Route::new(
-        "delete",
-        "/api/pauses/{scope}/{value}",
-        "resume",
-        "ops",
-        Access::Admin,
-        "Resume: the held jobs are released at the normal pace",
-    )
+    Route::new("delete", "/api/pauses/{scope}/{value}", "resume", "ops", Access::Admin, "Resume: the held jobs are released at the normal pace")
     .params(&[
         Param {
             place: In::Path,
@@ -768,73 +409,28 @@ pub const ROUTES: &[Route] = &[
         },
         path("value", "The lane, model id or user id."),
     ])
-    .answers(&[json(
-        200,
-        "Whether a pause was lifted and how many jobs it released.",
-        of::<Resumed>,
-    )]),
-    Route::new(
-        "get",
-        "/api/dlq",
-        "listDeadLetters",
-        "dlq",
-        Access::Admin,
-        "Dead-lettered and failed jobs to triage, with their last error and class",
-    )
+    .answers(&[json(200, "Whether a pause was lifted and how many jobs it released.", of::<Resumed>)]),
+    Route::new("get", "/api/dlq", "listDeadLetters", "dlq", Access::Admin, "Dead-lettered and failed jobs to triage, with their last error and class")
     .params(&[
-        query(
-            "status",
-            || json!({"type": "string", "enum": DlqFilter::STATUSES, "default": "dead_lettered"}),
-            "Which ends to list.",
-        ),
-        query(
-            "error_class",
-            string,
-            "One failure class (`rate_limited`, `overloaded`, `invalid_request`, …).",
-        ),
+        query("status", || json!({"type": "string", "enum": DlqFilter::STATUSES, "default": "dead_lettered"}), "Which ends to list."),
+        query("error_class", string, "One failure class (`rate_limited`, `overloaded`, `invalid_request`, …)."),
         query("user", string, "One user's jobs."),
         query("model", string, "One model's jobs."),
-        query(
-            "from",
-            || json!({"type": "integer"}),
-            "Ended at or after (epoch ms).",
-        ),
-        query(
-            "to",
-            || json!({"type": "integer"}),
-            "Ended before (epoch ms).",
-        ),
+        query("from", || json!({"type": "integer"}), "Ended at or after (epoch ms)."),
+        query("to", || json!({"type": "integer"}), "Ended before (epoch ms)."),
         CURSOR,
         LIMIT,
     ])
     .answers(&[json(200, "A page.", of::<DlqList>)]),
-    Route::new(
-        "post",
-        "/api/dlq/replay",
-        "replayDeadLetters",
-        "dlq",
-        Access::Admin,
-        "Replay every job the filter matches (at most 100 a call), paced",
-    )
+    Route::new("post", "/api/dlq/replay", "replayDeadLetters", "dlq", Access::Admin, "Replay every job the filter matches (at most 100 a call), paced")
     .body(Body::Json {
         schema: of::<DlqFilter>,
         example: bulk_replay_example,
         required: false,
     })
-    .answers(&[json(
-        202,
-        "The jobs replayed, and whether more match.",
-        of::<ReplayAck>,
-    )])
+    .answers(&[json(202, "The jobs replayed, and whether more match.", of::<ReplayAck>)])
     .errors(&[413, 415]),
-    Route::new(
-        "post",
-        "/api/dlq/{id}/replay",
-        "replayDeadLetter",
-        "dlq",
-        Access::Admin,
-        "Replay one job, optionally on another model or with another max_tokens",
-    )
+    Route::new("post", "/api/dlq/{id}/replay", "replayDeadLetter", "dlq", Access::Admin, "Replay one job, optionally on another model or with another max_tokens")
     .params(&[JOB_ID])
     .body(Body::Json {
         schema: of::<ReplayEdit>,
@@ -843,69 +439,27 @@ pub const ROUTES: &[Route] = &[
     })
     .answers(&[json(202, "Queued again.", of::<ReplayAck>)])
     .errors(&[404, 409, 413, 415, 429]),
-    Route::new(
-        "post",
-        "/api/dlq/{id}/discard",
-        "discardDeadLetter",
-        "dlq",
-        Access::Admin,
-        "Take a job off the triage list",
-    )
+    Route::new("post", "/api/dlq/{id}/discard", "discardDeadLetter", "dlq", Access::Admin, "Take a job off the triage list")
     .params(&[JOB_ID])
     .answers(&[json(200, "Discarded.", of::<Discarded>)])
     .errors(&[404, 409]),
-    Route::new(
-        "post",
-        "/batches",
-        "uploadPdfs",
-        "uploads",
-        Access::Caller,
-        "Upload 1 to 100 PDFs, a job each (summary or extraction)",
-    )
+    Route::new("post", "/batches", "uploadPdfs", "uploads", Access::Caller, "Upload 1 to 100 PDFs, a job each (summary or extraction)")
     .params(&[IDEMPOTENCY_KEY])
     .body(Body::PdfForm)
     .answers(&[json(202, "Queued.", of::<UploadAck>)])
     .errors(&[413, 415, 422, 429]),
-    Route::new(
-        "get",
-        "/batches",
-        "listUploads",
-        "uploads",
-        Access::Caller,
-        "The caller's uploads, newest first",
-    )
+    Route::new("get", "/batches", "listUploads", "uploads", Access::Caller, "The caller's uploads, newest first")
     .params(&[CURSOR, LIMIT])
     .answers(&[json(200, "A page.", of::<UploadList>)]),
-    Route::new(
-        "get",
-        "/batches/{id}",
-        "getUpload",
-        "uploads",
-        Access::Caller,
-        "One upload with each file's job",
-    )
+    Route::new("get", "/batches/{id}", "getUpload", "uploads", Access::Caller, "One upload with each file's job")
     .params(&[path("id", "The upload's `batchId`.")])
     .answers(&[json(200, "The upload.", of::<UploadView>)])
     .errors(&[404]),
-    Route::new(
-        "post",
-        "/batches/{id}/cancel",
-        "cancelUpload",
-        "uploads",
-        Access::Caller,
-        "Cancel the upload's jobs that have not started",
-    )
+    Route::new("post", "/batches/{id}/cancel", "cancelUpload", "uploads", Access::Caller, "Cancel the upload's jobs that have not started")
     .params(&[path("id", "The upload's `batchId`.")])
     .answers(&[json(200, "The upload after the cancel.", of::<UploadView>)])
     .errors(&[404]),
-    Route::new(
-        "post",
-        "/jobs",
-        "submitJob",
-        "jobs",
-        Access::Caller,
-        "Submit a prompt job (sync on the high lane, batch on the bulk lane)",
-    )
+    Route::new("post", "/jobs", "submitJob", "jobs", Access::Caller, "Submit a prompt job (sync on the high lane, batch on the bulk lane)")
     .params(&[IDEMPOTENCY_KEY])
     .body(Body::Json {
         schema: of::<JobRequest>,
@@ -914,95 +468,33 @@ pub const ROUTES: &[Route] = &[
     })
     .answers(&[ACCEPTED_JOB])
     .errors(&[413, 415, 422, 429]),
-    Route::new(
-        "get",
-        "/jobs",
-        "listJobs",
-        "jobs",
-        Access::Caller,
-        "The caller's jobs of every kind, newest first",
-    )
+    Route::new("get", "/jobs", "listJobs", "jobs", Access::Caller, "The caller's jobs of every kind, newest first")
     .params(&[
-        query(
-            "status",
-            || json!({"type": "string", "enum": pipeline::status::Status::ALL.map(|s| s.as_str())}),
-            "One status.",
-        ),
-        query(
-            "priority",
-            || json!({"type": "string", "enum": pipeline::status::Lane::ALL.map(|l| l.as_str())}),
-            "One lane.",
-        ),
-        query(
-            "kind",
-            || json!({"type": "string", "enum": pipeline::status::Kind::ALL.map(|k| k.as_str())}),
-            "One kind.",
-        ),
-        query(
-            "tag",
-            string,
-            "One `key=value` tag: the jobs that carry it.",
-        ),
+        query("status", || json!({"type": "string", "enum": pipeline::status::Status::ALL.map(|s| s.as_str())}), "One status."),
+        query("priority", || json!({"type": "string", "enum": pipeline::status::Lane::ALL.map(|l| l.as_str())}), "One lane."),
+        query("kind", || json!({"type": "string", "enum": pipeline::status::Kind::ALL.map(|k| k.as_str())}), "One kind."),
+        query("tag", string, "One `key=value` tag: the jobs that carry it."),
         CURSOR,
         LIMIT,
     ])
     .answers(&[json(200, "A page.", of::<JobList>)]),
-    Route::new(
-        "get",
-        "/jobs/{id}",
-        "getJob",
-        "jobs",
-        Access::Caller,
-        "One job: status, times, tokens, cost, attempts and webhook deliveries",
-    )
+    Route::new("get", "/jobs/{id}", "getJob", "jobs", Access::Caller, "One job: status, times, tokens, cost, attempts and webhook deliveries")
     .params(&[JOB_ID])
     .answers(&[json(200, "The job.", of::<JobView>)])
     .errors(&[404]),
-    Route::new(
-        "get",
-        "/jobs/{id}/result",
-        "getJobResult",
-        "jobs",
-        Access::Caller,
-        "A completed job's result (or the raw answer kept of a paid failure)",
-    )
+    Route::new("get", "/jobs/{id}/result", "getJobResult", "jobs", Access::Caller, "A completed job's result (or the raw answer kept of a paid failure)")
     .params(&[JOB_ID])
     .answers(&[answer(200, "The result as stored.", Content::Result)])
     .errors(&[404, 409, 410]),
-    Route::new(
-        "post",
-        "/jobs/{id}/cancel",
-        "cancelJob",
-        "jobs",
-        Access::Caller,
-        "Cancel a job that has not run (a batch-mode job is taken out of its batch)",
-    )
+    Route::new("post", "/jobs/{id}/cancel", "cancelJob", "jobs", Access::Caller, "Cancel a job that has not run (a batch-mode job is taken out of its batch)")
     .params(&[JOB_ID])
     .answers(&[json(200, "The job, canceled.", of::<JobView>)])
     .errors(&[404, 409]),
-    Route::new(
-        "post",
-        "/api/webhooks/{id}/resend",
-        "resendWebhook",
-        "jobs",
-        Access::Admin,
-        "Send a job's webhook again now: the same webhook-id and body, signed anew",
-    )
+    Route::new("post", "/api/webhooks/{id}/resend", "resendWebhook", "jobs", Access::Admin, "Send a job's webhook again now: the same webhook-id and body, signed anew")
     .params(&[JOB_ID])
-    .answers(&[json(
-        200,
-        "The job's webhook with this attempt.",
-        of::<Option<WebhookView>>,
-    )])
+    .answers(&[json(200, "The job's webhook with this attempt.", of::<Option<WebhookView>>)])
     .errors(&[404, 409]),
-    Route::new(
-        "get",
-        "/api/openapi.json",
-        "openapi",
-        "meta",
-        Access::Public,
-        "This document",
-    )
+    Route::new("get", "/api/openapi.json", "openapi", "meta", Access::Public, "This document")
     .answers(&[json(200, "OpenAPI 3.1.", |_| {
         json!({"type": "object"}).try_into().expect("object")
     })]),
