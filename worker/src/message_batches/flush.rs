@@ -26,6 +26,7 @@ use crate::requests::{inline_pdf, push_expanded, request_of};
 use crate::services::{new_id, AppState};
 use crate::store::flushes::Stranded;
 use crate::store::lifecycle::Scope;
+use crate::store::{JobRow, Statement};
 
 /// At most this many flushes per run (each one create call), so one invocation stays bounded;
 /// within it, the invocation's share decides (`pipeline::envelope`).
@@ -91,111 +92,185 @@ async fn flush_once(
     allowance: &mut Allowance,
 ) -> worker::Result<bool> {
     allowance.take(&costs::FLUSH);
-    let store = &state.store;
-    let now = now_ms();
     let flush = format!("flush_{}", new_id()?);
     let size = batching::flush_size(&state.config.timing);
-    let rows = store.claim_flush(&flush, size, now).await?;
+    let rows = state.store.claim_flush(&flush, size, now_ms()).await?;
     if rows.is_empty() {
         // Another flush took them first.
         return Ok(false);
     }
-    // Requests are built one by one and stop at the byte limit, so that a flush of large PDFs
-    // never holds more than one create call's worth in memory.
-    let mut requests = Vec::new();
-    let mut inlines = Vec::new();
-    let mut ours = Vec::new();
-    let mut bytes = 0;
-    let mut rest: Vec<&str> = Vec::new();
-    let mut statements = Vec::new();
-    // Read once for the whole flush, not once per row.
-    let watch = crate::models_watch::last(state).await.ok().flatten();
-    for row in &rows {
-        if !rest.is_empty() || !allowance.take(&row_cost(state, row)) {
-            // Past the byte limit or the invocation's share: first in line for the next flush.
-            rest.push(&row.id);
-            continue;
-        }
-        // A model the API stopped listing fails the job before any call
-        // (`crate::models_watch`).
-        let model = row
-            .model
-            .as_deref()
-            .unwrap_or(pipeline::models::DEFAULT_MODEL);
-        if let Some(why) = watch.as_ref().and_then(|w| w.refuses(model)) {
-            report.jobs_failed += 1;
-            statements.push(store.fail(&row.id, &Failure::new(why), None, now, Scope::Sync)?);
-            continue;
-        }
-        match request_of(state, row).await {
-            Ok(params) => {
-                // Sized at its largest (every breakpoint at 1 hour); the breakpoints are set
-                // once the whole batch is known.
-                let r = BatchRequest {
-                    custom_id: row.id.clone(),
-                    params: params.with_one_hour_cache(),
-                };
-                let json = serde_json::to_string(&r).unwrap_or_default();
-                // A PDF that goes inline counts at its base64's length.
-                let inline = inline_pdf(row, &json);
-                let size = match inline {
-                    Some((key, pdf)) => inline::expanded_len(json.len() as u64, key, pdf) as usize,
-                    None => json.len(),
-                };
-                if batching::fits(requests.len(), bytes, size, batching::MAX_FLUSH_BYTES) {
-                    bytes += size;
-                    requests.push(r);
-                    inlines.push(inline.map(|(key, _)| key));
-                    ours.push(row.kind != pipeline::status::Kind::Prompt);
-                } else {
-                    rest.push(&row.id);
-                }
-            }
-            Err(e) => {
-                report.jobs_failed += 1;
-                let failure = Failure::new(format!("its request cannot be built: {e}"));
-                statements.push(store.fail(&row.id, &failure, None, now, Scope::Sync)?);
-            }
-        }
-    }
-    let n = requests.len();
-    let left = !rest.is_empty();
-    if left && n == 0 {
-        report.left_for_next_run = true;
-    }
-    for id in rest {
-        // Did not fit this create call: back to waiting, first in line for the next.
-        statements.push(store.unclaim(id, &flush)?);
-    }
-    statements.push(store.size_flush(&flush, n, now_ms())?);
-    store.batch(statements).await?;
+    let build = build(state, &rows, allowance, report).await?;
+    let left = !build.rest.is_empty();
+    let (requests, inlines, ours) = record_build(state, &flush, build).await?;
     if requests.is_empty() {
+        if left {
+            report.left_for_next_run = true;
+        }
         let why = if left {
             "the invocation's share is spent; the jobs wait for the next run"
         } else {
             "no request could be built"
         };
-        store.release_flush(&flush, why, now_ms()).await?;
+        state.store.release_flush(&flush, why, now_ms()).await?;
         return Ok(!left);
     }
+    create(state, &flush, requests, inlines, &ours, report).await
+}
+
+/// What one flush's rows became: the create call's requests (with the R2 key of each one's
+/// inline PDF and whether the request is one of ours), the rows left for the next flush, and
+/// the statements that fail the rows that cannot be sent.
+#[derive(Default)]
+struct Build<'a> {
+    requests: Vec<BatchRequest>,
+    inlines: Vec<Option<&'a str>>,
+    ours: Vec<bool>,
+    bytes: usize,
+    rest: Vec<&'a str>,
+    statements: Vec<Statement>,
+}
+
+/// One row's request, or why it cannot be sent.
+enum RowRequest<'a> {
+    /// Sized at its largest, with the R2 key of a PDF that goes inline.
+    Request(BatchRequest, Option<&'a str>, usize),
+    Fails(Failure),
+}
+
+/// Builds the claimed rows' requests one by one, stopping at the byte limit, so that a flush
+/// of large PDFs never holds more than one create call's worth in memory.
+async fn build<'a>(
+    state: &AppState,
+    rows: &'a [JobRow],
+    allowance: &mut Allowance,
+    report: &mut FlushReport,
+) -> worker::Result<Build<'a>> {
+    let mut b = Build::default();
+    let now = now_ms();
+    // Read once for the whole flush, not once per row.
+    let watch = crate::models_watch::last(state).await.ok().flatten();
+    for row in rows {
+        if !b.rest.is_empty() || !allowance.take(&row_cost(state, row)) {
+            // Past the byte limit or the invocation's share: first in line for the next flush.
+            b.rest.push(&row.id);
+            continue;
+        }
+        match row_request(state, row, watch.as_ref()).await {
+            RowRequest::Fails(failure) => {
+                report.jobs_failed += 1;
+                let fail = state
+                    .store
+                    .fail(&row.id, &failure, None, now, Scope::Sync)?;
+                b.statements.push(fail);
+            }
+            RowRequest::Request(r, inline, size) => {
+                if batching::fits(b.requests.len(), b.bytes, size, batching::MAX_FLUSH_BYTES) {
+                    b.bytes += size;
+                    b.requests.push(r);
+                    b.inlines.push(inline);
+                    b.ours.push(row.kind != pipeline::status::Kind::Prompt);
+                } else {
+                    b.rest.push(&row.id);
+                }
+            }
+        }
+    }
+    Ok(b)
+}
+
+/// `row`'s request in a batch, sized at its largest (every breakpoint at 1 hour; the
+/// breakpoints are set once the whole batch is known; a PDF that goes inline counts at its
+/// base64's length) — or the failure of a job whose model the API stopped listing
+/// (`crate::models_watch`) or whose request cannot be built.
+async fn row_request<'a>(
+    state: &AppState,
+    row: &'a JobRow,
+    watch: Option<&pipeline::models::watch::WatchReport>,
+) -> RowRequest<'a> {
+    let model = row
+        .model
+        .as_deref()
+        .unwrap_or(pipeline::models::DEFAULT_MODEL);
+    if let Some(why) = watch.and_then(|w| w.refuses(model)) {
+        return RowRequest::Fails(Failure::new(why));
+    }
+    let params = match request_of(state, row).await {
+        Ok(params) => params,
+        Err(e) => {
+            return RowRequest::Fails(Failure::new(format!("its request cannot be built: {e}")))
+        }
+    };
+    let r = BatchRequest {
+        custom_id: row.id.clone(),
+        params: params.with_one_hour_cache(),
+    };
+    let json = serde_json::to_string(&r).unwrap_or_default();
+    let inline = inline_pdf(row, &json);
+    let size = match inline {
+        Some((key, pdf)) => inline::expanded_len(json.len() as u64, key, pdf) as usize,
+        None => json.len(),
+    };
+    RowRequest::Request(r, inline.map(|(key, _)| key), size)
+}
+
+/// Writes what the build decided in one round trip — the failed rows, the rows that did not
+/// fit back to waiting (first in line for the next flush), the flush's size — and hands on
+/// what is to be sent.
+async fn record_build<'a>(
+    state: &AppState,
+    flush: &str,
+    b: Build<'a>,
+) -> worker::Result<(Vec<BatchRequest>, Vec<Option<&'a str>>, Vec<bool>)> {
+    let store = &state.store;
+    let mut statements = b.statements;
+    for id in b.rest {
+        statements.push(store.unclaim(id, flush)?);
+    }
+    statements.push(store.size_flush(flush, b.requests.len(), now_ms())?);
+    store.batch(statements).await?;
+    Ok((b.requests, b.inlines, b.ours))
+}
+
+/// Sends the flush's one create call and records its ending (`pipeline::batching::after_create`).
+async fn create(
+    state: &AppState,
+    flush: &str,
+    mut requests: Vec<BatchRequest>,
+    inlines: Vec<Option<&str>>,
+    ours: &[bool],
+    report: &mut FlushReport,
+) -> worker::Result<bool> {
     // A prefix another request of the batch reads is cached for an hour; a lone one of ours is
     // not cached at all (`pipeline::batching::cache`).
-    batching::cache::shared_breakpoints(&mut requests, &ours);
+    batching::cache::shared_breakpoints(&mut requests, ours);
     let ids: Vec<String> = requests.iter().map(|r| r.custom_id.clone()).collect();
     let body = match create_body(state, requests, &inlines).await {
         Ok(body) => body,
         Err(e) => {
             // Nothing was sent: the jobs wait again for the next flush.
             let why = format!("the batch's body could not be assembled: {e}");
-            store.release_flush(&flush, &why, now_ms()).await?;
+            state.store.release_flush(flush, &why, now_ms()).await?;
             report.errors.push(why);
             return Ok(false);
         }
     };
     let created = state.anthropic.create_batch_body(body).await;
-    match batching::after_create(created.as_ref().map(|b| b.id.clone())) {
+    let created = batching::after_create(created.as_ref().map(|b| b.id.clone()));
+    record_created(state, flush, &ids, created, report).await
+}
+
+/// Records a create call's ending; answers whether another flush may follow at once.
+async fn record_created(
+    state: &AppState,
+    flush: &str,
+    ids: &[String],
+    created: Created,
+    report: &mut FlushReport,
+) -> worker::Result<bool> {
+    let store = &state.store;
+    match created {
         Created::Batch(batch) => {
-            let marked = store.mark_created(&flush, &batch, now_ms()).await;
+            let marked = store.mark_created(flush, &batch, now_ms()).await;
             report.batches_created += 1;
             report.jobs_submitted += ids.len() as u32;
             if let Err(e) = marked {
@@ -218,19 +293,19 @@ async fn flush_once(
             }
             store.batch(statements).await?;
             store
-                .release_flush(&flush, &failure.reason, now_ms())
+                .release_flush(flush, &failure.reason, now_ms())
                 .await?;
             Ok(culprit.is_some())
         }
         Created::NotNow(reason) => {
-            store.release_flush(&flush, &reason, now_ms()).await?;
+            store.release_flush(flush, &reason, now_ms()).await?;
             report
                 .errors
                 .push(format!("batch create refused: {reason}"));
             Ok(false)
         }
         Created::Unknown(note) => {
-            store.note_flush(&flush, &note, now_ms()).await?;
+            store.note_flush(flush, &note, now_ms()).await?;
             report.outcomes_unknown += 1;
             report.errors.push(format!("{flush}: {note}"));
             Ok(false)
@@ -264,7 +339,7 @@ async fn create_body(
 }
 
 /// What building `row`'s request asks of the platform (`pipeline::envelope::costs`).
-fn row_cost(state: &AppState, row: &crate::store::JobRow) -> Cost {
+fn row_cost(state: &AppState, row: &JobRow) -> Cost {
     use pipeline::status::Kind;
     match row.kind {
         Kind::Feedback => costs::FLUSH_ROW_FROM_ITS_ROW,

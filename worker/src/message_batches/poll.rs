@@ -271,56 +271,33 @@ async fn settle_batch(
             return Ok(());
         }
     };
-    let mut router = crate::routing::Lines::new(state, state.store.rescued(batch_id).await?);
+    let routing = crate::routing::Lines::new(state, state.store.rescued(batch_id).await?);
     let mut reader = LineReader::new(offset, lines_before, MAX_LINE);
-    let mut read = 0u64;
-    let mut chunk: Vec<Line> = Vec::with_capacity(CHUNK_LINES);
-    let too_long = |e: pipeline::anthropic::jsonl::LineTooLong| {
-        worker::Error::RustError(format!(
-            "{batch_id}: result line {} is longer than {} bytes",
-            e.number, e.limit
-        ))
+    let mut chunks = Chunks {
+        batch_id,
+        lines: Vec::with_capacity(CHUNK_LINES),
+        read: 0,
+        routing,
     };
-    let mut ended = false;
-    while !ended {
-        let lines = match stream.next().await {
-            Some(bytes) => {
-                let bytes = bytes?;
-                report.peak_chunk_bytes = report.peak_chunk_bytes.max(bytes.len() as u64);
-                reader.feed(&bytes).map_err(too_long)?
-            }
-            None => {
-                ended = true;
-                reader.end().into_iter().collect()
-            }
-        };
+    loop {
+        let (lines, ended) = next_lines(&mut stream, &mut reader, batch_id, report).await?;
         for line in lines {
-            chunk.push(line);
-            if chunk.len() < CHUNK_LINES {
-                continue;
-            }
-            if !run.take_chunk() {
+            chunks.lines.push(line);
+            if chunks.lines.len() == CHUNK_LINES && !chunks.settle(state, report, run).await? {
                 // The rest waits for the next run: it resumes after the last chunk settled.
-                resumable(report, read);
+                resumable(report, chunks.read);
                 return Ok(());
             }
-            let (n, dead) = settle_lines(state, batch_id, &chunk, &mut router, report).await?;
-            read += n;
-            run.announce(state, dead, report).await;
-            chunk.clear();
         }
-        report.peak_line_bytes = report.peak_line_bytes.max(reader.peak as u64);
-    }
-    if !chunk.is_empty() {
-        if !run.take_chunk() {
-            resumable(report, read);
-            return Ok(());
+        if ended {
+            break;
         }
-        let (n, dead) = settle_lines(state, batch_id, &chunk, &mut router, report).await?;
-        read += n;
-        run.announce(state, dead, report).await;
     }
-    report.result_lines += read;
+    if !chunks.lines.is_empty() && !chunks.settle(state, report, run).await? {
+        resumable(report, chunks.read);
+        return Ok(());
+    }
+    report.result_lines += chunks.read;
     let (_, all) = end_remaining(state, batch_id, report, run, |_| {
         Outcome::Fail("the job is missing from its batch's results".into())
     })
@@ -333,11 +310,76 @@ async fn settle_batch(
     Ok(())
 }
 
+/// The lines the body's next piece completes, and whether the body has ended (its last line
+/// then comes without a newline).
+async fn next_lines(
+    stream: &mut worker::ByteStream,
+    reader: &mut LineReader,
+    batch_id: &str,
+    report: &mut PollReport,
+) -> worker::Result<(Vec<Line>, bool)> {
+    let read = match stream.next().await {
+        Some(bytes) => {
+            let bytes = bytes?;
+            report.peak_chunk_bytes = report.peak_chunk_bytes.max(bytes.len() as u64);
+            let lines = reader.feed(&bytes).map_err(|e| {
+                worker::Error::RustError(format!(
+                    "{batch_id}: result line {} is longer than {} bytes",
+                    e.number, e.limit
+                ))
+            })?;
+            (lines, false)
+        }
+        None => (reader.end().into_iter().collect(), true),
+    };
+    report.peak_line_bytes = report.peak_line_bytes.max(reader.peak as u64);
+    Ok(read)
+}
+
+/// A batch's results being read: the chunk of lines not yet settled, and the lines settled.
+struct Chunks<'a, 's> {
+    batch_id: &'a str,
+    lines: Vec<Line>,
+    read: u64,
+    routing: crate::routing::Lines<'s>,
+}
+
+impl Chunks<'_, '_> {
+    /// Settles the chunk if the run has room for it; answers whether it had.
+    async fn settle(
+        &mut self,
+        state: &AppState,
+        report: &mut PollReport,
+        run: &mut Run<'_>,
+    ) -> worker::Result<bool> {
+        if !run.take_chunk() {
+            return Ok(false);
+        }
+        let batch_id = self.batch_id;
+        let (n, dead) =
+            settle_lines(state, batch_id, &self.lines, &mut self.routing, report).await?;
+        self.read += n;
+        run.announce(state, dead, report).await;
+        self.lines.clear();
+        Ok(true)
+    }
+}
+
 /// Counts a batch left part-read: its next lines wait for the next run.
 fn resumable(report: &mut PollReport, read: u64) {
     report.result_lines += read;
     report.batches_resumable += 1;
     report.left_for_next_run = true;
+}
+
+/// What settling a chunk's lines writes and hands on: the statements of its one transaction,
+/// the jobs dead-lettered (for the caller to announce within its share), and the jobs moved to
+/// the sync lane (sent once the transaction has landed).
+#[derive(Default)]
+struct Settling {
+    statements: Vec<Statement>,
+    dead: Vec<String>,
+    to_sync: Vec<String>,
 }
 
 /// Settles the jobs these lines name, with the cursor after the last line, in one transaction;
@@ -351,7 +393,6 @@ async fn settle_lines(
 ) -> worker::Result<(u64, Vec<String>)> {
     let store = &state.store;
     let now = now_ms();
-    let scope = Scope::InBatch(batch_id);
     let parsed: Vec<_> = lines
         .iter()
         .filter_map(|l| match parse_result_line(&l.text, l.number) {
@@ -366,93 +407,146 @@ async fn settle_lines(
     let rows = store.named_in_batch(batch_id, &ids).await?;
     let refused = refusals(state, &parsed, &rows);
     store_answers(state, &parsed, &rows, &refused).await?;
-    let mut statements = Vec::with_capacity(parsed.len() + 1);
-    let mut dead = Vec::new();
-    let mut to_sync = Vec::new();
-    let before = (
-        report.jobs_completed,
-        report.jobs_failed,
-        report.jobs_resubmitted,
-    );
+    let before = ChunkCounts::of(report);
+    let mut out = Settling::default();
+    let done = Done { batch_id, now };
     for line in &parsed {
         let Some(row) = rows.iter().find(|r| r.id == line.custom_id) else {
             continue; // settled already, or not ours
         };
-        // Not submitted: canceled inside the batch, awaiting its bill (named_in_batch).
-        if row.status != Status::Submitted {
-            let bill = bill_after_cancel(&line.result, now);
-            if bill.is_some() {
-                report.canceled_billed += 1;
-            }
-            let (usage, cost) = (bill.map(|b| b.0), bill.and_then(|b| b.1));
-            statements.push(store.record_bill(&row.id, batch_id, usage.as_ref(), cost)?);
-            continue;
-        }
-        if let Some(r) = refused.iter().find(|r| r.row.id == row.id) {
-            statements.push(store.fall_back(&row.id, &r.view(now), now, scope)?);
-            report.jobs_resubmitted += 1;
-            continue;
-        }
-        if let BatchResult::Succeeded { message } = &line.result {
-            let settled = settle_answer(row.kind, message, Tier::Batch, now);
-            statements.push(store.settle(&row.id, &settled, now, scope)?);
-            match settled.end {
-                End::Complete { .. } => report.jobs_completed += 1,
-                End::Fail(_) => report.jobs_failed += 1,
-            }
-            continue;
-        }
-        // A deadline's (or a deadline's batch's) canceled and expired lines are the router's.
-        match routing.outcome(row, &line.result, now).await? {
-            Some(Rerouted::ToSync) => {
-                statements.push(store.reroute_from_batch(&row.id, batch_id, now)?);
-                to_sync.push(row.id.clone());
-                continue;
-            }
-            Some(Rerouted::Reaccumulate(rescue_at)) => {
-                statements.push(store.reaccumulate(&row.id, batch_id, rescue_at, now)?);
-                report.jobs_resubmitted += 1;
-                continue;
-            }
-            None => {}
-        }
-        let tries = row.batch_tries.max(0) as u32;
-        if pipeline::batching::line_lost_its_file(&line.result) {
-            statements.push(store.forget_file(&row.id)?);
-        }
-        if let Some(outcome) = line_outcome(&line.result, tries) {
-            let done = Done { batch_id, now };
-            statements.push(carry_out(state, &row.id, outcome, done, report, &mut dead)?);
-        }
+        let refused = refused.iter().find(|r| r.row.id == row.id);
+        settle_line(state, row, line, refused, routing, done, report, &mut out).await?;
     }
     if let Some(last) = lines.last() {
-        statements.push(store.advance_results(batch_id, last.end_offset, last.number)?);
+        let cursor = store.advance_results(batch_id, last.end_offset, last.number)?;
+        out.statements.push(cursor);
     }
-    store.batch(statements).await?;
-    worker::console_log!(
-        "{}",
-        pipeline::ops::joblog::BatchChunkLog {
-            event: "batch.chunk",
-            batch_id,
-            lines: lines.len() as u64,
-            completed: u64::from(report.jobs_completed - before.0),
-            failed: u64::from(report.jobs_failed - before.1),
-            retried: u64::from(report.jobs_resubmitted - before.2),
-            dead_lettered: dead.len() as u64,
-            ms: now_ms() - now,
-        }
-        .line()
-    );
-    if !to_sync.is_empty() {
+    store.batch(out.statements).await?;
+    before.log(batch_id, lines.len(), out.dead.len(), report, now);
+    if !out.to_sync.is_empty() {
         // Unsent ones stay queued: the reconciler sends them after its window.
-        let unsent = state.lanes.send_many(Lane::High, &to_sync).await;
+        let unsent = state.lanes.send_many(Lane::High, &out.to_sync).await;
         worker::console_log!(
             "routing: {} jobs of {batch_id} moved to sync ({} not sent)",
-            to_sync.len(),
+            out.to_sync.len(),
             unsent.len()
         );
     }
-    Ok((lines.len() as u64, dead))
+    Ok((lines.len() as u64, out.dead))
+}
+
+/// One result line's job: billed after a cancel, sent to its fallback, settled with its answer,
+/// rerouted, retried or ended — its statement added to the chunk's.
+#[allow(clippy::too_many_arguments)] // the chunk's context, handed down unchanged
+async fn settle_line(
+    state: &AppState,
+    row: &JobRow,
+    line: &BatchResultLine,
+    refused: Option<&Refused<'_>>,
+    routing: &mut crate::routing::Lines<'_>,
+    done: Done<'_>,
+    report: &mut PollReport,
+    out: &mut Settling,
+) -> worker::Result<()> {
+    let store = &state.store;
+    let Done { batch_id, now } = done;
+    let scope = Scope::InBatch(batch_id);
+    // Not submitted: canceled inside the batch, awaiting its bill (named_in_batch).
+    if row.status != Status::Submitted {
+        out.statements
+            .push(bill_after_cancel_of(state, row, line, done, report)?);
+        return Ok(());
+    }
+    if let Some(r) = refused {
+        out.statements
+            .push(store.fall_back(&row.id, &r.view(now), now, scope)?);
+        report.jobs_resubmitted += 1;
+        return Ok(());
+    }
+    if let BatchResult::Succeeded { message } = &line.result {
+        let settled = settle_answer(row.kind, message, Tier::Batch, now);
+        out.statements
+            .push(store.settle(&row.id, &settled, now, scope)?);
+        match settled.end {
+            End::Complete { .. } => report.jobs_completed += 1,
+            End::Fail(_) => report.jobs_failed += 1,
+        }
+        return Ok(());
+    }
+    // A deadline's (or a deadline's batch's) canceled and expired lines are the router's.
+    match routing.outcome(row, &line.result, now).await? {
+        Some(Rerouted::ToSync) => {
+            out.statements
+                .push(store.reroute_from_batch(&row.id, batch_id, now)?);
+            out.to_sync.push(row.id.clone());
+            return Ok(());
+        }
+        Some(Rerouted::Reaccumulate(rescue_at)) => {
+            out.statements
+                .push(store.reaccumulate(&row.id, batch_id, rescue_at, now)?);
+            report.jobs_resubmitted += 1;
+            return Ok(());
+        }
+        None => {}
+    }
+    if pipeline::batching::line_lost_its_file(&line.result) {
+        out.statements.push(store.forget_file(&row.id)?);
+    }
+    let tries = row.batch_tries.max(0) as u32;
+    if let Some(outcome) = line_outcome(&line.result, tries) {
+        let statement = carry_out(state, &row.id, outcome, done, report, &mut out.dead)?;
+        out.statements.push(statement);
+    }
+    Ok(())
+}
+
+/// The statement that records what a job canceled inside its batch was billed, if anything.
+fn bill_after_cancel_of(
+    state: &AppState,
+    row: &JobRow,
+    line: &BatchResultLine,
+    Done { batch_id, now }: Done<'_>,
+    report: &mut PollReport,
+) -> worker::Result<Statement> {
+    let bill = bill_after_cancel(&line.result, now);
+    if bill.is_some() {
+        report.canceled_billed += 1;
+    }
+    let (usage, cost) = (bill.map(|b| b.0), bill.and_then(|b| b.1));
+    state
+        .store
+        .record_bill(&row.id, batch_id, usage.as_ref(), cost)
+}
+
+/// The report's job counts before a chunk, to log what the chunk did.
+struct ChunkCounts(u32, u32, u32);
+
+impl ChunkCounts {
+    fn of(report: &PollReport) -> Self {
+        Self(
+            report.jobs_completed,
+            report.jobs_failed,
+            report.jobs_resubmitted,
+        )
+    }
+
+    /// Logs the chunk's line (`pipeline::ops::joblog::BatchChunkLog`).
+    fn log(&self, batch_id: &str, lines: usize, dead: usize, report: &PollReport, since: i64) {
+        worker::console_log!(
+            "{}",
+            pipeline::ops::joblog::BatchChunkLog {
+                event: "batch.chunk",
+                batch_id,
+                lines: lines as u64,
+                completed: u64::from(report.jobs_completed - self.0),
+                failed: u64::from(report.jobs_failed - self.1),
+                retried: u64::from(report.jobs_resubmitted - self.2),
+                dead_lettered: dead as u64,
+                ms: now_ms() - since,
+            }
+            .line()
+        );
+    }
 }
 
 /// The refusals among these lines that have a fallback (`pipeline::refusal`): their jobs go to
