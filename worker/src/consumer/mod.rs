@@ -4,23 +4,24 @@
 //! carries it out.
 //!
 //! # Layout
-//! - this file: which consumer a batch is for, what each delivered job becomes, and which new
-//!   job each message runs (fair shares, `pipeline::fair`).
+//! - this file: which consumer a batch is for, and which new job each message runs (fair
+//!   shares, `pipeline::fair`).
+//! - [`deliver`]: what one delivered job becomes (`pipeline::delivery`), carried out.
 //! - [`handle`]: what a job's run answers to (its queue message, or only its lane).
 //! - [`sync_call`]: one synchronous call, from the budget's reservation to the settlement.
 //! - [`dead_letters`]: the DLQ consumer and the dead-letter webhook.
 
 mod dead_letters;
+mod deliver;
 mod handle;
 mod sync_call;
 
-use handle::{retry_after, Handle};
+use deliver::Delivered;
+use handle::Handle;
 
 use futures_util::stream::{self, StreamExt};
-use pipeline::delivery::{on_delivery, Delivery};
 use pipeline::dto::QueueMessage;
 use pipeline::envelope::{costs, Cost};
-use pipeline::pause::holding;
 use pipeline::status::Kind;
 use serde_json::Value;
 use worker::{Message, MessageBatch, MessageExt};
@@ -120,9 +121,9 @@ pub async fn handle_batch(batch: MessageBatch<Value>, state: Result<AppState, St
     run_jobs(&state, work).await;
 }
 
-/// Loads the rows and does with each what `pipeline::delivery` decides: skip what must not run
-/// again, expire what is stale, call Claude for sync jobs (one call each, in parallel), and add
-/// batch jobs to the accumulation (then flush if one is due).
+/// Loads the rows and does with each what `pipeline::delivery` decides ([`deliver`]): skip
+/// what must not run again, expire what is stale, call Claude for sync jobs (one call each, in
+/// parallel), and add batch jobs to the accumulation (then flush if one is due).
 async fn run_jobs(state: &AppState, work: Vec<(Message<Value>, String)>) {
     let ids: Vec<String> = work.iter().map(|(_, id)| id.clone()).collect();
     let (rows, pauses) = futures_util::join!(state.store.jobs(&ids), state.store.pauses());
@@ -144,97 +145,27 @@ async fn run_jobs(state: &AppState, work: Vec<(Message<Value>, String)>) {
     let mut batch_mode = false;
     for (msg, id) in work {
         let Some(row) = rows.iter().find(|r| r.id == id).cloned() else {
-            // The row is written before the send, so this is an orphan: count it, drop it.
-            worker::console_error!("orphan queue message for job {id}: no row; acked");
-            let _ = state.store.count("orphan_messages", now_ms()).await;
-            msg.ack();
+            deliver::orphan(state, msg, &id).await;
             continue;
         };
-        let delivery = on_delivery(
-            row.status,
-            row.expires_at,
-            row.run_after,
-            row.mode,
-            now_ms(),
-        );
-        // A paused lane, model or user: the job stays queued, held, without a retry spent.
-        let runs = matches!(
-            delivery,
-            Delivery::Call | Delivery::Accumulate | Delivery::NotYet { .. }
-        );
-        let pause = runs
-            .then(|| {
-                holding(
-                    &pauses,
-                    row.lane.as_str(),
-                    row.model.as_deref(),
-                    &row.user_id,
-                )
-            })
-            .flatten();
-        if let Some(p) = pause {
-            match state.store.hold(&id, now_ms()).await {
-                Ok(_) => {
-                    worker::console_log!(
-                        "{}",
-                        pipeline::ops::joblog::JobLog {
-                            error: Some(&format!("{} {} is paused", p.scope.as_str(), p.value)),
-                            ..row.log("job.held", "held")
-                        }
-                        .line()
-                    );
-                    msg.ack()
-                }
-                Err(e) => {
-                    worker::console_error!("holding {id} failed: {e}");
-                    retry_after(&msg, state.config.timing.backoff_s(1, None));
-                }
-            }
-            continue;
-        }
-        match delivery {
-            Delivery::Skip => msg.ack(),
-            Delivery::NotYet { ms } => {
-                let delay = pipeline::delivery::defer_delay_s(ms);
-                match state.lanes.send_after(row.lane, &id, Some(delay)).await {
-                    Ok(()) => msg.ack(),
-                    Err(_) => retry_after(&msg, delay),
-                }
-            }
-            Delivery::Expire => match state.store.expire(&id, now_ms()).await {
-                Ok(()) => {
-                    worker::console_log!(
-                        "{}",
-                        pipeline::ops::joblog::JobLog {
-                            ms: now_ms() - row.created_at,
-                            ..row.log("job.expired", "expired")
-                        }
-                        .line()
-                    );
-                    msg.ack()
-                }
-                Err(e) => {
-                    worker::console_error!("expiring {id} failed: {e}");
-                    msg.retry();
-                }
-            },
-            Delivery::Call => calls.push((msg, row)),
-            Delivery::Accumulate => {
-                // Batch-mode jobs wait in D1 for a flush (by size here, by age in the cron too).
-                batch_mode = true;
-                match state.store.accumulate(&row.id, now_ms()).await {
-                    Ok(()) => msg.ack(),
-                    Err(e) => {
-                        worker::console_error!("job {}: cannot join the accumulation: {e}", row.id);
-                        retry_after(&msg, state.config.timing.backoff_s(1, None));
-                    }
-                }
-            }
+        match deliver::deliver(state, msg, row, &pauses).await {
+            Delivered::Call(msg, row) => calls.push((msg, *row)),
+            Delivered::Accumulated => batch_mode = true,
+            Delivered::Done => {}
         }
     }
+    call_all(state, calls).await;
+    if batch_mode {
+        let mut share = state.meter.share(costs::CALLER_RESERVE);
+        crate::message_batches::flush::flush_due(state, false, &mut share).await;
+    }
+}
+
+/// Makes the sync calls that fit the invocation, PDFs one at a time (a PDF call holds the
+/// document several times over — bytes, base64, the request — so one at a time keeps a batch of
+/// 20 MB files inside the isolate's memory), the others by fair shares, in parallel.
+async fn call_all(state: &AppState, calls: Vec<(Message<Value>, JobRow)>) {
     let calls = calls_that_fit(state, calls).await;
-    // A PDF call holds the document several times over (bytes, base64, the request): one at a
-    // time per invocation keeps a batch of 20 MB files inside the isolate's memory.
     let (pdfs, others): (Vec<(Message<Value>, JobRow)>, Vec<_>) =
         calls.into_iter().partition(|(_, r)| r.kind == Kind::Pdf);
     let others = fair_shares(state, others).await;
@@ -245,10 +176,6 @@ async fn run_jobs(state: &AppState, work: Vec<(Message<Value>, String)>) {
         sync_call::run(state, Handle::Message(msg), row)
     });
     futures_util::future::join(small, large).await;
-    if batch_mode {
-        let mut share = state.meter.share(costs::CALLER_RESERVE);
-        crate::message_batches::flush::flush_due(state, false, &mut share).await;
-    }
 }
 
 /// The sync calls this invocation's subrequests and D1 queries can carry
@@ -290,6 +217,26 @@ fn call_cost(row: &JobRow, files_api: bool) -> Cost {
     costs::SYNC_CALL + pdf
 }
 
+/// The lane's fair-shares plan for the `delivered` new jobs, with the rows of the jobs it takes
+/// in their place.
+async fn fair_plan(
+    state: &AppState,
+    lane: pipeline::status::Lane,
+    delivered: &[String],
+) -> worker::Result<(pipeline::fair::Plan, Vec<JobRow>)> {
+    let candidates = state.store.fair_candidates(lane, now_ms()).await?;
+    let users: Vec<String> = candidates.iter().map(|c| c.user_id.clone()).collect();
+    let usage = state.budget.usage(&users).await?;
+    let plan = pipeline::fair::plan(delivered, &candidates, &usage);
+    let taken: Vec<String> = plan.swaps.iter().map(|(_, o)| o.clone()).collect();
+    let rows = if taken.is_empty() {
+        Vec::new()
+    } else {
+        state.store.jobs(&taken).await?
+    };
+    Ok((plan, rows))
+}
+
 /// Fair shares of the lane: the new jobs among `calls` (never attempted) give their messages to
 /// the jobs `pipeline::fair::plan` picks — each user's oldest new job, the users served least
 /// over the last minute first — and go back to their lane themselves. Retries keep their own
@@ -306,22 +253,8 @@ async fn fair_shares(
     let Some(lane) = fresh.first().map(|(_, r)| r.lane) else {
         return out;
     };
-    let now = now_ms();
-    let plan: worker::Result<(pipeline::fair::Plan, Vec<JobRow>)> = async {
-        let candidates = state.store.fair_candidates(lane, now).await?;
-        let users: Vec<String> = candidates.iter().map(|c| c.user_id.clone()).collect();
-        let usage = state.budget.usage(&users).await?;
-        let delivered: Vec<String> = fresh.iter().map(|(_, r)| r.id.clone()).collect();
-        let plan = pipeline::fair::plan(&delivered, &candidates, &usage);
-        let taken: Vec<String> = plan.swaps.iter().map(|(_, o)| o.clone()).collect();
-        let rows = if taken.is_empty() {
-            Vec::new()
-        } else {
-            state.store.jobs(&taken).await?
-        };
-        Ok((plan, rows))
-    }
-    .await;
+    let delivered: Vec<String> = fresh.iter().map(|(_, r)| r.id.clone()).collect();
+    let plan = fair_plan(state, lane, &delivered).await;
     let (plan, rows) = match plan {
         Ok(p) => p,
         Err(e) => {

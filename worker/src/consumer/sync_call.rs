@@ -3,7 +3,7 @@
 //! settlement — each step as `pipeline` decides it.
 
 use pipeline::answer::{settle_answer, settle_undecodable, End};
-use pipeline::anthropic::{CountTokensRequest, MessagesRequest, Usage};
+use pipeline::anthropic::{CountTokensRequest, Message, MessagesRequest, Usage};
 use pipeline::budget::{Need, Reserve, Settle};
 use pipeline::delivery::{
     after_count_failed, after_grant, defer_delay_s, BudgetStep, CountFailed, Stop,
@@ -269,29 +269,20 @@ async fn settle(
     called: &Called,
 ) -> worker::Result<Settled> {
     let (id, model) = (&row.id, &prepared.model);
-    let failed = |outcome, error| Settled {
-        outcome,
-        error,
-        spent: (None, None),
-    };
     let message = match &called.result {
         Ok(message) => message,
         Err(CallOutcome::Undecodable { reason, raw }) => {
-            state.blobs.store_undecodable(id, raw, model).await?;
-            let settled = settle_undecodable(model, reason, raw, now_ms());
-            state.store.settle_sync(id, &settled, now_ms()).await?;
-            msg.ack();
-            let spent = (settled.usage, settled.cost_micros);
-            return Ok(Settled {
-                spent,
-                ..failed(AttemptOutcome::Failed, Some(reason.clone()))
-            });
+            return undecodable(state, msg, id, model, reason, raw).await;
         }
         Err(failure) => {
             let again = missing_file(state, row, &prepared.request, failure).await?;
             let failure = again.as_ref().unwrap_or(failure);
             let outcome = apply(state, msg, id, row.lane, failure, called.attempt).await?;
-            return Ok(failed(outcome, Some(describe(failure))));
+            return Ok(Settled {
+                outcome,
+                error: Some(describe(failure)),
+                spent: (None, None),
+            });
         }
     };
     if let Some(to) = fallback_of(state, row, model, message) {
@@ -311,9 +302,39 @@ async fn settle(
             spent,
         });
     }
-    state.blobs.store_answer(id, message).await?;
-    let settled = settle_answer(row.kind, message, Tier::Standard, now_ms());
+    answered(state, msg, row, message).await
+}
+
+/// An answer that could not be read fails its job once: paid for, and kept in R2 as it came.
+async fn undecodable(
+    state: &AppState,
+    msg: &Handle,
+    id: &str,
+    model: &str,
+    reason: &str,
+    raw: &str,
+) -> worker::Result<Settled> {
+    state.blobs.store_undecodable(id, raw, model).await?;
+    let settled = settle_undecodable(model, reason, raw, now_ms());
     state.store.settle_sync(id, &settled, now_ms()).await?;
+    msg.ack();
+    Ok(Settled {
+        outcome: AttemptOutcome::Failed,
+        error: Some(reason.to_string()),
+        spent: (settled.usage, settled.cost_micros),
+    })
+}
+
+/// An answer settles its job, kept in R2 first (`pipeline::answer::settle_answer`).
+async fn answered(
+    state: &AppState,
+    msg: &Handle,
+    row: &JobRow,
+    message: &Message,
+) -> worker::Result<Settled> {
+    state.blobs.store_answer(&row.id, message).await?;
+    let settled = settle_answer(row.kind, message, Tier::Standard, now_ms());
+    state.store.settle_sync(&row.id, &settled, now_ms()).await?;
     msg.ack();
     let (outcome, error) = match settled.end {
         End::Complete { .. } => (AttemptOutcome::Completed, None),
