@@ -17,6 +17,7 @@ use pipeline::anthropic::{Message, StopReason};
 use pipeline::budget::{Need, Reserve, Settle};
 use pipeline::dto::{ClaudeAnswer, JobAck};
 use pipeline::error::ApiError;
+use pipeline::money::UsdMicros;
 use pipeline::outcome::{describe, CallOutcome};
 use pipeline::outcome::{AttemptOutcome, ErrorClass, Failure};
 use pipeline::pricing::Tier;
@@ -32,6 +33,7 @@ use crate::error::AppError;
 use crate::identity::Caller;
 use crate::services::AppState;
 use crate::store::lifecycle::{Attempt, Scope};
+use crate::store::JobRow;
 
 #[worker::send]
 pub async fn call(
@@ -54,16 +56,7 @@ pub async fn call(
     input.priority = Lane::High;
     input.mode = Mode::Sync;
     let user = caller.user_id.as_str();
-    crate::models_watch::admit_job(&state, &input.model, input.fallback_model.as_deref()).await?;
-    let need = super::admission::worst_case(
-        &state,
-        &input.request,
-        None,
-        Mode::Sync,
-        input.fallback_model.as_deref(),
-    );
-    super::admission::limit(&state, user, 1).await?;
-    super::admission::admit(&state, user, need).await?;
+    let need = admit(&state, user, &input).await?;
     let mut job = NewPrompt {
         user,
         input: &input,
@@ -79,38 +72,44 @@ pub async fn call(
     }
     job.path = Some(CallPath::Queue);
     let id = create_prompt_job(&state, &job).await?;
+    wait_for(&state, &id, user).await
+}
+
+/// Admission, as for any sync prompt job: the model still listed, the user's rate and cap, the
+/// worst case reserved. Answers the reservation.
+async fn admit(
+    state: &AppState,
+    user: &str,
+    input: &prompt::PromptInput,
+) -> Result<UsdMicros, AppError> {
+    crate::models_watch::admit_job(state, &input.model, input.fallback_model.as_deref()).await?;
+    let need = super::admission::worst_case(
+        state,
+        &input.request,
+        None,
+        Mode::Sync,
+        input.fallback_model.as_deref(),
+    );
+    super::admission::limit(state, user, 1).await?;
+    super::admission::admit(state, user, need).await?;
+    Ok(need)
+}
+
+/// The queue path's bounded wait: the answer once the job completes, an error once it ends
+/// otherwise, else a 202 with the poll URL.
+async fn wait_for(state: &AppState, id: &str, user: &str) -> Result<Response, AppError> {
     let deadline = now_ms() + state.config.rollout_wait_ms as i64;
     while now_ms() < deadline {
         Delay::from(Duration::from_millis(250)).await;
         let Some(row) = state
             .store
-            .job_for_user(&id, user, Some(Kind::Prompt))
+            .job_for_user(id, user, Some(Kind::Prompt))
             .await?
         else {
             break;
         };
         match row.status {
-            Status::Completed => {
-                let text = state
-                    .blobs
-                    .get(&crate::blobs::result_key(&id))
-                    .await?
-                    .map(|b| String::from_utf8_lossy(&b).into_owned())
-                    .ok_or_else(|| {
-                        ApiError::internal("the result of this completed job is missing")
-                    })?;
-                let view = row.job_view(now_ms());
-                return Ok(Json(ClaudeAnswer {
-                    path: CallPath::Queue,
-                    job_id: Some(id),
-                    text,
-                    model: view.model,
-                    input_tokens: view.spend.input_tokens,
-                    output_tokens: view.spend.output_tokens,
-                    cost_micros: Some(view.spend.cost_micros),
-                })
-                .into_response());
-            }
+            Status::Completed => return completed(state, id, &row).await,
             s if s.is_terminal() => {
                 return Err(ApiError::new(
                     502,
@@ -123,7 +122,28 @@ pub async fn call(
             _ => {}
         }
     }
-    Ok((StatusCode::ACCEPTED, Json(JobAck::queued(&id))).into_response())
+    Ok((StatusCode::ACCEPTED, Json(JobAck::queued(id))).into_response())
+}
+
+/// A queued call's answer, from R2.
+async fn completed(state: &AppState, id: &str, row: &JobRow) -> Result<Response, AppError> {
+    let text = state
+        .blobs
+        .get(&crate::blobs::result_key(id))
+        .await?
+        .map(|b| String::from_utf8_lossy(&b).into_owned())
+        .ok_or_else(|| ApiError::internal("the result of this completed job is missing"))?;
+    let view = row.job_view(now_ms());
+    Ok(Json(ClaudeAnswer {
+        path: CallPath::Queue,
+        job_id: Some(id.to_owned()),
+        text,
+        model: view.model,
+        input_tokens: view.spend.input_tokens,
+        output_tokens: view.spend.output_tokens,
+        cost_micros: Some(view.spend.cost_micros),
+    })
+    .into_response())
 }
 
 /// Outside the rollout: one Messages call from the request, no queue — recorded as a prompt job
@@ -136,38 +156,7 @@ async fn direct(state: &AppState, job: &NewPrompt<'_>) -> Result<Response, AppEr
         return Err(ApiError::internal(format!("the call's job {id} could not be claimed")).into());
     }
     let request = input.request();
-    // The direct path spends the same provider limits: it reserves like a consumer, and a
-    // refusal is a 429 the caller can retry, not a call that would draw one.
-    let reservation = Reserve {
-        job_id: id.clone(),
-        lane: Lane::High,
-        model: request.model.clone(),
-        need: Need {
-            input: pipeline::tokens::estimate_request(&request).unwrap_or(0),
-            output: request.max_tokens as u64,
-        },
-        ttl_ms: state.config.timing.call_timeout_ms as i64 + 30_000,
-        user: Some(job.user.to_owned()),
-    };
-    let grant = state.budget.reserve(&reservation).await?;
-    if !grant.granted {
-        let refusal = ApiError::new(
-            429,
-            "rate_limited",
-            format!(
-                "the provider's rate limits are in use ({}); retry in {} s",
-                grant.limited_by.unwrap_or_default(),
-                grant.retry_after_ms.div_ceil(1000)
-            ),
-            None,
-        );
-        let not_sent = Failure {
-            reason: format!("not sent: {}", refusal.body.error),
-            class: ErrorClass::RateLimited,
-        };
-        state.store.fail_sync(&id, &not_sent, now_ms()).await?;
-        return Err(refusal.into());
-    }
+    let reservation = reserve(state, &id, &request, job.user).await?;
     let started_at = now_ms();
     let answered = state.anthropic.messages(&request, &id).await;
     let settlement = Settle::after_call(&id, &request.model, &answered.result, answered.reported);
@@ -202,6 +191,47 @@ async fn direct(state: &AppState, job: &NewPrompt<'_>) -> Result<Response, AppEr
         worker::console_error!("call {id}: its attempt was not logged: {e}");
     }
     answer
+}
+
+/// The direct path spends the same provider limits: it reserves like a consumer, and a refusal
+/// is a 429 the caller can retry (its job failed, not sent), not a call that would draw one.
+async fn reserve(
+    state: &AppState,
+    id: &str,
+    request: &pipeline::anthropic::MessagesRequest,
+    user: &str,
+) -> Result<Reserve, AppError> {
+    let reservation = Reserve {
+        job_id: id.to_owned(),
+        lane: Lane::High,
+        model: request.model.clone(),
+        need: Need {
+            input: pipeline::tokens::estimate_request(request).unwrap_or(0),
+            output: request.max_tokens as u64,
+        },
+        ttl_ms: state.config.timing.call_timeout_ms as i64 + 30_000,
+        user: Some(user.to_owned()),
+    };
+    let grant = state.budget.reserve(&reservation).await?;
+    if grant.granted {
+        return Ok(reservation);
+    }
+    let refusal = ApiError::new(
+        429,
+        "rate_limited",
+        format!(
+            "the provider's rate limits are in use ({}); retry in {} s",
+            grant.limited_by.unwrap_or_default(),
+            grant.retry_after_ms.div_ceil(1000)
+        ),
+        None,
+    );
+    let not_sent = Failure {
+        reason: format!("not sent: {}", refusal.body.error),
+        class: ErrorClass::RateLimited,
+    };
+    state.store.fail_sync(id, &not_sent, now_ms()).await?;
+    Err(refusal.into())
 }
 
 /// A refused answer with a fallback (`pipeline::refusal`): the job moves to its fallback model
