@@ -28,6 +28,10 @@ pub enum Committed {
     Replay(String),
 }
 
+/// The most keys one R2 `delete()` takes
+/// (developers.cloudflare.com/r2/api/workers/workers-api-reference/#bucket-method-definitions).
+const MAX_DELETE_KEYS: usize = 1000;
+
 impl<'a> Staged<'a> {
     pub fn new(state: &'a AppState) -> Staged<'a> {
         Staged {
@@ -48,10 +52,13 @@ impl<'a> Staged<'a> {
         self.keys.extend(keys);
     }
 
-    /// Deletes everything staged (each delete best effort: a leftover object is only storage).
+    /// Deletes everything staged, in one R2 call per 1,000 keys (R2's limit per call) — best
+    /// effort: a leftover object is only storage.
     pub async fn abandon(self) {
-        for key in &self.keys {
-            self.state.blobs.delete(key).await;
+        for keys in self.keys.chunks(MAX_DELETE_KEYS) {
+            if let Err(e) = self.state.blobs.delete_many(keys.to_vec()).await {
+                worker::console_error!("abandoning {} staged objects failed: {e}", keys.len());
+            }
         }
     }
 

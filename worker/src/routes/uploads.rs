@@ -89,46 +89,21 @@ pub async fn submit(
         }
     };
     let upload_id = new_id()?;
-    let (mut files, mut form) = (Vec::new(), Form::default());
-    // The key's record hashes the route and the form's content (see `read_files`).
-    let mut hasher = BodyHasher::default();
-    hasher.update(b"POST /batches\n");
     let mut stream = req.into_body().into_data_stream();
-    let parts = (&mut form, &mut hasher);
-    let read = read_files(
-        &mut stream,
-        &boundary,
-        &state.blobs,
-        &upload_id,
-        &mut files,
-        parts,
-    )
-    .await;
-    let mut staged = Staged::new(&state);
-    staged.hold(files.iter().map(|f| f.key.clone()));
-    let checked = match read.and_then(|()| check_form(&state, &caller, &form, files.len())) {
-        Ok(c) => crate::models_watch::admit_job(&state, c.model, None)
-            .await
-            .map(|()| c),
-        Err(e) => Err(e.into()),
-    };
-    let form = match checked {
-        Ok(c) => c,
-        Err(e) => {
-            staged.abandon().await;
-            drain(stream).await;
-            return Err(e);
-        }
-    };
+    let (staged, mut files, form, hash) =
+        match read_checked(&state, &caller, &boundary, &upload_id, &mut stream).await {
+            Ok(read) => read,
+            Err(e) => {
+                drain(stream).await;
+                return Err(e);
+            }
+        };
     let user = caller.user_id.as_str();
     // The same key and body again answers the first upload's acknowledgement, whatever the
     // budget says now (it costs nothing more); the files this request stored go.
-    let idem = super::admission::idempotency(&state, user, key, hasher.finish(), now_ms()).await;
-    let claim = match staged.or_abandon(idem).await? {
-        (Idem::Fresh(claim), s) => {
-            staged = s;
-            claim
-        }
+    let idem = super::admission::idempotency(&state, user, key, hash, now_ms()).await;
+    let (claim, staged) = match staged.or_abandon(idem).await? {
+        (Idem::Fresh(claim), s) => (claim, s),
         (Idem::Replay(first), s) => {
             s.abandon().await;
             return acknowledge(&state, user, &first).await;
@@ -138,30 +113,88 @@ pub async fn submit(
     let (_, staged) = staged
         .or_abandon(admit_files(&state, user, files.len(), need).await)
         .await?;
-    let now = now_ms();
-    let stmts = state.store.insert_upload(&NewUpload {
+    let upload = Upload {
         id: &upload_id,
-        user_id: user,
+        user,
+        form: &form,
+        files: &files,
+        need,
+    };
+    if let Committed::Replay(first) = commit(&state, staged, &upload, claim.as_ref()).await? {
+        return acknowledge(&state, user, &first).await;
+    }
+    send_files(&state, &upload_id, &files).await
+}
+
+/// Reads the body's files into R2 (staged) and checks the form: answers what was staged, the
+/// files, the checked form and the hash of the form's content for its `Idempotency-Key` record.
+/// Anything refused leaves no object behind.
+async fn read_checked<'a>(
+    state: &'a AppState,
+    caller: &pipeline::identity::Identity,
+    boundary: &str,
+    upload_id: &str,
+    stream: &mut axum::body::BodyDataStream,
+) -> Result<(Staged<'a>, Vec<NewFile>, Checked, String), AppError> {
+    let (mut files, mut form) = (Vec::new(), Form::default());
+    // The key's record hashes the route and the form's content (see `read_files`).
+    let mut hasher = BodyHasher::default();
+    hasher.update(b"POST /batches\n");
+    let parts = (&mut form, &mut hasher);
+    let read = read_files(stream, boundary, &state.blobs, upload_id, &mut files, parts).await;
+    let mut staged = Staged::new(state);
+    staged.hold(files.iter().map(|f| f.key.clone()));
+    let checked = match read.and_then(|()| check_form(state, caller, &form, files.len())) {
+        Ok(c) => crate::models_watch::admit_job(state, c.model, None)
+            .await
+            .map(|()| c),
+        Err(e) => Err(e.into()),
+    };
+    let (checked, staged) = staged.or_abandon(checked).await?;
+    Ok((staged, files, checked, hasher.finish()))
+}
+
+/// An upload admitted: what its rows are written from.
+struct Upload<'a> {
+    id: &'a str,
+    user: &'a str,
+    form: &'a Checked,
+    files: &'a [NewFile],
+    /// The files' worst case, reserved against the caps.
+    need: UsdMicros,
+}
+
+/// The upload and its jobs in one transaction with the key's claim: a concurrent upload with
+/// the same key that committed first makes this one its replay; one that took what was left
+/// under a cap makes it a 429. Either way no file of this one stays.
+async fn commit(
+    state: &AppState,
+    staged: Staged<'_>,
+    upload: &Upload<'_>,
+    claim: Option<&(String, String)>,
+) -> Result<Committed, AppError> {
+    let now = now_ms();
+    let form = upload.form;
+    let stmts = state.store.insert_upload(&NewUpload {
+        id: upload.id,
+        user_id: upload.user,
         mode: form.mode,
         template: form.template,
         model: form.model,
-        files: &files,
+        files: upload.files,
         expires_at: form.expires_in_s.map(|s| now + s as i64 * 1000),
         callback: form.callback.as_ref(),
         now,
     });
     let (stmts, staged) = staged.or_abandon(stmts.map_err(AppError::from)).await?;
-    // One transaction with the key's claim: a concurrent upload with the same key that
-    // committed first makes this one its replay; one that took what was left under a cap makes
-    // it a 429. Either way no file of this one stays.
-    let claimed = (user, claim.as_ref());
-    let committed = staged
-        .commit(claimed, &upload_id, stmts, (now, need, &[]))
-        .await?;
-    if let Committed::Replay(first) = committed {
-        return acknowledge(&state, user, &first).await;
-    }
-    send_files(&state, &upload_id, &files).await
+    staged
+        .commit(
+            (upload.user, claim),
+            upload.id,
+            stmts,
+            (now, upload.need, &[]),
+        )
+        .await
 }
 
 /// The checks before the body is read: the caller and the content type ([`admit`]), the
