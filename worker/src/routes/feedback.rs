@@ -17,8 +17,11 @@ use crate::error::AppError;
 use crate::identity::Caller;
 use crate::services::new_id;
 use crate::services::AppState;
+use crate::store::jobs::Routed;
 use crate::store::jobs::{JobFilter, NewJob};
-use crate::store::JobRow;
+use crate::store::{JobRow, Statement};
+use pipeline::money::UsdMicros;
+use pipeline::webhooks::Callback;
 
 /// A feedback body is a few KB at most; anything far larger is refused before it is read.
 const MAX_BODY_BYTES: usize = 64 * 1024;
@@ -69,30 +72,20 @@ pub async fn submit(
     }
     let id = new_id()?;
     let lane = input.mode.default_lane();
-    let job = state.store.insert_job(&NewJob {
+    let new = New {
         id: &id,
-        user_id: user,
-        kind: Kind::Feedback,
-        lane,
-        mode: input.mode,
-        model: input.model,
-        fallback_model: input.fallback_model,
-        source: Some(&input.source),
-        text: Some(&input.text),
-        prompt_key: None,
-        expires_at: input.expires_in_s.map(|s| now + s as i64 * 1000),
-        path: None,
-        reserved: need,
+        user,
+        input: &input,
+        need,
         callback: callback.as_ref(),
-        tags: &input.tags,
         routed: routed.map(|r| r.1),
         now,
-    })?;
+    };
     let committed = Staged::new(&state)
         .commit(
             (user, record.as_ref()),
             &id,
-            vec![job],
+            vec![insert(&state, &new)?],
             (now, need, &input.tags),
         )
         .await?;
@@ -101,6 +94,41 @@ pub async fn submit(
     }
     enqueue(&state, lane, &id).await?;
     Ok(ack(id, input.mode, Some(input.model)))
+}
+
+/// A feedback job admitted: what its row is written from.
+struct New<'a> {
+    id: &'a str,
+    user: &'a str,
+    input: &'a feedback::FeedbackInput,
+    need: UsdMicros,
+    callback: Option<&'a Callback>,
+    routed: Option<Routed>,
+    now: i64,
+}
+
+/// The job's row, `queued` on its mode's lane.
+fn insert(state: &AppState, new: &New<'_>) -> worker::Result<Statement> {
+    let input = new.input;
+    state.store.insert_job(&NewJob {
+        id: new.id,
+        user_id: new.user,
+        kind: Kind::Feedback,
+        lane: input.mode.default_lane(),
+        mode: input.mode,
+        model: input.model,
+        fallback_model: input.fallback_model,
+        source: Some(&input.source),
+        text: Some(&input.text),
+        prompt_key: None,
+        expires_at: input.expires_in_s.map(|s| new.now + s as i64 * 1000),
+        path: None,
+        reserved: new.need,
+        callback: new.callback,
+        tags: &input.tags,
+        routed: new.routed,
+        now: new.now,
+    })
 }
 
 /// The acknowledgement, with the warnings a new job on `model` carries.
