@@ -29,20 +29,7 @@ pub async fn get(
     Query(p): Query<Params>,
 ) -> Result<Response, AppError> {
     caller.require_admin("see the metrics")?;
-    let minutes: i64 = match p.minutes.as_deref() {
-        None | Some("") => 60,
-        Some(m) => m
-            .parse()
-            .ok()
-            .filter(|m| (1..=1440).contains(m))
-            .ok_or_else(|| {
-                ApiError::bad_request(
-                    "invalid_minutes",
-                    "minutes must be a whole number from 1 to 1440",
-                    Some("minutes"),
-                )
-            })?,
-    };
+    let minutes = minutes(p.minutes.as_deref())?;
     let mut series = state
         .store
         .metrics_since(now_ms() - minutes * 60_000, 1440)
@@ -50,32 +37,8 @@ pub async fn get(
     series.reverse();
     let latest = series.last().cloned();
     let mut warnings = latest.as_ref().map(Metrics::warnings).unwrap_or_default();
-    // Models past or near retirement: the configured ones and those the window's jobs used.
-    warnings.extend(
-        state
-            .config
-            .model_warnings
-            .iter()
-            .cloned()
-            .map(Warning::model),
-    );
-    let used = series
-        .iter()
-        .flat_map(|m| m.models.iter().map(|x| x.model.as_str()))
-        .filter(|m| *m != "unknown");
-    warnings.extend(
-        pipeline::models::standings(used, now_ms())
-            .into_iter()
-            .filter(|w| !state.config.model_warnings.contains(w))
-            .map(Warning::model),
-    );
-    let counter = |name| state.store.counter(name);
-    let unrecorded = Unrecorded {
-        timed_out_calls: counter(Unrecorded::TIMED_OUT_CALLS).await?,
-        timed_out_worst_micros: UsdMicros::new(counter(Unrecorded::TIMED_OUT_WORST).await?),
-        lost_batches: counter(Unrecorded::LOST_BATCHES).await?,
-        lost_batch_jobs: counter(Unrecorded::LOST_BATCH_JOBS).await?,
-    };
+    warnings.extend(model_warnings(&state, &series));
+    let unrecorded = unrecorded(&state).await?;
     let headroom = state.store.peaks(now_ms()).await?;
     let report = crate::models_watch::last(&state).await?;
     let models = super::models::watch_view(&state, report).await?;
@@ -96,6 +59,53 @@ pub async fn get(
         models,
     })
     .into_response())
+}
+
+/// `minutes`: 60 when absent, else a whole number from 1 to 1,440.
+fn minutes(p: Option<&str>) -> Result<i64, ApiError> {
+    match p {
+        None | Some("") => Ok(60),
+        Some(m) => m
+            .parse()
+            .ok()
+            .filter(|m| (1..=1440).contains(m))
+            .ok_or_else(|| {
+                ApiError::bad_request(
+                    "invalid_minutes",
+                    "minutes must be a whole number from 1 to 1440",
+                    Some("minutes"),
+                )
+            }),
+    }
+}
+
+/// Models past or near retirement: the configured ones and those the window's jobs used.
+fn model_warnings(state: &AppState, series: &[Metrics]) -> Vec<Warning> {
+    let configured = &state.config.model_warnings;
+    let used = series
+        .iter()
+        .flat_map(|m| m.models.iter().map(|x| x.model.as_str()))
+        .filter(|m| *m != "unknown");
+    let standings = pipeline::models::standings(used, now_ms())
+        .into_iter()
+        .filter(|w| !configured.contains(w));
+    configured
+        .iter()
+        .cloned()
+        .chain(standings)
+        .map(Warning::model)
+        .collect()
+}
+
+/// What the pipeline could not record as usage (timed-out calls, lost batches).
+async fn unrecorded(state: &AppState) -> worker::Result<Unrecorded> {
+    let counter = |name| state.store.counter(name);
+    Ok(Unrecorded {
+        timed_out_calls: counter(Unrecorded::TIMED_OUT_CALLS).await?,
+        timed_out_worst_micros: UsdMicros::new(counter(Unrecorded::TIMED_OUT_WORST).await?),
+        lost_batches: counter(Unrecorded::LOST_BATCHES).await?,
+        lost_batch_jobs: counter(Unrecorded::LOST_BATCH_JOBS).await?,
+    })
 }
 
 /// The Prometheus text format: jobs by status, lane and path; ended jobs, latency histograms,
