@@ -10,9 +10,10 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use futures_util::future::join_all;
-use pipeline::dto::Discarded;
+use pipeline::dto::{AttemptView, Discarded};
 use pipeline::error::ApiError;
 use pipeline::money::UsdMicros;
+use pipeline::ops::dlq::AuditEntry;
 use pipeline::ops::dlq::{
     check_replayable, dlq_cursor, preview, replay_delay_s, DlqFilter, DlqItem, DlqList, ReplayAck,
     ReplayEdit, Replayed, MAX_BULK_REPLAY,
@@ -138,32 +139,56 @@ async fn items(state: &AppState, rows: Vec<JobRow>) -> Result<Vec<DlqItem>, AppE
         join_all(rows.iter().map(|r| input_preview(state, r)))
     );
     let found = found?;
-    let attempts = attempts_of(&found[0])?;
-    let audit = audit_of(&found[1])?;
-    let replay_statuses: Vec<(String, Status)> = match found.get(2) {
-        Some(r) => r
-            .results::<JobRow>()?
-            .into_iter()
-            .map(|r| (r.id, r.status))
-            .collect(),
-        None => Vec::new(),
+    let related = Related {
+        attempts: attempts_of(&found[0])?,
+        audit: audit_of(&found[1])?,
+        replays: match found.get(2) {
+            Some(r) => r
+                .results::<JobRow>()?
+                .into_iter()
+                .map(|r| (r.id, r.status))
+                .collect(),
+            None => Vec::new(),
+        },
     };
     Ok(rows
         .into_iter()
         .zip(previews)
-        .map(|(r, preview)| DlqItem {
-            attempt_log: attempts
+        .map(|(r, preview)| related.item(r, preview))
+        .collect())
+}
+
+/// What a page's rows have beside them: attempts and audit entries by job, and the status of
+/// each replay.
+struct Related {
+    attempts: Vec<(String, AttemptView)>,
+    audit: Vec<(String, AuditEntry)>,
+    replays: Vec<(String, Status)>,
+}
+
+impl Related {
+    /// One row's item.
+    fn item(&self, r: JobRow, preview: String) -> DlqItem {
+        let of = |job: &String| *job == r.id;
+        DlqItem {
+            attempt_log: self
+                .attempts
                 .iter()
-                .filter(|(job, _)| *job == r.id)
+                .filter(|(job, _)| of(job))
                 .map(|(_, a)| a.clone())
                 .collect(),
-            audit: audit
+            audit: self
+                .audit
                 .iter()
-                .filter(|(job, _)| *job == r.id)
+                .filter(|(job, _)| of(job))
                 .map(|(_, a)| a.clone())
                 .collect(),
             preview,
-            id: r.id.clone(),
+            replay_status: self
+                .replays
+                .iter()
+                .find(|(id, _)| Some(id) == r.replayed_to.as_ref())
+                .map(|(_, s)| *s),
             user_id: r.user_id.clone(),
             kind: r.kind,
             status: r.status,
@@ -176,13 +201,10 @@ async fn items(state: &AppState, rows: Vec<JobRow>) -> Result<Vec<DlqItem>, AppE
             created_at: r.created_at,
             completed_at: r.completed_at,
             replay_of: r.replay_of.clone(),
-            replay_status: replay_statuses
-                .iter()
-                .find(|(id, _)| Some(id) == r.replayed_to.as_ref())
-                .map(|(_, s)| *s),
             replayed_to: r.replayed_to.clone(),
-        })
-        .collect())
+            id: r.id,
+        }
+    }
 }
 
 /// The first 200 characters of a job's input: the feedback text, the prompt's last user message
