@@ -4,6 +4,7 @@
 //! result in the `reconciliation` heartbeat for the Dashboard, and raises an alert per flagged
 //! line. `POST /api/reconciliation/run` does the same at once, over any range.
 
+use pipeline::anthropic::admin::CostReport;
 use pipeline::clock::{day_of, DAY_MS};
 use pipeline::error::ApiError;
 use pipeline::ops::reconcile::{
@@ -40,7 +41,34 @@ pub async fn run(
         )
         .into());
     };
-    let admin = state.anthropic.with_key(key);
+    let reports = cost_reports(&state.anthropic.with_key(key), from_day, to_day).await?;
+    let ours = state.store.our_costs(from_day, to_day).await?;
+    let threshold = Threshold::default();
+    let result = compare(&ours, &reports, from_day, to_day, threshold).map_err(unreadable)?;
+    let now = now_ms();
+    let run = ReconciliationRun {
+        checked_at: now,
+        from: day_of(from_day * DAY_MS),
+        to: day_of((to_day - 1) * DAY_MS),
+        threshold_micros: threshold.abs_micros,
+        threshold_permille: threshold.rel_permille,
+        result,
+    };
+    let detail = serde_json::to_string(&run)
+        .map_err(|e| ApiError::internal(format!("cannot encode the reconciliation: {e}")))?;
+    state.store.beat(BEAT, now, &detail).await?;
+    for line in run.result.lines.iter().filter(|l| l.flagged) {
+        crate::alerts::reconciliation_alert(state, line).await?;
+    }
+    Ok(run)
+}
+
+/// The Admin API's cost report for days [`from_day`, `to_day`), at most [`MAX_PAGES`] pages.
+async fn cost_reports(
+    admin: &crate::anthropic::Anthropic,
+    from_day: i64,
+    to_day: i64,
+) -> Result<Vec<CostReport>, AppError> {
     let mut reports = Vec::new();
     let mut page: Option<String> = None;
     for _ in 0..MAX_PAGES {
@@ -62,37 +90,23 @@ pub async fn run(
             break;
         }
     }
-    let ours = state.store.our_costs(from_day, to_day).await?;
-    let threshold = Threshold::default();
-    let result = compare(&ours, &reports, from_day, to_day, threshold).map_err(|e| {
-        let what = match e {
-            ReportError::Currency(c) => format!("a line in {c}, not USD"),
-            ReportError::Amount(a) => format!("an amount that is not a number: {a:?}"),
-            ReportError::Day(d) => format!("a bucket that does not start on a date: {d:?}"),
-        };
-        ApiError::new(
-            502,
-            "upstream_error",
-            format!("the cost report has {what}"),
-            None,
-        )
-    })?;
-    let now = now_ms();
-    let run = ReconciliationRun {
-        checked_at: now,
-        from: day_of(from_day * DAY_MS),
-        to: day_of((to_day - 1) * DAY_MS),
-        threshold_micros: threshold.abs_micros,
-        threshold_permille: threshold.rel_permille,
-        result,
+    Ok(reports)
+}
+
+/// A cost report the comparison cannot read: a 502 saying what is wrong with it.
+fn unreadable(e: ReportError) -> AppError {
+    let what = match e {
+        ReportError::Currency(c) => format!("a line in {c}, not USD"),
+        ReportError::Amount(a) => format!("an amount that is not a number: {a:?}"),
+        ReportError::Day(d) => format!("a bucket that does not start on a date: {d:?}"),
     };
-    let detail = serde_json::to_string(&run)
-        .map_err(|e| ApiError::internal(format!("cannot encode the reconciliation: {e}")))?;
-    state.store.beat(BEAT, now, &detail).await?;
-    for line in run.result.lines.iter().filter(|l| l.flagged) {
-        crate::alerts::reconciliation_alert(state, line).await?;
-    }
-    Ok(run)
+    ApiError::new(
+        502,
+        "upstream_error",
+        format!("the cost report has {what}"),
+        None,
+    )
+    .into()
 }
 
 /// The last run kept, if any.

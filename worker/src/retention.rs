@@ -5,7 +5,7 @@
 //! provider's Files API — and records what it removed
 //! in the `retention` heartbeat (`GET /api/retention`).
 
-use pipeline::retention::Removed;
+use pipeline::retention::{Horizons, Removed};
 use worker::D1Result;
 
 use crate::config::now_ms;
@@ -70,58 +70,82 @@ pub async fn settle(
     removed.uploads += swept.uploads;
 
     let due = oldest(due_of(group(found, 0, "retention")?)?, slice, &mut removed);
-    let due = within_file_deletes(due, &mut removed);
-    if !due.is_empty() {
-        removed.blobs += delete_objects(state, &due, &mut removed).await?;
-        let ids: Vec<String> = due.iter().map(|j| j.id.clone()).collect();
-        let (jobs, audit, attempts) = state.store.delete_jobs(&ids, h.jobs_before).await?;
-        removed.jobs += jobs;
-        removed.audit += audit;
-        removed.attempts += attempts;
-        // The small deletes ran before these: uploads this run emptied go on the next.
-        removed.more |= jobs > 0;
-    }
-
+    remove_jobs(state, due, h.jobs_before, &mut removed).await?;
     if policy.blobs_days < policy.jobs_days {
-        let from = state
-            .store
-            .last_beat(BLOBS_CURSOR)
-            .await?
-            .and_then(|b| b.detail)
-            .map(|d| WalkCursor::decode(&d))
-            .unwrap_or_default();
-        // Jobs past their own horizon are the first walk's (their objects go with them).
-        let from = if from.updated_at < h.jobs_before {
-            WalkCursor {
-                updated_at: h.jobs_before,
-                id: String::new(),
-            }
-        } else {
-            from
-        };
-        let walked = state
-            .store
-            .batch(state.store.due_jobs(h.blobs_before, &from, slice)?)
-            .await?;
-        let due = oldest(due_of(&walked)?, slice, &mut removed);
-        let due = within_file_deletes(due, &mut removed);
-        if let Some(last) = due.last() {
-            removed.blobs += delete_objects(state, &due, &mut removed).await?;
-            let cursor = WalkCursor {
-                updated_at: last.updated_at as i64,
-                id: last.id.clone(),
-            };
-            state
-                .store
-                .beat(BLOBS_CURSOR, now, &cursor.encode())
-                .await?;
-        }
+        walk_objects(state, now, &h, slice, &mut removed).await?;
     }
-
     if removed.total() > 0 {
         worker::console_log!("retention: {}", removed.summary());
     }
     Ok(removed)
+}
+
+/// Removes the due jobs (as many as this run's deletes allow) with their objects, audit entries
+/// and attempts.
+async fn remove_jobs(
+    state: &AppState,
+    due: Vec<DueJob>,
+    jobs_before: i64,
+    removed: &mut Removed,
+) -> worker::Result<()> {
+    let due = within_file_deletes(due, removed);
+    if due.is_empty() {
+        return Ok(());
+    }
+    removed.blobs += delete_objects(state, &due, removed).await?;
+    let ids: Vec<String> = due.iter().map(|j| j.id.clone()).collect();
+    let (jobs, audit, attempts) = state.store.delete_jobs(&ids, jobs_before).await?;
+    removed.jobs += jobs;
+    removed.audit += audit;
+    removed.attempts += attempts;
+    // The small deletes ran before these: uploads this run emptied go on the next.
+    removed.more |= jobs > 0;
+    Ok(())
+}
+
+/// Walks the jobs whose objects are kept for less time than the jobs themselves, from where
+/// the last run stopped, and deletes a slice of their objects.
+async fn walk_objects(
+    state: &AppState,
+    now: i64,
+    h: &Horizons,
+    slice: u32,
+    removed: &mut Removed,
+) -> worker::Result<()> {
+    let from = state
+        .store
+        .last_beat(BLOBS_CURSOR)
+        .await?
+        .and_then(|b| b.detail)
+        .map(|d| WalkCursor::decode(&d))
+        .unwrap_or_default();
+    // Jobs past their own horizon are the first walk's (their objects go with them).
+    let from = if from.updated_at < h.jobs_before {
+        WalkCursor {
+            updated_at: h.jobs_before,
+            id: String::new(),
+        }
+    } else {
+        from
+    };
+    let walked = state
+        .store
+        .batch(state.store.due_jobs(h.blobs_before, &from, slice)?)
+        .await?;
+    let due = oldest(due_of(&walked)?, slice, removed);
+    let due = within_file_deletes(due, removed);
+    if let Some(last) = due.last() {
+        removed.blobs += delete_objects(state, &due, removed).await?;
+        let cursor = WalkCursor {
+            updated_at: last.updated_at as i64,
+            id: last.id.clone(),
+        };
+        state
+            .store
+            .beat(BLOBS_CURSOR, now, &cursor.encode())
+            .await?;
+    }
+    Ok(())
 }
 
 /// The run's report, as the `retention` heartbeat keeps it (`GET /api/retention`).
