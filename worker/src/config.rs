@@ -154,45 +154,10 @@ impl Config {
     pub fn from_env(env: &Env) -> Result<Config, String> {
         let var = |name: &str| env.var(name).ok().map(|v| v.to_string());
         let timing = Timing::from_vars(var)?;
-        let plan = pipeline::envelope::Plan::from_var(var(WORKERS_PLAN).as_deref())?;
-        let optional = |name: &str| -> Result<Option<u32>, String> {
-            match var(name).filter(|v| !v.trim().is_empty()) {
-                None => Ok(None),
-                v => Ok(Some(number(v, name, 0)? as u32)),
-            }
-        };
-        let configured_limits = pipeline::envelope::Configured {
-            subrequests: optional(LIMITS_SUBREQUESTS)?,
-            cpu_ms: optional(LIMITS_CPU_MS)?,
-        };
-        // A `[limits]` figure the plan does not allow is refused here, naming it; so is a flush
-        // size whose one flush cannot fit a cron run.
-        let cron = pipeline::envelope::Limits::of(
-            plan,
-            pipeline::envelope::Entry::Cron,
-            configured_limits,
-        )
-        .map_err(|e| e.to_string())?;
-        pipeline::envelope::check_flush_size(&cron, pipeline::batching::flush_size(&timing))
-            .map_err(|e| e.to_string())?;
-        let configured: Vec<String> = var(MODEL_FALLBACKS)
-            .unwrap_or_default()
-            .split(',')
-            .map(|m| m.trim().to_owned())
-            .filter(|m| !m.is_empty())
-            .collect();
-        let (model_chain, mut model_warnings) =
-            pipeline::models::checked_chain(&configured, now_ms());
-        let (refusal_fallbacks, refusal_problems) = pipeline::refusal::Fallbacks::parse(
-            &var(REFUSAL_FALLBACKS).unwrap_or_default(),
-            now_ms(),
-        );
-        model_warnings.extend(refusal_problems);
-        model_warnings.extend(pipeline::models::standings(
-            std::iter::once(pipeline::models::DEFAULT_MODEL)
-                .chain(model_chain.iter().map(String::as_str)),
-            now_ms(),
-        ));
+        let (plan, configured_limits) = envelope(&var, &timing)?;
+        let models = Models::from_vars(&var);
+        let (model_chain, refusal_fallbacks, model_warnings) =
+            (models.chain, models.refusal_fallbacks, models.warnings);
         Ok(Config {
             auth_mode: AuthMode::from_var(var(AUTH_MODE).as_deref()),
             anthropic_base_url: var(ANTHROPIC_BASE_URL)
@@ -241,6 +206,66 @@ impl Config {
             configured_limits,
             envelope_strict: var(ENVELOPE_STRICT).is_some_and(|v| v.trim() == "on"),
         })
+    }
+}
+
+/// The plan and the `[limits]` figures every invocation's envelope is figured from. A figure
+/// the plan does not allow is refused here, naming it; so is a flush size whose one flush
+/// cannot fit a cron run.
+fn envelope(
+    var: &impl Fn(&str) -> Option<String>,
+    timing: &Timing,
+) -> Result<(pipeline::envelope::Plan, pipeline::envelope::Configured), String> {
+    let plan = pipeline::envelope::Plan::from_var(var(WORKERS_PLAN).as_deref())?;
+    let optional = |name: &str| -> Result<Option<u32>, String> {
+        match var(name).filter(|v| !v.trim().is_empty()) {
+            None => Ok(None),
+            v => Ok(Some(number(v, name, 0)? as u32)),
+        }
+    };
+    let configured = pipeline::envelope::Configured {
+        subrequests: optional(LIMITS_SUBREQUESTS)?,
+        cpu_ms: optional(LIMITS_CPU_MS)?,
+    };
+    let cron = pipeline::envelope::Limits::of(plan, pipeline::envelope::Entry::Cron, configured)
+        .map_err(|e| e.to_string())?;
+    pipeline::envelope::check_flush_size(&cron, pipeline::batching::flush_size(timing))
+        .map_err(|e| e.to_string())?;
+    Ok((plan, configured))
+}
+
+/// The models the configuration names: the fallback chain, the refusal fallbacks, and the
+/// warnings about them (unknown, retiring, or the default's own standing).
+struct Models {
+    chain: Vec<String>,
+    refusal_fallbacks: pipeline::refusal::Fallbacks,
+    warnings: Vec<String>,
+}
+
+impl Models {
+    fn from_vars(var: &impl Fn(&str) -> Option<String>) -> Models {
+        let configured: Vec<String> = var(MODEL_FALLBACKS)
+            .unwrap_or_default()
+            .split(',')
+            .map(|m| m.trim().to_owned())
+            .filter(|m| !m.is_empty())
+            .collect();
+        let (chain, mut warnings) = pipeline::models::checked_chain(&configured, now_ms());
+        let (refusal_fallbacks, refusal_problems) = pipeline::refusal::Fallbacks::parse(
+            &var(REFUSAL_FALLBACKS).unwrap_or_default(),
+            now_ms(),
+        );
+        warnings.extend(refusal_problems);
+        warnings.extend(pipeline::models::standings(
+            std::iter::once(pipeline::models::DEFAULT_MODEL)
+                .chain(chain.iter().map(String::as_str)),
+            now_ms(),
+        ));
+        Models {
+            chain,
+            refusal_fallbacks,
+            warnings,
+        }
     }
 }
 
