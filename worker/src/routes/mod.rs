@@ -39,80 +39,12 @@ use crate::services::AppState;
 pub fn router(env: &Env) -> Router {
     let state = match AppState::from_env(env, pipeline::envelope::Entry::Fetch) {
         Ok(s) => s,
-        Err(msg) => {
-            worker::console_error!("configuration error: {msg}");
-            // Not a 500: the operator's fix is named (a var), and it names no secret.
-            let err = ApiError::new(
-                503,
-                "misconfigured",
-                format!("configuration error: {msg}"),
-                None,
-            );
-            return Router::new().fallback(move || {
-                let err = err.clone();
-                async move { AppError(err).into_response() }
-            });
-        }
+        Err(msg) => return misconfigured(&msg),
     };
     Router::new()
-        .route("/api/health", get(health::get))
-        .route("/feedback", post(feedback::submit))
-        .route("/api/feedback", get(feedback::list))
-        .route("/api/feedback/{id}", get(feedback::get))
-        .route("/api/batches/poll", post(poll::run))
-        .route("/api/batches/flush", post(poll::flush))
-        .route("/api/claude", post(claude::call))
-        .route("/api/rollout", get(rollout::get))
-        .route("/api/budget", get(budget::get))
-        .route("/api/keys", post(keys::create).get(keys::list))
-        .route("/api/keys/{id}", axum::routing::delete(keys::revoke))
-        .route("/api/usage", get(usage::get))
-        .route("/api/usage.csv", get(usage::csv))
-        .route("/api/usage/budget", axum::routing::put(usage::set_budget))
-        .route("/api/usage/spenders", get(usage::spenders))
-        .route("/api/usage/spenders.csv", get(usage::spenders_csv))
-        .route("/api/usage/tags", get(usage::tags))
-        .route("/api/usage/tags.csv", get(usage::tags_csv))
-        .route("/api/usage/cache", get(usage::cache))
-        .route(
-            "/api/usage/tags/budget",
-            axum::routing::put(usage::set_tag_budget),
-        )
-        .route("/api/usage/tags/budgets", get(usage::tag_budgets))
-        .route("/api/usage/rollups", get(rollups::check))
-        .route("/api/retention", get(retention::get))
-        .route("/api/routing", get(routing::get))
-        .route("/api/reconciliation", get(reconciliation::get))
-        .route("/api/reconciliation/run", post(reconciliation::run))
-        .route("/api/retention/run", post(retention::run))
-        .route("/api/usage/rollups/rebuild", post(rollups::rebuild))
-        .route("/api/metrics", get(metrics::get))
-        .route("/api/metrics/prometheus", get(metrics::prometheus))
-        .route("/api/models", get(models::list))
-        .route("/api/models/check", post(models::check))
-        .route("/api/pauses", get(pauses::list).put(pauses::pause))
-        .route(
-            "/api/pauses/{scope}/{value}",
-            axum::routing::delete(pauses::resume),
-        )
-        .route("/api/dlq", get(dlq::list))
-        .route("/api/dlq/replay", post(dlq::replay_all))
-        .route("/api/dlq/{id}/replay", post(dlq::replay))
-        .route("/api/dlq/{id}/discard", post(dlq::discard))
-        .route(
-            "/batches",
-            post(uploads::submit)
-                .get(uploads::list)
-                .layer(DefaultBodyLimit::disable()),
-        )
-        .route("/batches/{id}", get(uploads::get))
-        .route("/batches/{id}/cancel", post(uploads::cancel))
-        .route("/jobs", post(jobs::submit).get(jobs::list))
-        .route("/jobs/{id}", get(jobs::get))
-        .route("/jobs/{id}/result", get(jobs::result))
-        .route("/jobs/{id}/cancel", post(jobs::cancel))
-        .route("/api/webhooks/{id}/resend", post(jobs::resend_webhook))
-        .route("/api/openapi.json", get(openapi::get))
+        .merge(job_routes())
+        .merge(usage_routes())
+        .merge(ops_routes())
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .layer(axum::middleware::from_fn_with_state(
@@ -128,6 +60,94 @@ pub fn router(env: &Env) -> Router {
         // reads at 4 MB); axum's default 2 MB limit would answer in plain text first.
         .layer(DefaultBodyLimit::disable())
         .with_state(state)
+}
+
+/// Every request of a Worker whose configuration is wrong: not a 500, a 503 that names the
+/// operator's fix (a var), and no secret.
+fn misconfigured(msg: &str) -> Router {
+    worker::console_error!("configuration error: {msg}");
+    let err = ApiError::new(
+        503,
+        "misconfigured",
+        format!("configuration error: {msg}"),
+        None,
+    );
+    Router::new().fallback(move || {
+        let err = err.clone();
+        async move { AppError(err).into_response() }
+    })
+}
+
+/// Jobs in: feedback, prompts, uploads, the interactive call, and what each answers.
+fn job_routes() -> Router<AppState> {
+    Router::new()
+        .route("/feedback", post(feedback::submit))
+        .route("/api/feedback", get(feedback::list))
+        .route("/api/feedback/{id}", get(feedback::get))
+        .route("/api/claude", post(claude::call))
+        .route(
+            "/batches",
+            post(uploads::submit)
+                .get(uploads::list)
+                .layer(DefaultBodyLimit::disable()),
+        )
+        .route("/batches/{id}", get(uploads::get))
+        .route("/batches/{id}/cancel", post(uploads::cancel))
+        .route("/jobs", post(jobs::submit).get(jobs::list))
+        .route("/jobs/{id}", get(jobs::get))
+        .route("/jobs/{id}/result", get(jobs::result))
+        .route("/jobs/{id}/cancel", post(jobs::cancel))
+        .route("/api/webhooks/{id}/resend", post(jobs::resend_webhook))
+        .route("/api/keys", post(keys::create).get(keys::list))
+        .route("/api/keys/{id}", axum::routing::delete(keys::revoke))
+        .route("/api/openapi.json", get(openapi::get))
+}
+
+/// Tokens and cost: usage, budgets, tags, the cache, the rollups.
+fn usage_routes() -> Router<AppState> {
+    use axum::routing::put;
+    Router::new()
+        .route("/api/budget", get(budget::get))
+        .route("/api/usage", get(usage::get))
+        .route("/api/usage.csv", get(usage::csv))
+        .route("/api/usage/budget", put(usage::set_budget))
+        .route("/api/usage/spenders", get(usage::spenders))
+        .route("/api/usage/spenders.csv", get(usage::spenders_csv))
+        .route("/api/usage/tags", get(usage::tags))
+        .route("/api/usage/tags.csv", get(usage::tags_csv))
+        .route("/api/usage/cache", get(usage::cache))
+        .route("/api/usage/tags/budget", put(usage::set_tag_budget))
+        .route("/api/usage/tags/budgets", get(usage::tag_budgets))
+        .route("/api/usage/rollups", get(rollups::check))
+        .route("/api/usage/rollups/rebuild", post(rollups::rebuild))
+}
+
+/// Operations: health, metrics, batches, rollout, routing, reconciliation, retention, models,
+/// pauses and the dead letters.
+fn ops_routes() -> Router<AppState> {
+    Router::new()
+        .route("/api/health", get(health::get))
+        .route("/api/batches/poll", post(poll::run))
+        .route("/api/batches/flush", post(poll::flush))
+        .route("/api/rollout", get(rollout::get))
+        .route("/api/retention", get(retention::get))
+        .route("/api/retention/run", post(retention::run))
+        .route("/api/routing", get(routing::get))
+        .route("/api/reconciliation", get(reconciliation::get))
+        .route("/api/reconciliation/run", post(reconciliation::run))
+        .route("/api/metrics", get(metrics::get))
+        .route("/api/metrics/prometheus", get(metrics::prometheus))
+        .route("/api/models", get(models::list))
+        .route("/api/models/check", post(models::check))
+        .route("/api/pauses", get(pauses::list).put(pauses::pause))
+        .route(
+            "/api/pauses/{scope}/{value}",
+            axum::routing::delete(pauses::resume),
+        )
+        .route("/api/dlq", get(dlq::list))
+        .route("/api/dlq/replay", post(dlq::replay_all))
+        .route("/api/dlq/{id}/replay", post(dlq::replay))
+        .route("/api/dlq/{id}/discard", post(dlq::discard))
 }
 
 /// What every answer of the Worker carries: nothing in it runs or renders as a page
