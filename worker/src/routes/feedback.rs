@@ -39,15 +39,7 @@ pub async fn submit(
 ) -> Result<Response, AppError> {
     let user = caller.user_id.as_str();
     let limits = ("POST /feedback\n", MAX_BODY_BYTES);
-    let need = |i: &feedback::FeedbackInput| {
-        super::admission::worst_case(
-            &state,
-            &feedback::request(i.model, &i.text),
-            None,
-            i.mode,
-            i.fallback_model,
-        )
-    };
+    let need = |i: &feedback::FeedbackInput| worst_case(&state, i);
     let (input, idem, need) = accept(
         &state,
         user,
@@ -94,6 +86,12 @@ pub async fn submit(
     }
     enqueue(&state, lane, &id).await?;
     Ok(ack(id, input.mode, Some(input.model)))
+}
+
+/// What a feedback job reserves against the caps at admission: its request's worst case.
+fn worst_case(state: &AppState, i: &feedback::FeedbackInput) -> UsdMicros {
+    let request = feedback::request(i.model, &i.text);
+    super::admission::worst_case(state, &request, None, i.mode, i.fallback_model)
 }
 
 /// A feedback job admitted: what its row is written from.
