@@ -133,7 +133,7 @@ struct Build<'a> {
 /// One row's request, or why it cannot be sent.
 enum RowRequest<'a> {
     /// Sized at its largest, with the R2 key of a PDF that goes inline.
-    Request(BatchRequest, Option<&'a str>, usize),
+    Request(Box<BatchRequest>, Option<&'a str>, usize),
     Fails(Failure),
 }
 
@@ -166,7 +166,7 @@ async fn build<'a>(
             RowRequest::Request(r, inline, size) => {
                 if batching::fits(b.requests.len(), b.bytes, size, batching::MAX_FLUSH_BYTES) {
                     b.bytes += size;
-                    b.requests.push(r);
+                    b.requests.push(*r);
                     b.inlines.push(inline);
                     b.ours.push(row.kind != pipeline::status::Kind::Prompt);
                 } else {
@@ -210,7 +210,7 @@ async fn row_request<'a>(
         Some((key, pdf)) => inline::expanded_len(json.len() as u64, key, pdf) as usize,
         None => json.len(),
     };
-    RowRequest::Request(r, inline.map(|(key, _)| key), size)
+    RowRequest::Request(Box::new(r), inline.map(|(key, _)| key), size)
 }
 
 /// Writes what the build decided in one round trip — the failed rows, the rows that did not
