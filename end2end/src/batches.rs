@@ -9,15 +9,27 @@ use serde_json::{json, Value};
 use crate::api::send_json;
 use crate::stack::TestStack;
 
-/// One batch to make: `jobs` prompt jobs of `user`, ids `{prefix}{i:06}`, in flush `flush`.
+/// One batch to make: `jobs` prompt jobs of `user`, ids [`fixture_id`]`(tag, i)`, in flush
+/// `flush`.
 #[derive(Debug, Clone, Copy)]
 pub struct Submitted<'a> {
     pub flush: &'a str,
     pub user: &'a str,
-    pub prefix: &'a str,
+    /// Tells this batch's job ids from every other fixture's.
+    pub tag: u32,
     pub jobs: usize,
     pub model: &'a str,
 }
+
+/// A job id for rows a suite writes straight into D1: shaped as the Worker issues them (a
+/// lowercase hyphenated UUID, `pipeline::jobs::JobId`), so the Worker reads them as its own;
+/// `tag` keeps one fixture's ids apart from another's.
+pub fn fixture_id(tag: u32, i: u64) -> String {
+    format!("{tag:08x}-0000-4000-8000-{i:012x}")
+}
+
+/// [`fixture_id`] in SQLite's `printf`, of the tag and the row's number.
+pub const FIXTURE_ID_SQL: &str = "%08x-0000-4000-8000-%012x";
 
 fn now_ms() -> i64 {
     std::time::SystemTime::now()
@@ -32,14 +44,14 @@ pub async fn submitted(s: &Arc<TestStack>, b: Submitted<'_>) -> String {
     let Submitted {
         flush,
         user,
-        prefix,
+        tag,
         jobs: n,
         model,
     } = b;
     let requests: Vec<Value> = (0..n)
         .map(|i| {
             json!({
-                "custom_id": format!("{prefix}{i:06}"),
+                "custom_id": fixture_id(tag, i as u64),
                 "params": {
                     "model": model,
                     "max_tokens": 200,
@@ -67,7 +79,7 @@ pub async fn submitted(s: &Arc<TestStack>, b: Submitted<'_>) -> String {
         "WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i + 1 < {n}) \
          INSERT INTO jobs (id, user_id, kind, status, lane, mode, model, input_text, attempts, \
          anthropic_batch_id, flush_id, created_at, started_at, updated_at) \
-         SELECT printf('{prefix}%06d', i), '{user}', 'prompt', 'submitted', 'bulk', 'batch', \
+         SELECT printf('{FIXTURE_ID_SQL}', {tag}, i), '{user}', 'prompt', 'submitted', 'bulk', 'batch', \
          '{model}', 'Say hello to number ' || i, 1, '{id}', '{flush}', {now}, {now}, {now} FROM n"
     ))
     .await;

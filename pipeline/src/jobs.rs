@@ -45,6 +45,64 @@ impl std::fmt::Display for JobId {
     }
 }
 
+/// Read as the text it is wherever text is asked for (a statement's parameter, a key, a log).
+impl std::ops::Deref for JobId {
+    type Target = str;
+    fn deref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl PartialEq<str> for JobId {
+    fn eq(&self, other: &str) -> bool {
+        self.0 == other
+    }
+}
+
+impl PartialEq<&str> for JobId {
+    fn eq(&self, other: &&str) -> bool {
+        self.0 == *other
+    }
+}
+
+impl PartialEq<String> for JobId {
+    fn eq(&self, other: &String) -> bool {
+        &self.0 == other
+    }
+}
+
+impl From<JobId> for String {
+    fn from(id: JobId) -> String {
+        id.0
+    }
+}
+
+/// A stored id is read through [`JobId::parse`]: a row whose id is not one we issue is a decode
+/// error, never a job with a malformed id.
+impl TryFrom<String> for JobId {
+    type Error = String;
+    fn try_from(s: String) -> Result<JobId, String> {
+        if is_id(&s) {
+            Ok(JobId(s))
+        } else {
+            Err(format!("{s:?} is not a job id"))
+        }
+    }
+}
+
+impl serde::Serialize for JobId {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.0)
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for JobId {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<JobId, D::Error> {
+        let s = String::deserialize(d)?;
+        JobId::try_from(s).map_err(serde::de::Error::custom)
+    }
+}
+
 /// `elapsed_ms`: ticking (now − created) while the job is in flight, frozen at the real total
 /// (completed − created) once it is terminal.
 pub fn elapsed_ms(status: Status, created_at: i64, completed_at: Option<i64>, now: i64) -> i64 {

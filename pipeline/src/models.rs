@@ -26,7 +26,7 @@
 //! - RATE-LIMITS: platform.claude.com/docs/en/api/rate-limits (pools: Fable 5.x, Opus 4.x and
 //!   Sonnet 4.x are shared; every other model has its own)
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::anthropic::Effort;
 use crate::clock::date_ms;
@@ -767,6 +767,50 @@ pub const THINKING_ROOM: u32 = 2_048;
 /// `max_tokens` when the job names none: this much for the answer, plus the model's thinking
 /// room where thinking runs by default (it counts against `max_tokens`).
 pub const DEFAULT_MAX_TOKENS: u32 = 1024;
+
+/// A model id as a job stores it: an id or alias the catalog knew when the job was admitted —
+/// which a later catalog may no longer list, so it is read back as it was written, never
+/// refused (a retired model's jobs stay readable).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct ModelId(String);
+
+impl ModelId {
+    pub fn new(id: impl Into<String>) -> ModelId {
+        ModelId(id.into())
+    }
+
+    /// The catalog's entry for it, if the catalog knows it.
+    pub fn known(&self) -> Option<&'static Model> {
+        find(&self.0)
+    }
+}
+
+/// Read as the text it is wherever text is asked for.
+impl std::ops::Deref for ModelId {
+    type Target = str;
+    fn deref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl PartialEq<str> for ModelId {
+    fn eq(&self, other: &str) -> bool {
+        self.0 == other
+    }
+}
+
+impl PartialEq<&str> for ModelId {
+    fn eq(&self, other: &&str) -> bool {
+        self.0 == *other
+    }
+}
+
+impl std::fmt::Display for ModelId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
 
 /// The catalog row of `id` (an id or an alias), retired or not.
 pub fn find(id: &str) -> Option<&'static Model> {

@@ -72,6 +72,7 @@ impl AttemptOutcome {
 
 /// What kind of failure ended a job, from its stored error (the DLQ page filters on it).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum ErrorClass {
     RateLimited,

@@ -106,5 +106,11 @@ pub fn from_column(column: Option<&str>) -> Vec<String> {
         .unwrap_or_default()
 }
 
+/// [`from_column`] as a row's field is read (`#[serde(deserialize_with = ...)]`).
+pub fn deserialize_column<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<String>, D::Error> {
+    let column: Option<String> = serde::Deserialize::deserialize(d)?;
+    Ok(from_column(column.as_deref()))
+}
+
 #[cfg(test)]
 mod tests;

@@ -141,8 +141,8 @@ pub async fn announce(state: &AppState, row: JobRow) {
             "claude-pipeline: {} job {} of {} was dead-lettered: {error}",
             row.kind, row.id, row.user_id
         ),
-        job_id: row.id,
-        user_id: row.user_id,
+        job_id: row.id.into(),
+        user_id: row.user_id.into(),
         kind: row.kind,
         created_at: row.created_at,
         error,

@@ -154,7 +154,7 @@ impl<'a> Lines<'a> {
             return Ok((self.rescued && line == LineResult::Canceled)
                 .then_some(Rerouted::Reaccumulate(None)));
         };
-        let model = row.model.clone().unwrap_or_default();
+        let model = row.model.as_deref().unwrap_or_default().to_owned();
         let measured = match self.measured.get(&model) {
             Some(m) => *m,
             None => {

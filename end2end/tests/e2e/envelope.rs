@@ -23,6 +23,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use end2end::batches::FIXTURE_ID_SQL;
 use end2end::envelope;
 use end2end::heap::{HeapUsage, HeapWatch, Inspector, MIB};
 use end2end::{eventually, pdfs, tests, StackConfig, Suite, TestStack};
@@ -293,6 +294,9 @@ const FLUSHER: &str = "env-flush";
 const HOOKED: &str = "env-hooks";
 const ENDED: &str = "env-ended";
 const OLD: &str = "env-old";
+/// The fixture ids of the waiting jobs' and the old jobs' rows (`end2end::batches::fixture_id`).
+const WAITING_TAG: u32 = 0xf1_00_00_00;
+const OLD_TAG: u32 = 0x01_d0_00_00;
 
 /// `n` jobs of `FLUSHER` waiting for a flush, in D1: one batch-mode job submitted through the
 /// API (its request body in R2, its reservation made) and joined to the accumulation by the
@@ -329,7 +333,7 @@ async fn waiting_jobs(s: &Arc<TestStack>, n: u64) -> String {
     let values: Vec<String> = columns
         .iter()
         .map(|c| match c.as_str() {
-            "id" => format!("printf('{seed}-%06d', n.i)"),
+            "id" => format!("printf('{FIXTURE_ID_SQL}', {WAITING_TAG}, n.i)"),
             "prompt_key" => "COALESCE(j.prompt_key, 'prompts/' || j.id)".to_string(),
             other => format!("j.{other}"),
         })
@@ -355,7 +359,7 @@ async fn retention_backlog(s: &Arc<TestStack>, n: u64) {
         "WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i + 1 < {n}) \
          INSERT INTO jobs (id, user_id, kind, status, lane, mode, model, input_text, attempts, \
          created_at, started_at, completed_at, updated_at) \
-         SELECT printf('old%06d', i), '{OLD}', 'prompt', 'completed', 'bulk', 'sync', '{MODEL}', \
+         SELECT printf('{FIXTURE_ID_SQL}', {OLD_TAG}, i), '{OLD}', 'prompt', 'completed', 'bulk', 'sync', '{MODEL}', \
          'An old question', 1, {t}, {t}, {t}, {t} FROM n"
     ))
     .await;
@@ -432,11 +436,11 @@ async fn the_worst_cron_run_plans_inside_its_share_and_every_backlog_drains(s: A
     let mut ended = Vec::new();
     for i in 0..3 {
         let flush = format!("fl-env-{i}");
-        let prefix = format!("e{i}-");
+
         let b = end2end::batches::Submitted {
             flush: &flush,
             user: ENDED,
-            prefix: &prefix,
+            tag: 0xe0_00_00_00 + i,
             jobs: z.lines,
             model: MODEL,
         };

@@ -70,7 +70,7 @@ async fn a_big_batch_settles_in_bounded_memory_and_a_restart_loses_and_doubles_n
         end2end::batches::Submitted {
             flush: "fl-stream",
             user: USER,
-            prefix: "st",
+            tag: 0x5e_00_00_01,
             jobs: n,
             model: MODEL,
         },

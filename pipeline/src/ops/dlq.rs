@@ -98,7 +98,7 @@ pub struct DlqItem {
     pub model: Option<String>,
     pub attempts: u32,
     pub error: Option<String>,
-    pub error_class: Option<String>,
+    pub error_class: Option<crate::outcome::ErrorClass>,
     /// The first 200 characters of the input (feedback text, prompt, or the PDF's name).
     pub preview: String,
     pub created_at: i64,

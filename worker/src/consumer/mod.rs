@@ -253,7 +253,7 @@ async fn fair_shares(
     let Some(lane) = fresh.first().map(|(_, r)| r.lane) else {
         return out;
     };
-    let delivered: Vec<String> = fresh.iter().map(|(_, r)| r.id.clone()).collect();
+    let delivered: Vec<String> = fresh.iter().map(|(_, r)| r.id.to_string()).collect();
     let plan = fair_plan(state, lane, &delivered).await;
     let (plan, rows) = match plan {
         Ok(p) => p,
@@ -264,7 +264,7 @@ async fn fair_shares(
         }
     };
     for (msg, row) in fresh {
-        let swap = plan.swaps.iter().find(|(d, _)| *d == row.id);
+        let swap = plan.swaps.iter().find(|(d, _)| row.id == *d);
         let other = swap.and_then(|(_, o)| rows.iter().find(|r| r.id == *o));
         match other {
             // The delivered job goes back to its lane (at once: it is only waiting its turn);
@@ -274,7 +274,7 @@ async fn fair_shares(
                     msg.ack();
                     let handle = Handle::Swapped {
                         lane: other.lane,
-                        id: other.id.clone(),
+                        id: other.id.to_string(),
                     };
                     out.push((handle, other.clone()));
                 }

@@ -134,7 +134,7 @@ async fn counted(state: &AppState, row: &JobRow, request: &MessagesRequest) -> R
         && pipeline::anthropic::files::reads_a_file(request)
     {
         worker::console_error!("job {id}: {}; its PDF is uploaded again", describe(&e));
-        if let Err(err) = state.store.forget_files(std::slice::from_ref(id)).await {
+        if let Err(err) = state.store.forget_files(&[id.to_string()]).await {
             worker::console_error!("job {id}: {err}");
         }
         return Err(Stop::Retry {
@@ -156,7 +156,7 @@ async fn counted(state: &AppState, row: &JobRow, request: &MessagesRequest) -> R
 async fn reserve(state: &AppState, row: &JobRow, prepared: &Prepared) -> Result<Reserve, Stop> {
     let timing = &state.config.timing;
     let reservation = Reserve {
-        job_id: row.id.clone(),
+        job_id: row.id.to_string(),
         lane: row.lane,
         model: prepared.model.clone(),
         need: Need {
@@ -164,7 +164,7 @@ async fn reserve(state: &AppState, row: &JobRow, prepared: &Prepared) -> Result<
             output: prepared.request.max_tokens as u64,
         },
         ttl_ms: timing.call_timeout_ms as i64 + 30_000,
-        user: Some(row.user_id.clone()),
+        user: Some(row.user_id.to_string()),
     };
     let (mut waited, mut asks) = (0, 0);
     loop {
@@ -361,10 +361,7 @@ async fn missing_file(
     {
         return Ok(None);
     }
-    state
-        .store
-        .forget_files(std::slice::from_ref(&row.id))
-        .await?;
+    state.store.forget_files(&[row.id.to_string()]).await?;
     Ok(Some(CallOutcome::Network(format!(
         "{}; the PDF is uploaded again",
         describe(failure)

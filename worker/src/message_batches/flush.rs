@@ -201,7 +201,7 @@ async fn row_request<'a>(
         }
     };
     let r = BatchRequest {
-        custom_id: row.id.clone(),
+        custom_id: row.id.to_string(),
         params: params.with_one_hour_cache(),
     };
     let json = serde_json::to_string(&r).unwrap_or_default();

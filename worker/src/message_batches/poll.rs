@@ -478,7 +478,7 @@ async fn settle_line(
         Some(Rerouted::ToSync) => {
             out.statements
                 .push(store.reroute_from_batch(&row.id, batch_id, now)?);
-            out.to_sync.push(row.id.clone());
+            out.to_sync.push(row.id.to_string());
             return Ok(());
         }
         Some(Rerouted::Reaccumulate(rescue_at)) => {

@@ -124,7 +124,7 @@ async fn items(state: &AppState, rows: Vec<JobRow>) -> Result<Vec<DlqItem>, AppE
     if rows.is_empty() {
         return Ok(Vec::new());
     }
-    let ids: Vec<String> = rows.iter().map(|r| r.id.clone()).collect();
+    let ids: Vec<String> = rows.iter().map(|r| r.id.to_string()).collect();
     let replays: Vec<String> = rows.iter().filter_map(|r| r.replayed_to.clone()).collect();
     // One round trip for the page's attempts, audit entries and replays, beside the previews.
     let mut statements = vec![
@@ -146,7 +146,7 @@ async fn items(state: &AppState, rows: Vec<JobRow>) -> Result<Vec<DlqItem>, AppE
             Some(r) => r
                 .results::<JobRow>()?
                 .into_iter()
-                .map(|r| (r.id, r.status))
+                .map(|r| (r.id.into(), r.status))
                 .collect(),
             None => Vec::new(),
         },
@@ -169,7 +169,7 @@ struct Related {
 impl Related {
     /// One row's item.
     fn item(&self, r: JobRow, preview: String) -> DlqItem {
-        let of = |job: &String| *job == r.id;
+        let of = |job: &String| r.id == *job;
         DlqItem {
             attempt_log: self
                 .attempts
@@ -189,20 +189,20 @@ impl Related {
                 .iter()
                 .find(|(id, _)| Some(id) == r.replayed_to.as_ref())
                 .map(|(_, s)| *s),
-            user_id: r.user_id.clone(),
+            user_id: r.user_id.to_string(),
             kind: r.kind,
             status: r.status,
             priority: r.lane,
             mode: r.mode,
-            model: r.model.clone(),
+            model: r.model.as_deref().map(str::to_owned),
             attempts: r.attempts.max(0) as u32,
             error: r.error.clone(),
-            error_class: r.error_class.clone(),
+            error_class: r.error_class,
             created_at: r.created_at,
             completed_at: r.completed_at,
             replay_of: r.replay_of.clone(),
             replayed_to: r.replayed_to.clone(),
-            id: r.id,
+            id: r.id.into(),
         }
     }
 }
@@ -279,7 +279,7 @@ async fn replay_one(
         return Err(enqueue_failed(state, &id, "replay", e).await);
     }
     Ok(Replayed {
-        original: original.id.clone(),
+        original: original.id.to_string(),
         poll_url: format!("/jobs/{id}"),
         job_id: id,
     })
@@ -330,8 +330,7 @@ async fn refused_replay(
             super::admission::refused(state, &original.user_id, reserved).await
         }
         StoreError::TagCapExceeded => {
-            let tags = pipeline::tags::from_column(original.tags.as_deref());
-            super::admission::tag_refused(state, &tags, reserved).await
+            super::admission::tag_refused(state, &original.tags, reserved).await
         }
         other => worker::Error::from(other).into(),
     }

@@ -172,7 +172,7 @@ pub async fn get(
     let mut view = row.job_view(now_ms());
     view.attempt_log = state
         .store
-        .attempts(std::slice::from_ref(&row.id))
+        .attempts(&[row.id.to_string()])
         .await?
         .into_iter()
         .map(|(_, a)| a)

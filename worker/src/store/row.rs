@@ -2,9 +2,12 @@
 
 use pipeline::dto::{FeedbackView, JobView, Spend, UploadFile};
 use pipeline::feedback::Analysis;
-use pipeline::jobs::{elapsed_ms, Cursor};
+use pipeline::identity::UserId;
+use pipeline::jobs::{elapsed_ms, Cursor, JobId};
+use pipeline::models::ModelId;
 use pipeline::money::UsdMicros;
 use pipeline::ops::joblog::JobLog;
+use pipeline::outcome::ErrorClass;
 use pipeline::status::CallPath;
 use pipeline::status::{Kind, Lane, Mode, Status};
 use serde::Deserialize;
@@ -13,12 +16,12 @@ use serde::Deserialize;
 /// a value outside them is a decode error, never a silent default.
 #[derive(Debug, Clone, Deserialize)]
 pub struct JobRow {
-    pub id: String,
+    pub id: JobId,
     pub kind: Kind,
     pub status: Status,
     pub lane: Lane,
     pub mode: Mode,
-    pub model: Option<String>,
+    pub model: Option<ModelId>,
     pub source: Option<String>,
     pub input_text: Option<String>,
     pub raw_text: Option<String>,
@@ -43,7 +46,7 @@ pub struct JobRow {
     pub callback_url: Option<String>,
     pub prompt_key: Option<String>,
     pub overloads: i64,
-    pub user_id: String,
+    pub user_id: UserId,
     #[serde(default)]
     pub cost_unknown: i64,
     #[serde(default)]
@@ -53,7 +56,7 @@ pub struct JobRow {
     pub file_size: Option<i64>,
     pub template: Option<String>,
     #[serde(default)]
-    pub error_class: Option<String>,
+    pub error_class: Option<ErrorClass>,
     #[serde(default)]
     pub replay_of: Option<String>,
     #[serde(default)]
@@ -71,9 +74,9 @@ pub struct JobRow {
     /// The worst case it reserves against its user's caps while it may still spend.
     #[serde(default)]
     pub reserved_micros: UsdMicros,
-    /// Its tags as a JSON array (migration 0018; `pipeline::tags`).
-    #[serde(default)]
-    pub tags: Option<String>,
+    /// Its tags, stored as a JSON array (migration 0018; `pipeline::tags`).
+    #[serde(default, deserialize_with = "pipeline::tags::deserialize_column")]
+    pub tags: Vec<String>,
     /// Deadline routing (migration 0019; `pipeline::routing`): when its answer is needed, and
     /// why it took its path.
     #[serde(default)]
@@ -122,12 +125,12 @@ impl JobRow {
     pub fn job_view(&self, now: i64) -> JobView {
         let status = self.status;
         JobView {
-            id: self.id.clone(),
+            id: self.id.to_string(),
             kind: self.kind,
             status,
             priority: self.lane,
             mode: self.mode,
-            model: self.model.clone().unwrap_or_default(),
+            model: self.model.as_deref().unwrap_or_default().to_owned(),
             attempts: self.attempts.max(0) as u32,
             spend: self.spend() + self.refused().map(|r| r.spend).unwrap_or_default(),
             error: self.error.clone(),
@@ -142,7 +145,7 @@ impl JobRow {
             path: self.path,
             webhook: None,
             attempt_log: Vec::new(),
-            tags: pipeline::tags::from_column(self.tags.as_deref()),
+            tags: self.tags.clone(),
             deadline_at: self.deadline_at,
             route_reason: self.route_reason.clone(),
             deadline_met: self.deadline_at.and_then(|deadline| {
@@ -204,7 +207,7 @@ impl JobRow {
         let status = self.status;
         UploadFile {
             index: self.batch_index.unwrap_or(0).max(0) as u32,
-            job_id: self.id.clone(),
+            job_id: self.id.to_string(),
             file_name: self.file_name.clone().unwrap_or_default(),
             file_size: self.file_size.unwrap_or(0).max(0) as u64,
             status,
@@ -222,14 +225,14 @@ impl JobRow {
     pub fn feedback_view(&self, now: i64) -> FeedbackView {
         let status = self.status;
         FeedbackView {
-            id: self.id.clone(),
+            id: self.id.to_string(),
             kind: Kind::Feedback,
             status,
             mode: self.mode,
             lane: self.lane,
             source: self.source.clone().unwrap_or_default(),
             text: self.input_text.clone().unwrap_or_default(),
-            model: self.model.clone().unwrap_or_default(),
+            model: self.model.as_deref().unwrap_or_default().to_owned(),
             analysis: self
                 .analysis
                 .as_deref()
@@ -253,7 +256,7 @@ impl JobRow {
 pub fn job_cursor(r: &JobRow) -> Cursor {
     Cursor {
         created_at: r.created_at,
-        id: r.id.clone(),
+        id: r.id.to_string(),
     }
 }
 
@@ -295,5 +298,47 @@ mod tests {
         r.result_key = Some("results/x".into());
         assert!(r.has_result());
         assert!(r.job_view(5).result_url.is_some());
+    }
+
+    #[test]
+    fn ids_user_model_tags_and_error_class_are_read_once_into_their_types() {
+        let mut v = row("dead_lettered");
+        v["model"] = "claude-retired-1".into();
+        v["tags"] = r#"["team:a","eu"]"#.into();
+        v["error_class"] = "overloaded".into();
+        let r: JobRow = serde_json::from_value(v).unwrap();
+        assert_eq!(r.id, "abababab-abab-4bab-abab-abababababab");
+        assert_eq!(r.user_id, "ann");
+        // A model the catalog no longer lists is still read (its jobs stay visible).
+        assert_eq!(r.model.as_deref(), Some("claude-retired-1"));
+        assert!(r.model.as_ref().is_some_and(|m| m.known().is_none()));
+        assert_eq!(r.tags, ["team:a", "eu"]);
+        assert_eq!(r.error_class, Some(ErrorClass::Overloaded));
+    }
+
+    #[test]
+    fn a_malformed_id_user_or_error_class_is_a_decode_error() {
+        for (field, bad) in [
+            ("id", "not-an-id"),
+            ("user_id", "has spaces"),
+            ("error_class", "melted"),
+        ] {
+            let mut v = row("failed");
+            v[field] = bad.into();
+            assert!(
+                serde_json::from_value::<JobRow>(v).is_err(),
+                "{field} = {bad:?} was read"
+            );
+        }
+    }
+
+    #[test]
+    fn tags_absent_or_unreadable_read_as_none() {
+        let r: JobRow = serde_json::from_value(row("queued")).unwrap();
+        assert!(r.tags.is_empty());
+        let mut v = row("queued");
+        v["tags"] = "not json".into();
+        let r: JobRow = serde_json::from_value(v).unwrap();
+        assert!(r.tags.is_empty());
     }
 }

@@ -47,7 +47,7 @@ pub fn DlqRow(
             <div class="job-head">
                 <code>{id.clone()}</code>
                 <JobStatus status=item.status />
-                {item.error_class.clone().map(|c| view! { <span class="badge" data-testid="dlq-class-badge">{c}</span> })}
+                {item.error_class.map(|c| view! { <span class="badge" data-testid="dlq-class-badge">{c.as_str()}</span> })}
                 <span class="elapsed muted">{format!("ended {ended}")}</span>
             </div>
             <div class="muted">{facts}</div>

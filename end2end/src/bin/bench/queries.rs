@@ -245,7 +245,7 @@ fn generate(start: u64, end: u64, first: u64, total: u64, now: u64) -> String {
          INSERT INTO jobs (id, user_id, kind, status, lane, mode, model, input_text, attempts, \
          input_tokens, output_tokens, cache_write_tokens, cache_read_tokens, cost_micros, error, \
          error_class, created_at, started_at, completed_at, updated_at) \
-         SELECT printf('gen%013d', i), \
+         SELECT printf('9e000000-0000-4000-8000-%012x', i), \
            CASE WHEN i % 10 = 0 THEN 'whale' ELSE 'user' || (i % 1000) END, \
            CASE i % 3 WHEN 0 THEN 'feedback' WHEN 1 THEN 'prompt' ELSE 'pdf' END, \
            CASE WHEN i % 100 < 90 THEN 'completed' WHEN i % 100 < 94 THEN 'failed' \
