@@ -1,6 +1,7 @@
 //! The metrics row the cron writes every minute: percentiles, rates, lanes, models, budget
 //! use, and the thresholds that raise warnings and the DLQ alert.
 
+use crate::dto::Spend;
 use crate::money::UsdMicros;
 use serde::{Deserialize, Serialize};
 
@@ -56,11 +57,8 @@ pub struct LaneMetrics {
 pub struct ModelMetrics {
     pub model: String,
     pub jobs: u64,
-    pub input_tokens: u64,
-    pub output_tokens: u64,
-    pub cache_write_tokens: u64,
-    pub cache_read_tokens: u64,
-    pub cost_micros: UsdMicros,
+    #[serde(flatten)]
+    pub spend: Spend,
 }
 
 /// What the budget charged a model class so far, and its limits per minute.
@@ -227,6 +225,20 @@ pub struct EndedJob {
     pub cost_micros: UsdMicros,
 }
 
+impl EndedJob {
+    /// Its tokens and cost.
+    pub fn spend(&self) -> Spend {
+        Spend {
+            input_tokens: self.input_tokens,
+            output_tokens: self.output_tokens,
+            cache_write_tokens: self.cache_write_tokens,
+            cache_read_tokens: self.cache_read_tokens,
+            cost_micros: self.cost_micros,
+            cost_unknown: false,
+        }
+    }
+}
+
 fn sync_mode() -> String {
     "sync".into()
 }
@@ -316,11 +328,7 @@ impl Metrics {
                 }
             };
             m.jobs += 1;
-            m.input_tokens += j.input_tokens;
-            m.output_tokens += j.output_tokens;
-            m.cache_write_tokens += j.cache_write_tokens;
-            m.cache_read_tokens += j.cache_read_tokens;
-            m.cost_micros += j.cost_micros;
+            m.spend = m.spend + j.spend();
         }
         models.sort_by(|a, b| a.model.cmp(&b.model));
         sync.run_ms = Percentiles::of(sync_samples.0);

@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use super::usage::{csv_field, UsageTotals};
 use crate::clock::{day_of, DAY_MS};
+use crate::dto::Spend;
 use crate::money::UsdMicros;
 
 /// At most this many users in one report (the rest are counted in `others`).
@@ -115,8 +116,9 @@ impl SpendersReport {
         }
         users.sort_by(|a, b| {
             b.totals
+                .spend
                 .cost_micros
-                .cmp(&a.totals.cost_micros)
+                .cmp(&a.totals.spend.cost_micros)
                 .then(b.totals.jobs.cmp(&a.totals.jobs))
                 .then(a.user_id.cmp(&b.user_id))
         });
@@ -124,15 +126,17 @@ impl SpendersReport {
         users.truncate(limit);
         for (i, u) in users.iter_mut().enumerate() {
             u.rank = i + 1;
-            u.share = if totals.cost_micros.micros() == 0 {
+            u.share = if totals.spend.cost_micros.micros() == 0 {
                 0.0
             } else {
-                u.totals.cost_micros.micros() as f64 / totals.cost_micros.micros() as f64
+                u.totals.spend.cost_micros.micros() as f64
+                    / totals.spend.cost_micros.micros() as f64
             };
             u.models.sort_by(|a, b| {
                 b.totals
+                    .spend
                     .cost_micros
-                    .cmp(&a.totals.cost_micros)
+                    .cmp(&a.totals.spend.cost_micros)
                     .then(a.model.cmp(&b.model))
             });
         }
@@ -169,11 +173,11 @@ pub(crate) fn csv_line(rank: usize, who: &str, m: &SpenderModel) -> String {
         csv_field(who),
         csv_field(&m.model),
         t.jobs,
-        t.input_tokens,
-        t.output_tokens,
-        t.cache_write_tokens,
-        t.cache_read_tokens,
-        t.cost_micros.dollars(),
+        t.spend.input_tokens,
+        t.spend.output_tokens,
+        t.spend.cache_write_tokens,
+        t.spend.cache_read_tokens,
+        t.spend.cost_micros.dollars(),
         m.failures
     )
 }
@@ -197,13 +201,17 @@ pub fn parse_limit(s: Option<&str>) -> Result<usize, crate::error::ApiError> {
 }
 
 fn totals_of(g: &SpenderGroup) -> UsageTotals {
-    UsageTotals {
-        jobs: g.jobs,
+    let spend = Spend {
         input_tokens: g.input_tokens,
         output_tokens: g.output_tokens,
         cache_write_tokens: g.cache_write_tokens,
         cache_read_tokens: g.cache_read_tokens,
         cost_micros: g.cost_micros,
+        cost_unknown: g.cost_unknown > 0,
+    };
+    UsageTotals {
+        jobs: g.jobs,
+        spend,
         cost_unknown_jobs: g.cost_unknown,
         refusals: g.refusals,
         fast_jobs: g.fast_jobs,
@@ -241,13 +249,19 @@ mod tests {
         let order: Vec<(&str, usize, u64)> = r
             .users
             .iter()
-            .map(|u| (u.user_id.as_str(), u.rank, u.totals.cost_micros.micros()))
+            .map(|u| {
+                (
+                    u.user_id.as_str(),
+                    u.rank,
+                    u.totals.spend.cost_micros.micros(),
+                )
+            })
             .collect();
         assert_eq!(order, [("bob", 1, 900), ("ann", 2, 400), ("cy", 3, 0)]);
         assert_eq!(r.users[1].models[0].model, "claude-sonnet-5-5");
         assert_eq!(r.users[1].totals.jobs, 6);
         assert_eq!(r.users[1].failures, 1);
-        assert_eq!(r.totals.cost_micros, 1300);
+        assert_eq!(r.totals.spend.cost_micros, 1300);
         assert_eq!(r.users[0].share, 900.0 / 1300.0);
         assert_eq!(
             (r.from.as_str(), r.to.as_str()),
@@ -271,7 +285,7 @@ mod tests {
         assert_eq!(r.users.len(), 2);
         assert_eq!(r.users[0].user_id, "u4");
         assert_eq!(r.others, 3);
-        assert_eq!(r.totals.cost_micros, 100, "the totals keep everyone");
+        assert_eq!(r.totals.spend.cost_micros, 100, "the totals keep everyone");
     }
 
     #[test]
@@ -297,13 +311,13 @@ mod tests {
                 .collect();
             let r = SpendersReport::build(&groups, 0, DAY_MS, MAX_SPENDERS);
             let total: u64 = groups.iter().map(|g| g.cost_micros.micros()).sum();
-            prop_assert_eq!(r.totals.cost_micros.micros(), total);
-            let by_users: u64 = r.users.iter().map(|u| u.totals.cost_micros.micros()).sum();
-            let by_models: u64 = r.users.iter().flat_map(|u| &u.models).map(|m| m.totals.cost_micros.micros()).sum();
+            prop_assert_eq!(r.totals.spend.cost_micros.micros(), total);
+            let by_users: u64 = r.users.iter().map(|u| u.totals.spend.cost_micros.micros()).sum();
+            let by_models: u64 = r.users.iter().flat_map(|u| &u.models).map(|m| m.totals.spend.cost_micros.micros()).sum();
             prop_assert_eq!(by_users, total);
             prop_assert_eq!(by_models, total);
             for w in r.users.windows(2) {
-                prop_assert!(w[0].totals.cost_micros >= w[1].totals.cost_micros);
+                prop_assert!(w[0].totals.spend.cost_micros >= w[1].totals.spend.cost_micros);
             }
         }
     }

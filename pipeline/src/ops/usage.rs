@@ -1,6 +1,7 @@
 //! Per-user usage reports: which UTC days, tokens and cost by day and model, what batches and
 //! caching saved, and the CSV export.
 
+use crate::dto::Spend;
 use crate::money::UsdMicros;
 use serde::{Deserialize, Serialize};
 
@@ -107,6 +108,20 @@ pub struct UsageGroup {
     pub refusals: u64,
 }
 
+impl UsageGroup {
+    /// The group's tokens and cost.
+    pub fn spend(&self) -> Spend {
+        Spend {
+            input_tokens: self.input_tokens,
+            output_tokens: self.output_tokens,
+            cache_write_tokens: self.cache_write_tokens,
+            cache_read_tokens: self.cache_read_tokens,
+            cost_micros: self.cost_micros,
+            cost_unknown: self.cost_unknown > 0,
+        }
+    }
+}
+
 /// The rollups' mode of jobs answered in fast mode (migration 0024): their mode and `_fast`.
 pub const FAST_MODE_KEY: &str = "sync_fast";
 
@@ -115,11 +130,9 @@ pub const FAST_MODE_KEY: &str = "sync_fast";
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct UsageTotals {
     pub jobs: u64,
-    pub input_tokens: u64,
-    pub output_tokens: u64,
-    pub cache_write_tokens: u64,
-    pub cache_read_tokens: u64,
-    pub cost_micros: UsdMicros,
+    /// Their tokens and cost (`cost_unknown`: some of them have no price).
+    #[serde(flatten)]
+    pub spend: Spend,
     /// Jobs answered by a model the price table does not know (their cost is not included).
     pub cost_unknown_jobs: u64,
     /// Refused attempts (`pipeline::refusal`): their tokens and cost are in the figures above,
@@ -139,11 +152,7 @@ impl UsageTotals {
         let fast = g.mode == FAST_MODE_KEY;
         self.plus(&UsageTotals {
             jobs: g.jobs,
-            input_tokens: g.input_tokens,
-            output_tokens: g.output_tokens,
-            cache_write_tokens: g.cache_write_tokens,
-            cache_read_tokens: g.cache_read_tokens,
-            cost_micros: g.cost_micros,
+            spend: g.spend(),
             cost_unknown_jobs: g.cost_unknown,
             refusals: g.refusals,
             fast_jobs: if fast { g.jobs } else { 0 },
@@ -154,11 +163,7 @@ impl UsageTotals {
     /// Adds another set's totals to these.
     pub fn plus(&mut self, t: &UsageTotals) {
         self.jobs += t.jobs;
-        self.input_tokens += t.input_tokens;
-        self.output_tokens += t.output_tokens;
-        self.cache_write_tokens += t.cache_write_tokens;
-        self.cache_read_tokens += t.cache_read_tokens;
-        self.cost_micros += t.cost_micros;
+        self.spend = self.spend + t.spend;
         self.cost_unknown_jobs += t.cost_unknown_jobs;
         self.refusals += t.refusals;
         self.fast_jobs += t.fast_jobs;
@@ -287,11 +292,11 @@ impl UsageReport {
                 r.day,
                 csv_field(&r.model),
                 t.jobs,
-                t.input_tokens,
-                t.output_tokens,
-                t.cache_write_tokens,
-                t.cache_read_tokens,
-                t.cost_micros.dollars()
+                t.spend.input_tokens,
+                t.spend.output_tokens,
+                t.spend.cache_write_tokens,
+                t.spend.cache_read_tokens,
+                t.spend.cost_micros.dollars()
             ));
         }
         out
@@ -352,14 +357,14 @@ mod tests {
             r.days.iter().map(|d| d.cost_micros).collect::<Vec<_>>(),
             [1_500, 0, 7]
         );
-        assert_eq!(r.totals.cost_micros, 1_507);
+        assert_eq!(r.totals.spend.cost_micros, 1_507);
         assert_eq!(r.totals.jobs, 3);
         assert_eq!(
             r.rows.len(),
             2,
             "sync and batch of one model and day share a row"
         );
-        assert_eq!(r.rows[0].totals.cost_micros, 1_500);
+        assert_eq!(r.rows[0].totals.spend.cost_micros, 1_500);
         assert_eq!(r.savings.batch_micros, 500);
         // 1 MTok read on Haiku 5.5 ($0.10 input, reads at 0.1×): saved $0.09.
         assert_eq!(r.savings.cache_micros, 90_000);

@@ -204,10 +204,10 @@ pub fn tokens(rows: &[Metrics]) -> Vec<Bar> {
     for m in rows.iter().flat_map(|r| &r.models) {
         match per_model.iter_mut().find(|(name, ..)| *name == m.model) {
             Some((_, i, o)) => {
-                *i += m.input_tokens;
-                *o += m.output_tokens;
+                *i += m.spend.input_tokens;
+                *o += m.spend.output_tokens;
             }
-            None => per_model.push((m.model.clone(), m.input_tokens, m.output_tokens)),
+            None => per_model.push((m.model.clone(), m.spend.input_tokens, m.spend.output_tokens)),
         }
     }
     per_model.sort();

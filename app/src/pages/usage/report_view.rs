@@ -31,17 +31,17 @@ pub fn ReportView(r: UsageReport) -> impl IntoView {
     view! {
         <h2>{format!("{} · {} to {}", r.user_id, r.from, r.to)}</h2>
         <div class="kpis">
-            <Kpi label="Cost" testid="usage-total-cost" value=t.cost_micros.usd() />
+            <Kpi label="Cost" testid="usage-total-cost" value=t.spend.cost_micros.usd() />
             <Kpi label="Jobs" testid="usage-total-jobs" value=t.jobs.to_string() />
             <Kpi label="Saved by batches" testid="usage-saving-batch" value=r.savings.batch_micros.usd() />
             <Kpi label="Saved by caching" testid="usage-saving-cache" value=r.savings.cache_micros.usd() />
         </div>
         {unknown.map(|u| view! { <p class="muted">{u}</p> })}
         <dl class="facts">
-            <dt>"Input tokens"</dt><dd data-testid="usage-tokens-input">{t.input_tokens}</dd>
-            <dt>"Output tokens"</dt><dd data-testid="usage-tokens-output">{t.output_tokens}</dd>
-            <dt>"Cache write tokens"</dt><dd data-testid="usage-tokens-cache-write">{t.cache_write_tokens}</dd>
-            <dt>"Cache read tokens"</dt><dd data-testid="usage-tokens-cache-read">{t.cache_read_tokens}</dd>
+            <dt>"Input tokens"</dt><dd data-testid="usage-tokens-input">{t.spend.input_tokens}</dd>
+            <dt>"Output tokens"</dt><dd data-testid="usage-tokens-output">{t.spend.output_tokens}</dd>
+            <dt>"Cache write tokens"</dt><dd data-testid="usage-tokens-cache-write">{t.spend.cache_write_tokens}</dd>
+            <dt>"Cache read tokens"</dt><dd data-testid="usage-tokens-cache-read">{t.spend.cache_read_tokens}</dd>
             <dt>"Fast mode"</dt>
             <dd data-testid="usage-fast">
                 {format!("{} jobs, {} (included above)", t.fast_jobs, t.fast_cost_micros.usd())}

@@ -66,16 +66,16 @@ fn SpendersTable(r: SpendersReport, pick: impl Fn(String) + Copy + 'static) -> i
                 {r.users.into_iter().map(|u| {
                     let name = u.user_id.clone();
                     let row_user = u.user_id.clone();
-                    let models = u.models.iter().map(|m| format!("{} {}", m.model, m.totals.cost_micros.usd())).collect::<Vec<_>>().join(" · ");
+                    let models = u.models.iter().map(|m| format!("{} {}", m.model, m.totals.spend.cost_micros.usd())).collect::<Vec<_>>().join(" · ");
                     let t = u.totals;
                     view! {
                         <tr data-testid="spender-row" data-user=row_user>
                             <td class="num">{u.rank}</td>
                             <td><button class="link" data-testid="spender-user" on:click=move |_| pick(name.clone())>{u.user_id}</button></td>
                             <td class="muted">{models}</td>
-                            <td class="num">{t.jobs}</td><td class="num">{t.input_tokens}</td>
-                            <td class="num">{t.output_tokens}</td>
-                            <td class="num" data-testid="spender-cost">{t.cost_micros.usd()}</td>
+                            <td class="num">{t.jobs}</td><td class="num">{t.spend.input_tokens}</td>
+                            <td class="num">{t.spend.output_tokens}</td>
+                            <td class="num" data-testid="spender-cost">{t.spend.cost_micros.usd()}</td>
                             <td class="num">{percent(u.share)}</td>
                         </tr>
                     }

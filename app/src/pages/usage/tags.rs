@@ -68,7 +68,7 @@ pub fn TagTable(r: TagsReport) -> impl IntoView {
                     <tr><td colspan="7" class="muted">"No tagged jobs in this range (jobs take "<code>"tags"</code>", e.g. team=search)."</td></tr>
                 })}
                 {r.tags.into_iter().map(|t| {
-                    let models = t.models.iter().map(|m| format!("{} {}", m.model, m.totals.cost_micros.usd())).collect::<Vec<_>>().join(" · ");
+                    let models = t.models.iter().map(|m| format!("{} {}", m.model, m.totals.spend.cost_micros.usd())).collect::<Vec<_>>().join(" · ");
                     let totals = t.totals;
                     let tag = t.tag.clone();
                     view! {
@@ -76,9 +76,9 @@ pub fn TagTable(r: TagsReport) -> impl IntoView {
                             <td class="num">{t.rank}</td>
                             <td><code>{t.tag}</code></td>
                             <td class="muted">{models}</td>
-                            <td class="num">{totals.jobs}</td><td class="num">{totals.input_tokens}</td>
-                            <td class="num">{totals.output_tokens}</td>
-                            <td class="num" data-testid="tag-cost">{totals.cost_micros.usd()}</td>
+                            <td class="num">{totals.jobs}</td><td class="num">{totals.spend.input_tokens}</td>
+                            <td class="num">{totals.spend.output_tokens}</td>
+                            <td class="num" data-testid="tag-cost">{totals.spend.cost_micros.usd()}</td>
                         </tr>
                     }
                 }).collect_view()}

@@ -23,9 +23,9 @@ pub fn UsageTable(rows: Vec<UsageRow>) -> impl IntoView {
                     view! {
                         <tr data-testid="usage-row">
                             <td>{row.day}</td><td>{row.model}</td>
-                            <td class="num">{t.jobs}</td><td class="num">{t.input_tokens}</td>
-                            <td class="num">{t.output_tokens}</td><td class="num">{t.cache_write_tokens}</td>
-                            <td class="num">{t.cache_read_tokens}</td><td class="num">{t.cost_micros.usd()}</td>
+                            <td class="num">{t.jobs}</td><td class="num">{t.spend.input_tokens}</td>
+                            <td class="num">{t.spend.output_tokens}</td><td class="num">{t.spend.cache_write_tokens}</td>
+                            <td class="num">{t.spend.cache_read_tokens}</td><td class="num">{t.spend.cost_micros.usd()}</td>
                         </tr>
                     }
                 }).collect_view()}

@@ -97,7 +97,7 @@ fn metrics_from_rows() {
     assert_eq!((m.failed_rate, m.dead_letter_rate), (0.25, 0.25));
     assert_eq!(m.end_to_end_ms.p50, Some(1_000));
     assert_eq!(m.run_ms.p99, Some(1_800));
-    assert_eq!(m.models[0].cost_micros, 7);
+    assert_eq!(m.models[0].spend.cost_micros, 7);
     assert_eq!(m.lanes[0].queued, 2);
     assert_eq!(m.lanes[1].in_flight, 3);
     assert_eq!(m.lanes[1].oldest_pending_ms, Some(at));

@@ -26,7 +26,7 @@ fn tags_are_ranked_by_cost_with_their_models() {
     assert_eq!(r.tags.len(), 2);
     assert_eq!(r.tags[0].tag, "team=search");
     assert_eq!(r.tags[0].rank, 1);
-    assert_eq!(r.tags[0].totals.cost_micros, UsdMicros::new(310));
+    assert_eq!(r.tags[0].totals.spend.cost_micros, UsdMicros::new(310));
     assert_eq!(r.tags[0].totals.jobs, 3);
     assert_eq!(r.tags[0].models[0].model, "claude-sonnet-5-5");
     assert_eq!(r.tags[1].tag, "team=ads");
