@@ -142,6 +142,36 @@ impl Spend {
     }
 }
 
+/// Tokens and cost as D1 answers them: a job's columns, or a group's sums under the same names.
+/// Rows embed it flattened; [`SpendColumns::spend`] makes the view's [`Spend`].
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SpendColumns {
+    #[serde(default)]
+    pub input_tokens: u64,
+    #[serde(default)]
+    pub output_tokens: u64,
+    #[serde(default)]
+    pub cache_write_tokens: u64,
+    #[serde(default)]
+    pub cache_read_tokens: u64,
+    #[serde(default)]
+    pub cost_micros: UsdMicros,
+}
+
+impl SpendColumns {
+    /// The spend these columns hold; `cost_unknown`: some of it has no price.
+    pub fn spend(self, cost_unknown: bool) -> Spend {
+        Spend {
+            input_tokens: self.input_tokens,
+            output_tokens: self.output_tokens,
+            cache_write_tokens: self.cache_write_tokens,
+            cache_read_tokens: self.cache_read_tokens,
+            cost_micros: self.cost_micros,
+            cost_unknown,
+        }
+    }
+}
+
 impl std::ops::Add for Spend {
     type Output = Spend;
     fn add(self, o: Spend) -> Spend {

@@ -76,48 +76,12 @@ impl UserId {
     }
 }
 
-/// Read as the text it is wherever text is asked for (a statement's parameter, a log).
-impl std::ops::Deref for UserId {
-    type Target = str;
-    fn deref(&self) -> &str {
-        &self.0
-    }
-}
-
-impl PartialEq<str> for UserId {
-    fn eq(&self, other: &str) -> bool {
-        self.0 == other
-    }
-}
-
-impl PartialEq<&str> for UserId {
-    fn eq(&self, other: &&str) -> bool {
-        self.0 == *other
-    }
-}
-
-impl PartialEq<String> for UserId {
-    fn eq(&self, other: &String) -> bool {
-        &self.0 == other
-    }
-}
-
-impl std::fmt::Display for UserId {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
+reads_as_text!(UserId);
 
 impl TryFrom<String> for UserId {
     type Error = String;
     fn try_from(s: String) -> Result<Self, Self::Error> {
         UserId::parse(&s)
-    }
-}
-
-impl From<UserId> for String {
-    fn from(u: UserId) -> String {
-        u.0
     }
 }
 

@@ -39,43 +39,7 @@ impl JobId {
     }
 }
 
-impl std::fmt::Display for JobId {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-/// Read as the text it is wherever text is asked for (a statement's parameter, a key, a log).
-impl std::ops::Deref for JobId {
-    type Target = str;
-    fn deref(&self) -> &str {
-        &self.0
-    }
-}
-
-impl PartialEq<str> for JobId {
-    fn eq(&self, other: &str) -> bool {
-        self.0 == other
-    }
-}
-
-impl PartialEq<&str> for JobId {
-    fn eq(&self, other: &&str) -> bool {
-        self.0 == *other
-    }
-}
-
-impl PartialEq<String> for JobId {
-    fn eq(&self, other: &String) -> bool {
-        &self.0 == other
-    }
-}
-
-impl From<JobId> for String {
-    fn from(id: JobId) -> String {
-        id.0
-    }
-}
+reads_as_text!(JobId);
 
 /// A stored id is read through [`JobId::parse`]: a row whose id is not one we issue is a decode
 /// error, never a job with a malformed id.

@@ -47,6 +47,9 @@
 //! - [`caps`]: budget caps and the figures a refusal under one carries.
 //! - [`feedback`]: the feedback flow's input, prompt and analysis (with JSON repair).
 
+#[macro_use]
+mod text;
+
 pub mod answer;
 pub mod anthropic;
 pub mod batching;

@@ -786,31 +786,7 @@ impl ModelId {
     }
 }
 
-/// Read as the text it is wherever text is asked for.
-impl std::ops::Deref for ModelId {
-    type Target = str;
-    fn deref(&self) -> &str {
-        &self.0
-    }
-}
-
-impl PartialEq<str> for ModelId {
-    fn eq(&self, other: &str) -> bool {
-        self.0 == other
-    }
-}
-
-impl PartialEq<&str> for ModelId {
-    fn eq(&self, other: &&str) -> bool {
-        self.0 == *other
-    }
-}
-
-impl std::fmt::Display for ModelId {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
+reads_as_text!(ModelId);
 
 /// The catalog row of `id` (an id or an alias), retired or not.
 pub fn find(id: &str) -> Option<&'static Model> {

@@ -1,8 +1,7 @@
 //! The metrics row the cron writes every minute: percentiles, rates, lanes, models, budget
 //! use, and the thresholds that raise warnings and the DLQ alert.
 
-use crate::dto::Spend;
-use crate::money::UsdMicros;
+use crate::dto::{Spend, SpendColumns};
 use serde::{Deserialize, Serialize};
 
 use crate::timing::Slo;
@@ -213,29 +212,14 @@ pub struct EndedJob {
     pub created_at: i64,
     pub started_at: Option<i64>,
     pub completed_at: i64,
-    #[serde(default)]
-    pub input_tokens: u64,
-    #[serde(default)]
-    pub output_tokens: u64,
-    #[serde(default)]
-    pub cache_write_tokens: u64,
-    #[serde(default)]
-    pub cache_read_tokens: u64,
-    #[serde(default)]
-    pub cost_micros: UsdMicros,
+    #[serde(flatten)]
+    pub columns: SpendColumns,
 }
 
 impl EndedJob {
     /// Its tokens and cost.
     pub fn spend(&self) -> Spend {
-        Spend {
-            input_tokens: self.input_tokens,
-            output_tokens: self.output_tokens,
-            cache_write_tokens: self.cache_write_tokens,
-            cache_read_tokens: self.cache_read_tokens,
-            cost_micros: self.cost_micros,
-            cost_unknown: false,
-        }
+        self.columns.spend(false)
     }
 }
 

@@ -82,17 +82,18 @@ impl Totals {
                 .entry(format!("{path}|{model}|{}", j.status))
                 .or_default() += 1;
             for (kind, n) in [
-                ("input", j.input_tokens),
-                ("output", j.output_tokens),
-                ("cache_write", j.cache_write_tokens),
-                ("cache_read", j.cache_read_tokens),
+                ("input", j.columns.input_tokens),
+                ("output", j.columns.output_tokens),
+                ("cache_write", j.columns.cache_write_tokens),
+                ("cache_read", j.columns.cache_read_tokens),
             ] {
                 if n > 0 {
                     *self.tokens.entry(format!("{model}|{kind}")).or_default() += n;
                 }
             }
-            if j.cost_micros.micros() > 0 {
-                *self.cost_micros.entry(model.to_owned()).or_default() += j.cost_micros.micros();
+            if j.columns.cost_micros.micros() > 0 {
+                *self.cost_micros.entry(model.to_owned()).or_default() +=
+                    j.columns.cost_micros.micros();
             }
             if j.status == "completed" {
                 self.end_to_end
@@ -384,6 +385,7 @@ pub fn render(s: &Scrape<'_>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::dto::SpendColumns;
     use crate::money::UsdMicros;
 
     fn ended(status: &str, mode: &str, e2e_ms: i64, cost: u64) -> EndedJob {
@@ -394,11 +396,13 @@ mod tests {
             created_at: 0,
             started_at: Some(e2e_ms / 2),
             completed_at: e2e_ms,
-            input_tokens: 10,
-            output_tokens: 4,
-            cache_write_tokens: 0,
-            cache_read_tokens: 2,
-            cost_micros: UsdMicros::new(cost),
+            columns: SpendColumns {
+                input_tokens: 10,
+                output_tokens: 4,
+                cache_write_tokens: 0,
+                cache_read_tokens: 2,
+                cost_micros: UsdMicros::new(cost),
+            },
         }
     }
 

@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use super::usage::{csv_field, UsageTotals};
 use crate::clock::{day_of, DAY_MS};
-use crate::dto::Spend;
+use crate::dto::SpendColumns;
 use crate::money::UsdMicros;
 
 /// At most this many users in one report (the rest are counted in `others`).
@@ -21,11 +21,8 @@ pub struct SpenderGroup {
     /// `None` for jobs no model answered yet.
     pub model: Option<String>,
     pub jobs: u64,
-    pub input_tokens: u64,
-    pub output_tokens: u64,
-    pub cache_write_tokens: u64,
-    pub cache_read_tokens: u64,
-    pub cost_micros: UsdMicros,
+    #[serde(flatten)]
+    pub columns: SpendColumns,
     #[serde(default)]
     pub cost_unknown: u64,
     #[serde(default)]
@@ -201,14 +198,7 @@ pub fn parse_limit(s: Option<&str>) -> Result<usize, crate::error::ApiError> {
 }
 
 fn totals_of(g: &SpenderGroup) -> UsageTotals {
-    let spend = Spend {
-        input_tokens: g.input_tokens,
-        output_tokens: g.output_tokens,
-        cache_write_tokens: g.cache_write_tokens,
-        cache_read_tokens: g.cache_read_tokens,
-        cost_micros: g.cost_micros,
-        cost_unknown: g.cost_unknown > 0,
-    };
+    let spend = g.columns.spend(g.cost_unknown > 0);
     UsageTotals {
         jobs: g.jobs,
         spend,
@@ -229,9 +219,12 @@ mod tests {
             user_id: user.into(),
             model: Some(model.into()),
             jobs,
-            input_tokens: jobs * 10,
-            output_tokens: jobs * 5,
-            cost_micros: UsdMicros::new(cost),
+            columns: SpendColumns {
+                input_tokens: jobs * 10,
+                output_tokens: jobs * 5,
+                cost_micros: UsdMicros::new(cost),
+                ..SpendColumns::default()
+            },
             failures: u64::from(jobs > 2),
             ..SpenderGroup::default()
         }
@@ -310,7 +303,7 @@ mod tests {
                 .map(|(u, m, jobs, cost)| group(&format!("u{u}"), &format!("m{m}"), *jobs, *cost))
                 .collect();
             let r = SpendersReport::build(&groups, 0, DAY_MS, MAX_SPENDERS);
-            let total: u64 = groups.iter().map(|g| g.cost_micros.micros()).sum();
+            let total: u64 = groups.iter().map(|g| g.columns.cost_micros.micros()).sum();
             prop_assert_eq!(r.totals.spend.cost_micros.micros(), total);
             let by_users: u64 = r.users.iter().map(|u| u.totals.spend.cost_micros.micros()).sum();
             let by_models: u64 = r.users.iter().flat_map(|u| &u.models).map(|m| m.totals.spend.cost_micros.micros()).sum();

@@ -1,7 +1,7 @@
 //! Per-user usage reports: which UTC days, tokens and cost by day and model, what batches and
 //! caching saved, and the CSV export.
 
-use crate::dto::Spend;
+use crate::dto::{Spend, SpendColumns};
 use crate::money::UsdMicros;
 use serde::{Deserialize, Serialize};
 
@@ -96,11 +96,8 @@ pub struct UsageGroup {
     pub model: Option<String>,
     pub mode: String,
     pub jobs: u64,
-    pub input_tokens: u64,
-    pub output_tokens: u64,
-    pub cache_write_tokens: u64,
-    pub cache_read_tokens: u64,
-    pub cost_micros: UsdMicros,
+    #[serde(flatten)]
+    pub columns: SpendColumns,
     #[serde(default)]
     pub cost_unknown: u64,
     /// Refused attempts billed under this model (their jobs fell back to another model).
@@ -111,14 +108,7 @@ pub struct UsageGroup {
 impl UsageGroup {
     /// The group's tokens and cost.
     pub fn spend(&self) -> Spend {
-        Spend {
-            input_tokens: self.input_tokens,
-            output_tokens: self.output_tokens,
-            cache_write_tokens: self.cache_write_tokens,
-            cache_read_tokens: self.cache_read_tokens,
-            cost_micros: self.cost_micros,
-            cost_unknown: self.cost_unknown > 0,
-        }
+        self.columns.spend(self.cost_unknown > 0)
     }
 }
 
@@ -156,7 +146,11 @@ impl UsageTotals {
             cost_unknown_jobs: g.cost_unknown,
             refusals: g.refusals,
             fast_jobs: if fast { g.jobs } else { 0 },
-            fast_cost_micros: if fast { g.cost_micros } else { UsdMicros::ZERO },
+            fast_cost_micros: if fast {
+                g.columns.cost_micros
+            } else {
+                UsdMicros::ZERO
+            },
         });
     }
 
@@ -251,17 +245,18 @@ impl UsageReport {
                 .ok()
                 .and_then(|i| days.get_mut(i))
             {
-                d.cost_micros += g.cost_micros;
+                d.cost_micros += g.columns.cost_micros;
                 d.jobs += g.jobs;
             }
             let batch = g.mode == Mode::Batch.as_str();
             if batch {
-                savings.batch_micros += g.cost_micros;
+                savings.batch_micros += g.columns.cost_micros;
             }
             if let Some((_, p)) = crate::pricing::price_of(&model, g.day * DAY_MS) {
                 // µ$ per MTok × tokens (at that day's prices); halved for batch jobs.
-                let read = g.cache_read_tokens as i128 * (p.input as i128 - p.cache_read as i128);
-                let premium = g.cache_write_tokens as i128 * p.input as i128 / 4;
+                let read =
+                    g.columns.cache_read_tokens as i128 * (p.input as i128 - p.cache_read as i128);
+                let premium = g.columns.cache_write_tokens as i128 * p.input as i128 / 4;
                 let net = (read - premium) / if batch { 2 } else { 1 };
                 cache_saved += net;
             }
@@ -327,11 +322,13 @@ mod tests {
             model: Some(model.into()),
             mode: mode.into(),
             jobs: 1,
-            input_tokens: 100,
-            output_tokens: 10,
-            cache_write_tokens: cw,
-            cache_read_tokens: cr,
-            cost_micros: UsdMicros::new(cost),
+            columns: SpendColumns {
+                input_tokens: 100,
+                output_tokens: 10,
+                cache_write_tokens: cw,
+                cache_read_tokens: cr,
+                cost_micros: UsdMicros::new(cost),
+            },
             cost_unknown: 0,
             refusals: 0,
         }

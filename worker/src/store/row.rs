@@ -1,6 +1,6 @@
 //! A job as stored, and the API's views of it.
 
-use pipeline::dto::{FeedbackView, JobView, Spend, UploadFile};
+use pipeline::dto::{FeedbackView, JobView, Spend, SpendColumns, UploadFile};
 use pipeline::feedback::Analysis;
 use pipeline::identity::UserId;
 use pipeline::jobs::{elapsed_ms, Cursor, JobId};
@@ -28,11 +28,8 @@ pub struct JobRow {
     pub analysis: Option<String>,
     pub anthropic_batch_id: Option<String>,
     pub attempts: i64,
-    pub input_tokens: i64,
-    pub output_tokens: i64,
-    pub cache_write_tokens: i64,
-    pub cache_read_tokens: i64,
-    pub cost_micros: UsdMicros,
+    #[serde(flatten)]
+    pub spent: SpendColumns,
     pub error: Option<String>,
     pub created_at: i64,
     pub started_at: Option<i64>,
@@ -186,14 +183,7 @@ impl JobRow {
 
     /// What the job has spent so far.
     pub fn spend(&self) -> Spend {
-        Spend {
-            input_tokens: self.input_tokens.max(0) as u64,
-            output_tokens: self.output_tokens.max(0) as u64,
-            cache_write_tokens: self.cache_write_tokens.max(0) as u64,
-            cache_read_tokens: self.cache_read_tokens.max(0) as u64,
-            cost_micros: self.cost_micros,
-            cost_unknown: self.cost_unknown != 0,
-        }
+        self.spent.spend(self.cost_unknown != 0)
     }
 
     /// The PDF template of a `pdf` job.

@@ -1,4 +1,5 @@
 use super::*;
+use crate::money::UsdMicros;
 use proptest::prelude::*;
 
 #[test]
@@ -54,11 +55,13 @@ fn metrics_from_rows() {
         created_at: created,
         started_at: Some(started),
         completed_at: done,
-        input_tokens: 10,
-        output_tokens: 5,
-        cache_write_tokens: 0,
-        cache_read_tokens: 0,
-        cost_micros: UsdMicros::new(cost),
+        columns: SpendColumns {
+            input_tokens: 10,
+            output_tokens: 5,
+            cache_write_tokens: 0,
+            cache_read_tokens: 0,
+            cost_micros: UsdMicros::new(cost),
+        },
     };
     let rows = [
         ended("completed", 0, 100, 1_000, 3),
@@ -116,11 +119,13 @@ fn job(status: &str, mode: &str, created: i64, started: Option<i64>, done: i64) 
         created_at: created,
         started_at: started,
         completed_at: done,
-        input_tokens: 0,
-        output_tokens: 0,
-        cache_write_tokens: 0,
-        cache_read_tokens: 0,
-        cost_micros: UsdMicros::new(0),
+        columns: SpendColumns {
+            input_tokens: 0,
+            output_tokens: 0,
+            cache_write_tokens: 0,
+            cache_read_tokens: 0,
+            cost_micros: UsdMicros::new(0),
+        },
     }
 }
 

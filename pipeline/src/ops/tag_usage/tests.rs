@@ -1,4 +1,5 @@
 use super::*;
+use crate::dto::SpendColumns;
 use crate::money::UsdMicros;
 
 fn group(tag: &str, model: &str, jobs: u64, cost: u64) -> SpenderGroup {
@@ -6,9 +7,12 @@ fn group(tag: &str, model: &str, jobs: u64, cost: u64) -> SpenderGroup {
         user_id: tag.into(),
         model: Some(model.into()),
         jobs,
-        input_tokens: jobs * 10,
-        output_tokens: jobs * 5,
-        cost_micros: UsdMicros::new(cost),
+        columns: SpendColumns {
+            input_tokens: jobs * 10,
+            output_tokens: jobs * 5,
+            cost_micros: UsdMicros::new(cost),
+            ..SpendColumns::default()
+        },
         ..SpenderGroup::default()
     }
 }
