@@ -22,8 +22,9 @@ use pipeline::anthropic::ErrorType;
 use pipeline::clock::{format_rfc3339, parse_rfc3339};
 use serde_json::{json, Value};
 
+use crate::clock::now_ms;
 use crate::errors::SimError;
-use crate::{now_ms, Sim};
+use crate::state::Sim;
 
 const DAY_MS: i64 = 86_400_000;
 

@@ -5,7 +5,7 @@ use axum::http::HeaderMap;
 use pipeline::anthropic::{header, ErrorType};
 
 use crate::errors::SimError;
-use crate::Sim;
+use crate::state::Sim;
 
 /// The `anthropic-version` header (checked present by [`check_headers`]).
 pub fn version(headers: &HeaderMap) -> &str {

@@ -15,7 +15,8 @@ const BASE62: &[u8] = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrst
 pub fn new_id(prefix: &str) -> String {
     let n = NEXT_ID.fetch_add(1, Ordering::Relaxed);
     // Spread the counter over the id with a 64-bit mix so ids do not look sequential.
-    let mut x = n.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ (crate::now_ms() as u64).rotate_left(17);
+    let mut x =
+        n.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ (crate::clock::now_ms() as u64).rotate_left(17);
     let mut out = format!("{prefix}_01");
     for _ in 0..22 {
         out.push(BASE62[(x % 62) as usize] as char);

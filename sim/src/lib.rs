@@ -19,12 +19,16 @@
 //!   every endpoint checks first; [`fingerprint`]: the one hash answers are drawn from.
 
 pub mod admin;
+pub mod answering;
 pub mod auth;
+pub mod batch;
 pub mod batches;
+pub mod clock;
 pub mod config;
 pub mod control;
 pub mod errors;
 pub mod faults;
+pub mod file_store;
 pub mod files;
 pub mod fingerprint;
 pub mod markers;
@@ -37,77 +41,17 @@ pub mod pricing;
 pub mod ratelimit;
 pub mod request;
 pub mod shape;
+pub mod state;
+pub mod stats;
 
-use std::collections::HashMap;
 use std::net::SocketAddr;
-use std::sync::{Arc, Mutex};
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use axum::routing::{get, post};
 use axum::Router;
 
+pub use clock::now_ms;
 pub use config::{Config, Knobs};
-
-/// Everything the handlers share. One mutex: the simulator is a test double, not a hot path,
-/// and it is never held across an await.
-#[derive(Clone)]
-pub struct Sim {
-    pub config: Arc<Config>,
-    pub inner: Arc<Mutex<Inner>>,
-}
-
-/// Mutable state.
-pub struct Inner {
-    pub knobs: Knobs,
-    pub limits: ratelimit::Limits,
-    pub stats: control::Stats,
-    pub rng: faults::Rng,
-    pub counters: faults::Counters,
-    /// Cached prompt prefixes and when they expire (5 minutes after their last use).
-    pub cache: HashMap<u64, i64>,
-    /// Message Batches, oldest first.
-    pub batches: Vec<batches::Batch>,
-    /// Webhooks received at `/_sim/webhooks` (a sink for the pipeline's notifications in tests).
-    pub webhooks: Vec<serde_json::Value>,
-    /// The Files API's store.
-    pub files: files::Files,
-}
-
-impl Inner {
-    fn new(knobs: Knobs, now: i64) -> Inner {
-        Inner {
-            limits: ratelimit::Limits::new(&knobs, now),
-            rng: faults::Rng::new(knobs.seed),
-            knobs,
-            stats: control::Stats::default(),
-            counters: faults::Counters::new(),
-            cache: HashMap::new(),
-            batches: Vec::new(),
-            webhooks: Vec::new(),
-            files: files::Files::default(),
-        }
-    }
-}
-
-impl Sim {
-    pub fn new(config: Config) -> Sim {
-        let inner = Inner::new(config.knobs.clone(), now_ms());
-        Sim {
-            config: Arc::new(config),
-            inner: Arc::new(Mutex::new(inner)),
-        }
-    }
-
-    /// Locks the state; a poisoned lock (a panicking handler) is still usable for a test double.
-    pub fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
-        self.inner.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
-    /// Back to the state at start: knobs from the command line, no stats, no batches, no cache.
-    pub fn reset(&self) {
-        *self.lock() = Inner::new(self.config.knobs.clone(), now_ms());
-    }
-}
+pub use state::{Inner, Sim};
 
 /// The simulator's routes.
 pub fn router(sim: Sim) -> Router {
@@ -173,34 +117,4 @@ pub async fn spawn(config: Config) -> std::io::Result<(SocketAddr, Sim)> {
         let _ = axum::serve(listener, app).await;
     });
     Ok((addr, sim))
-}
-
-impl Inner {
-    /// Counts an endpoint's call by its outcome (`"<name> <status>"` in `/_sim/stats`) and
-    /// answers it.
-    pub fn counted(
-        &mut self,
-        name: &str,
-        result: Result<axum::response::Response, errors::SimError>,
-    ) -> axum::response::Response {
-        use axum::response::IntoResponse;
-        match result {
-            Ok(r) => {
-                self.stats.call(name, 200);
-                r
-            }
-            Err(e) => {
-                self.stats.call(name, e.status);
-                e.into_response()
-            }
-        }
-    }
-}
-
-/// Wall-clock epoch milliseconds; the only clock read of the simulator.
-pub fn now_ms() -> i64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_millis() as i64)
-        .unwrap_or_default()
 }

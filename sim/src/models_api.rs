@@ -11,9 +11,10 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use crate::auth::check_headers;
+use crate::clock::now_ms;
 use crate::errors::{with_headers, SimError};
 use crate::models::{self, SimModel, MODELS};
-use crate::{now_ms, Sim};
+use crate::state::Sim;
 
 /// RFC 3339 midnight of an epoch day.
 fn midnight(day: i64) -> String {

@@ -4,7 +4,7 @@
 use pipeline::anthropic::RATE_LIMIT_FAMILIES;
 use pipeline::clock::format_rfc3339;
 
-use crate::Knobs;
+use crate::config::Knobs;
 
 /// One continuously refilling bucket.
 #[derive(Debug, Clone)]

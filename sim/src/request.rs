@@ -7,7 +7,7 @@ use pipeline::tokens;
 use serde_json::Value;
 
 use crate::errors::SimError;
-use crate::files::{Files, Resolved};
+use crate::file_store::{Files, Resolved};
 use crate::fingerprint::fnv;
 use crate::markers::{self, Marker};
 use crate::models::{self, SimModel};

@@ -11,12 +11,14 @@ use pipeline::anthropic::ErrorType;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use super::{settle, Batch, Counts, CANCEL_MS, MAX_BATCH_BYTES, MAX_REQUESTS};
+use super::process::settle;
+use crate::answering::json_body;
 use crate::auth::check_headers;
+use crate::batch::{Batch, Counts, CANCEL_MS, MAX_BATCH_BYTES, MAX_REQUESTS};
+use crate::clock::now_ms;
 use crate::errors::{new_id, with_headers, SimError};
 use crate::faults::{self, Fault};
-use crate::messages::json_body;
-use crate::{now_ms, Inner, Sim};
+use crate::state::{Inner, Sim};
 
 fn base_url(headers: &HeaderMap) -> String {
     let host = headers

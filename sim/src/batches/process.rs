@@ -4,13 +4,13 @@
 use pipeline::anthropic::ErrorType;
 use serde_json::{json, Value};
 
-use super::Counts;
+use crate::answering::{commit, message, plan};
+use crate::batch::Counts;
 use crate::errors::SimError;
 use crate::faults::{self, Fault, Rng};
 use crate::fingerprint::fnv;
-use crate::messages::{commit, message, plan};
 use crate::request;
-use crate::Inner;
+use crate::state::Inner;
 
 /// Processes every batch whose time has come.
 pub fn settle(inner: &mut Inner, now: i64) {

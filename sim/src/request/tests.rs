@@ -2,7 +2,7 @@ use super::*;
 use serde_json::json;
 
 fn err(v: Value) -> (u16, String) {
-    let e = parse(&v, true, "2023-06-01", crate::now_ms(), None).unwrap_err();
+    let e = parse(&v, true, "2023-06-01", crate::clock::now_ms(), None).unwrap_err();
     (e.kind.status(), e.message)
 }
 
@@ -17,7 +17,7 @@ fn a_minimal_request_is_valid() {
             "messages": [{"role": "user", "content": "hi"}]}),
         true,
         "2023-06-01",
-        crate::now_ms(),
+        crate::clock::now_ms(),
         None,
     )
     .unwrap();
@@ -47,7 +47,7 @@ fn count_tokens_needs_no_max_tokens() {
         &json!({"model": "claude-haiku-4-5", "messages": [{"role": "user", "content": "hi"}]}),
         false,
         "2023-06-01",
-        crate::now_ms(),
+        crate::clock::now_ms(),
         None,
     )
     .unwrap();
@@ -79,7 +79,7 @@ fn a_pdf_document_costs_tokens_per_page() {
                         {"type": "text", "text": "summarize"}]}]}),
         true,
         "2023-06-01",
-        crate::now_ms(),
+        crate::clock::now_ms(),
         None,
     )
     .unwrap();
@@ -113,22 +113,34 @@ fn a_long_enough_cache_control_prefix_is_cacheable_and_keyed_by_content() {
             "messages": [{"role": "user", "content": "question"}]})
     };
     let long = "word ".repeat(1000);
-    let a = parse(&req(&long), true, "2023-06-01", crate::now_ms(), None)
-        .unwrap()
-        .cache
-        .unwrap();
+    let a = parse(
+        &req(&long),
+        true,
+        "2023-06-01",
+        crate::clock::now_ms(),
+        None,
+    )
+    .unwrap()
+    .cache
+    .unwrap();
     assert!(a.tokens >= 1_024);
     assert_eq!(
-        parse(&req(&long), true, "2023-06-01", crate::now_ms(), None)
-            .unwrap()
-            .cache,
+        parse(
+            &req(&long),
+            true,
+            "2023-06-01",
+            crate::clock::now_ms(),
+            None
+        )
+        .unwrap()
+        .cache,
         Some(a)
     );
     let other = parse(
         &req(&format!("{long}!")),
         true,
         "2023-06-01",
-        crate::now_ms(),
+        crate::clock::now_ms(),
         None,
     )
     .unwrap()
@@ -136,9 +148,15 @@ fn a_long_enough_cache_control_prefix_is_cacheable_and_keyed_by_content() {
     .unwrap();
     assert_ne!(other.key, a.key);
     assert_eq!(
-        parse(&req("short"), true, "2023-06-01", crate::now_ms(), None)
-            .unwrap()
-            .cache,
+        parse(
+            &req("short"),
+            true,
+            "2023-06-01",
+            crate::clock::now_ms(),
+            None
+        )
+        .unwrap()
+        .cache,
         None
     );
 }
@@ -157,7 +175,7 @@ fn markers_are_found_anywhere_in_the_prompt() {
             "messages": [{"role": "user", "content": [{"type": "text", "text": "x [[sim:529]]"}]}]}),
         true,
         "2023-06-01",
-        crate::now_ms(),
+        crate::clock::now_ms(),
         None,
     )
     .unwrap();
@@ -166,12 +184,12 @@ fn markers_are_found_anywhere_in_the_prompt() {
 
 #[test]
 fn a_file_source_reads_the_uploaded_pdf_like_its_base64() {
-    let now = crate::now_ms();
+    let now = crate::clock::now_ms();
     let bytes = pdf::sample(3, "Filed");
-    let mut files = crate::files::Files::default();
+    let mut files = crate::file_store::Files::default();
     let id = files.add("a.pdf".into(), "application/pdf".into(), &bytes, now, None);
     // A request reading one document from `source`, with the Files API's store (`None`: off).
-    let read = |source: serde_json::Value, files: Option<&crate::files::Files>| {
+    let read = |source: serde_json::Value, files: Option<&crate::file_store::Files>| {
         let body = json!({"model": "claude-sonnet-4-6", "max_tokens": 1, "messages": [{"role": "user",
             "content": [{"type": "document", "source": source}, {"type": "text", "text": "summarize"}]}]});
         parse(&body, true, "2023-06-01", now, files)
