@@ -21,8 +21,8 @@ pub const PLAN_ID: &str = "first-gets";
 /// the key, the header every call carries, and the URLs (relative to the page).
 pub fn plan(urls: Vec<String>) -> serde_json::Value {
     serde_json::json!({
-        "key_item": super::KEY_ITEM,
-        "header": [pipeline::open_mode::CLIENT_HEADER, super::CLIENT],
+        "key_item": super::session::KEY_ITEM,
+        "header": [pipeline::open_mode::CLIENT_HEADER, super::session::CLIENT],
         "urls": urls,
     })
 }

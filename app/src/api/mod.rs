@@ -25,35 +25,14 @@ use serde::Deserialize;
 pub mod early;
 mod error;
 pub mod gets;
+mod session;
 mod upload;
 
 pub use error::ApiError;
+pub use session::api_key;
 pub use upload::upload_pdfs;
 
-/// Where the signed-in API key is kept: this browser session only.
-const KEY_ITEM: &str = "claude-pipeline.api-key";
-
-fn session() -> Option<web_sys::Storage> {
-    web_sys::window()?.session_storage().ok().flatten()
-}
-
-/// The API key this session signed in with, if any.
-pub fn api_key() -> Option<String> {
-    session()?.get_item(KEY_ITEM).ok().flatten()
-}
-
-/// What every call sends in [`pipeline::open_mode::CLIENT_HEADER`]: it says this is a client,
-/// not a page's form (an open-mode stack needs it on a write).
-const CLIENT: &str = "claude-pipeline-spa";
-
-/// Every request carries the session's key, when there is one.
-fn authed(rb: RequestBuilder) -> RequestBuilder {
-    let rb = rb.header(pipeline::open_mode::CLIENT_HEADER, CLIENT);
-    match api_key() {
-        Some(k) => rb.header("authorization", &format!("Bearer {k}")),
-        None => rb,
-    }
-}
+use session::authed;
 
 /// Signs in with `key`: kept for the session once the Worker accepts it (its health report
 /// names who it is).
@@ -65,17 +44,13 @@ pub async fn sign_in(key: &str) -> Result<HealthReport, ApiError> {
         200 | 503 => a.parse()?,
         _ => return Err(a.failure()),
     };
-    if let Some(s) = session() {
-        let _ = s.set_item(KEY_ITEM, key);
-    }
+    session::keep(key);
     Ok(report)
 }
 
 /// Forgets the session's key.
 pub fn sign_out() {
-    if let Some(s) = session() {
-        let _ = s.remove_item(KEY_ITEM);
-    }
+    session::forget();
 }
 
 fn network(e: gloo_net::Error) -> ApiError {

@@ -4,7 +4,7 @@ use pipeline::dto::UploadAck;
 use pipeline::error::ErrorBody;
 use pipeline::status::Mode;
 
-use super::ApiError;
+use super::error::ApiError;
 
 /// `POST /batches` with the files (and their names), through `XMLHttpRequest` because `fetch`
 /// reports no upload progress: `on_progress(bytes_sent, bytes_total)` is called as the body goes
@@ -36,7 +36,7 @@ pub async fn upload_pdfs(
     xhr.set_request_header(pipeline::open_mode::CLIENT_HEADER, "claude-pipeline-spa")
         .map_err(|_| fail("a header"))?;
     // Keys mode: the upload is the caller's, like every other call.
-    if let Some(key) = super::api_key() {
+    if let Some(key) = super::session::api_key() {
         xhr.set_request_header("authorization", &format!("Bearer {key}"))
             .map_err(|_| fail("the key"))?;
     }

@@ -3,7 +3,9 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::*;
+use super::errors::ErrorResponse;
+use super::request::MessagesRequest;
+use super::response::Message;
 
 /// `POST /v1/messages/batches` body.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -227,10 +227,10 @@ pub fn names_a_missing_file(message: &str) -> bool {
 }
 
 /// Whether a request reads a file of the Files API.
-pub fn reads_a_file(req: &super::MessagesRequest) -> bool {
+pub fn reads_a_file(req: &super::request::MessagesRequest) -> bool {
     req.system
         .as_ref()
-        .is_some_and(super::Content::reads_a_file)
+        .is_some_and(super::request::Content::reads_a_file)
         || req.messages.iter().any(|m| m.content.reads_a_file())
 }
 

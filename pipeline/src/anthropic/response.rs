@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::*;
+use super::request::*;
 
 /// The Message object the API answers. Read by content-block type: [`Message::text`] is the
 /// answer, whatever thinking, tool or server-tool blocks come around it.
@@ -209,13 +209,13 @@ pub struct Usage {
     /// `fast` when fast mode answered (priced at the model's fast rates), else `standard` or
     /// absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub speed: Option<super::Speed>,
+    pub speed: Option<Speed>,
 }
 
 impl Usage {
     /// Answered in fast mode.
     pub fn is_fast(&self) -> bool {
-        self.speed == Some(super::Speed::Fast)
+        self.speed == Some(Speed::Fast)
     }
 }
 

@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{Family, Need};
+use super::bucket::{Family, Need};
 use crate::status::Lane;
 
 /// The model class whose limits a model shares, pooled as the provider pools them: the
