@@ -143,9 +143,9 @@ impl Phase {
 }
 
 pub fn run(args: &[String]) {
-    let jobs = (crate::arg(args, "--jobs", 40) as usize / 4).max(1) * 4;
-    let rt = crate::runtime();
-    let knobs = crate::instant_sim();
+    let jobs = (crate::common::arg(args, "--jobs", 40) as usize / 4).max(1) * 4;
+    let rt = crate::common::runtime();
+    let knobs = crate::common::instant_sim();
     // Batch jobs wait for the flush the benchmark asks for. `--trace` logs every D1 statement
     // with its rows (`D1_STATS = "trace"`) in the stack's wrangler.log.
     let mut vars = vec![("BATCH_FLUSH_AGE_S".into(), "3600".into())];
@@ -192,7 +192,7 @@ pub fn run(args: &[String]) {
     rt.shutdown_timeout(Duration::from_secs(5));
     let table = render(jobs, &rows, &idle, db_bytes / stored.max(1.0));
     println!("{table}");
-    crate::write("cost", &table);
+    crate::common::write("cost", &table);
 }
 
 /// The local D1 database's size on disk: its SQLite file (tables and indexes; the write-ahead

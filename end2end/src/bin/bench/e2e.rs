@@ -15,9 +15,9 @@ use pipeline::ops::metrics::Percentiles;
 use serde_json::{json, Value};
 
 pub fn run(args: &[String]) {
-    let jobs = crate::arg(args, "--jobs", 100) as usize;
-    let rt = crate::runtime();
-    let knobs = crate::instant_sim();
+    let jobs = crate::common::arg(args, "--jobs", 100) as usize;
+    let rt = crate::common::runtime();
+    let knobs = crate::common::instant_sim();
     let stack = spawn_stack_with("bench-e2e", &rt, knobs, Vec::new());
     let mut rows = Vec::new();
     rt.block_on(async {
@@ -60,7 +60,7 @@ pub fn run(args: &[String]) {
         ));
     }
     println!("{table}");
-    crate::write("e2e", &table);
+    crate::common::write("e2e", &table);
 }
 
 #[derive(Debug, Clone, Copy)]

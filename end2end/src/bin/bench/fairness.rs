@@ -10,7 +10,8 @@ use std::time::{Duration, Instant};
 use end2end::TestStack;
 use serde_json::{json, Value};
 
-use super::{arg, limited_stack, limits_use, sample, write, Sample};
+use crate::budget::{limited_stack, limits_use, sample, Sample};
+use crate::common::{arg, write};
 
 const RPM: u32 = 120;
 const ITPM: u32 = 60_000;
@@ -28,7 +29,7 @@ fn body(who: &str, i: usize) -> Value {
 
 pub fn run(args: &[String]) {
     let whale_jobs = arg(args, "--jobs", 150) as usize;
-    let rt = crate::runtime();
+    let rt = crate::common::runtime();
     let stack = Arc::new(limited_stack("bench-fairness", &rt, [RPM, ITPM, OTPM], &[]));
     let table = rt.block_on(pass(&stack, whale_jobs));
     drop(stack);

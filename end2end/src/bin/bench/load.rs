@@ -12,9 +12,9 @@ use std::time::{Duration, Instant};
 use end2end::spawn_stack_with;
 
 pub fn run(args: &[String]) {
-    let clients = crate::arg(args, "--clients", 200) as usize;
-    let seconds = crate::arg(args, "--seconds", 10);
-    let rt = crate::runtime();
+    let clients = crate::common::arg(args, "--clients", 200) as usize;
+    let seconds = crate::common::arg(args, "--seconds", 10);
+    let rt = crate::common::runtime();
     let stack = spawn_stack_with("bench-load", &rt, sim::Knobs::default(), Vec::new());
     let base = Arc::new(stack.base_url.clone());
     eprintln!("==> {clients} clients for {seconds} s");
@@ -117,7 +117,7 @@ pub fn run(args: &[String]) {
     drop(stack);
     rt.shutdown_timeout(Duration::from_secs(5));
     println!("{table}");
-    crate::write("load", &table);
+    crate::common::write("load", &table);
     if rows != accepted || server_errors > 0 {
         eprintln!("FAILED: {server_errors} 5xx / unanswered, {rows} rows for {accepted} accepted");
         std::process::exit(1);

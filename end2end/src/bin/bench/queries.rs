@@ -36,7 +36,7 @@ pub fn run(args: &[String]) {
         .map(|v| v.split(',').filter_map(|n| n.trim().parse().ok()).collect())
         .filter(|v: &Vec<u64>| !v.is_empty())
         .unwrap_or_else(|| vec![1_000_000]);
-    let rt = crate::runtime();
+    let rt = crate::common::runtime();
     let stack = spawn_stack_with("bench-queries", &rt, sim::Knobs::default(), Vec::new());
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -152,7 +152,7 @@ pub fn run(args: &[String]) {
     rt.shutdown_timeout(Duration::from_secs(5));
     let table = render(&cases, &results, &load_s);
     println!("{table}");
-    crate::write("queries", &table);
+    crate::common::write("queries", &table);
 }
 
 /// One request as `whale`: its status and the `x-d1-rows-read` it answered with.

@@ -38,7 +38,7 @@ const LOADS: usize = 5;
 
 pub fn run(_args: &[String]) {
     sizes();
-    let rt = crate::runtime();
+    let rt = crate::common::runtime();
     let stack = std::sync::Arc::new(spawn_stack("bench-render", &rt));
     let (table, phone) = rt.block_on(async {
         history(&stack).await;
@@ -82,9 +82,9 @@ pub fn run(_args: &[String]) {
     drop(stack);
     rt.shutdown_timeout(Duration::from_secs(5));
     println!("{table}");
-    crate::write("render", &table);
+    crate::common::write("render", &table);
     println!("{phone}");
-    crate::write("phone", &phone);
+    crate::common::write("phone", &phone);
 }
 
 /// Completed jobs and two metrics rows, so the charts have something to draw.
@@ -198,5 +198,5 @@ fn sizes() {
         &["wasm", "mjs", "js"],
     );
     println!("{table}");
-    crate::write("sizes", &table);
+    crate::common::write("sizes", &table);
 }

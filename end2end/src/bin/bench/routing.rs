@@ -25,11 +25,11 @@ use serde_json::{json, Value};
 const CLASSES: [u64; 4] = [15, 60, 150, 600];
 
 pub fn run(args: &[String]) {
-    let per_class = crate::arg(args, "--jobs", 8) as usize;
-    let rt = crate::runtime();
+    let per_class = crate::common::arg(args, "--jobs", 8) as usize;
+    let rt = crate::common::runtime();
     let knobs = sim::Knobs {
         batch_ms: 30_000,
-        ..crate::instant_sim()
+        ..crate::common::instant_sim()
     };
     let stack = Arc::new(spawn_stack_with("bench-routing", &rt, knobs, Vec::new()));
     let rows = rt.block_on(async {
@@ -80,7 +80,7 @@ pub fn run(args: &[String]) {
     drop(stack);
     rt.shutdown_timeout(Duration::from_secs(5));
     println!("{table}");
-    crate::write("routing", &table);
+    crate::common::write("routing", &table);
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

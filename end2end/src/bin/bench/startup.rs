@@ -132,7 +132,7 @@ pub fn run(_args: &[String]) {
         window[RUNS / 2],
     );
     println!("{table}");
-    crate::write("startup", &table);
+    crate::common::write("startup", &table);
     if window_worst > GOAL_MS {
         std::process::exit(1);
     }
