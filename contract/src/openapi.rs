@@ -386,7 +386,7 @@ pub const ROUTES: &[Route] = &[
     Route::new("get", "/api/metrics/prometheus", "scrapeMetrics", "ops", Access::Scraper, "Jobs, latency histograms, tokens, cost, budget use and dead letters for Prometheus")
     .answers(&[answer(200, "The Prometheus text exposition format 0.0.4.", Content::Prometheus)]),
     Route::new("get", "/api/models", "listModels", "models", Access::Public, "The model catalog: ids, limits, prices with their dates, standing")
-    .answers(&[json(200, "The catalog, with the last check of the API's own model list (`watch`: models listed there and unknown here, catalog models no longer listed, differing limits) and the deprecated models' use.", of::<pipeline::models::CatalogView>)]),
+    .answers(&[json(200, "The catalog, with the last check of the API's own model list (`watch`: models listed there and unknown here, catalog models no longer listed, differing limits) and the deprecated models' use.", of::<pipeline::models::view::CatalogView>)]),
     Route::new("post", "/api/models/check", "checkModels", "models", Access::Admin, "Compare the catalog with the API's model list (GET /v1/models) now")
     .answers(&[json(200, "What the check found, also kept for `GET /api/models` and the Dashboard (the cron checks once a day). A list that could not be read keeps the previous findings, with `report.error`.", of::<pipeline::models::watch::WatchView>)]),
     Route::new("get", "/api/pauses", "listPauses", "ops", Access::Admin, "The pauses in force")

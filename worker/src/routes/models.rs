@@ -15,7 +15,7 @@ use crate::services::AppState;
 /// The catalog, with what the last check of the API's own list found.
 #[worker::send]
 pub async fn list(State(state): State<AppState>) -> Result<Response, AppError> {
-    let mut view = pipeline::models::catalog_view(now_ms());
+    let mut view = pipeline::models::view::catalog_view(now_ms());
     let report = crate::models_watch::last(&state).await?;
     view.watch = Some(watch_view(&state, report).await?);
     Ok(Json(view).into_response())
