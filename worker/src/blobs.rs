@@ -18,6 +18,9 @@ use crate::meter::{Meter, Op};
 /// [`Blobs::each_slice`].
 const SLICE: u32 = 768 * 1024;
 
+/// The most keys one R2 `delete()` takes.
+const MAX_DELETE_KEYS: usize = 1000;
+
 /// The R2 bucket `RESULTS`.
 #[derive(Clone)]
 pub struct Blobs {
@@ -161,11 +164,15 @@ impl Blobs {
         }
     }
 
-    /// Deletes these objects (at most 1,000, R2's limit per call); a key with no object is
-    /// no error.
-    pub async fn delete_many(&self, keys: Vec<String>) -> worker::Result<()> {
-        self.meter.count(Op::R2Delete, keys.len() as u64)?;
-        self.bucket.delete_multiple(keys).await
+    /// Deletes these objects, in one call per 1,000 keys (R2's limit for one `delete()`:
+    /// developers.cloudflare.com/r2/api/workers/workers-api-reference/#bucket-method-definitions);
+    /// a key with no object is no error. Stops at the first call that fails.
+    pub async fn delete_many(&self, keys: &[String]) -> worker::Result<()> {
+        for chunk in keys.chunks(MAX_DELETE_KEYS) {
+            self.meter.count(Op::R2Delete, chunk.len() as u64)?;
+            self.bucket.delete_multiple(chunk.to_vec()).await?;
+        }
+        Ok(())
     }
 
     /// The bytes at `key`; `None` when there is no such object.

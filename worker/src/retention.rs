@@ -178,9 +178,7 @@ async fn delete_objects(
     removed: &mut Removed,
 ) -> worker::Result<u64> {
     let keys: Vec<String> = due.iter().flat_map(DueJob::object_keys).collect();
-    for chunk in keys.chunks(1000) {
-        state.blobs.delete_many(chunk.to_vec()).await?;
-    }
+    state.blobs.delete_many(&keys).await?;
     let mut files: Vec<String> = due.iter().filter_map(|j| j.file_id.clone()).collect();
     files.sort_unstable();
     files.dedup();

@@ -28,10 +28,6 @@ pub enum Committed {
     Replay(String),
 }
 
-/// The most keys one R2 `delete()` takes
-/// (developers.cloudflare.com/r2/api/workers/workers-api-reference/#bucket-method-definitions).
-const MAX_DELETE_KEYS: usize = 1000;
-
 impl<'a> Staged<'a> {
     pub fn new(state: &'a AppState) -> Staged<'a> {
         Staged {
@@ -55,10 +51,8 @@ impl<'a> Staged<'a> {
     /// Deletes everything staged, in one R2 call per 1,000 keys (R2's limit per call) — best
     /// effort: a leftover object is only storage.
     pub async fn abandon(self) {
-        for keys in self.keys.chunks(MAX_DELETE_KEYS) {
-            if let Err(e) = self.state.blobs.delete_many(keys.to_vec()).await {
-                worker::console_error!("abandoning {} staged objects failed: {e}", keys.len());
-            }
+        if let Err(e) = self.state.blobs.delete_many(&self.keys).await {
+            worker::console_error!("abandoning {} staged objects failed: {e}", self.keys.len());
         }
     }
 
