@@ -737,10 +737,6 @@ pub const DEFAULT_MAX_TOKENS: u32 = 1024;
 pub struct ModelId(String);
 
 impl ModelId {
-    pub fn new(id: impl Into<String>) -> ModelId {
-        ModelId(id.into())
-    }
-
     /// The catalog's entry for it, if the catalog knows it.
     pub fn known(&self) -> Option<&'static Model> {
         find(&self.0)
