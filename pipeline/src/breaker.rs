@@ -56,6 +56,9 @@ pub enum Signal {
     Answered,
     /// It is unwell: an overload, a 5xx, a timeout, a network failure.
     Unwell,
+    /// It refused who we are (bad or expired credentials): a configuration error, which opens
+    /// the breaker at once — no streak of calls is worth making against it.
+    Refused,
 }
 
 impl Signal {
@@ -176,6 +179,10 @@ impl Breaker {
                 *self = Breaker::default();
                 None
             }
+            (Breaker::Closed { .. }, Signal::Refused) => {
+                *self = Breaker::Open { at: now };
+                Some(Change::Opened)
+            }
             (Breaker::Closed { streak, since }, Signal::Unwell) => {
                 let (streak, since) = if streak == 0 || now - since > p.window_ms {
                     (1, now)
@@ -197,7 +204,7 @@ impl Breaker {
                 *self = Breaker::default();
                 Some(Change::Closed)
             }
-            (Breaker::HalfOpen { .. }, Signal::Unwell) => {
+            (Breaker::HalfOpen { .. }, Signal::Unwell | Signal::Refused) => {
                 *self = Breaker::Open { at: now };
                 Some(Change::Reopened)
             }

@@ -77,6 +77,7 @@ pub mod pause;
 pub mod pdf;
 pub mod pricing;
 pub mod prompt;
+pub mod provider;
 pub mod refusal;
 pub mod retention;
 pub mod retry;

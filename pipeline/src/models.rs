@@ -31,6 +31,7 @@ use serde::{Deserialize, Serialize};
 use crate::anthropic::Effort;
 use crate::clock::date_ms;
 
+pub mod providers;
 pub mod readme;
 pub mod view;
 pub mod watch;

@@ -34,7 +34,26 @@ pub struct Request<'a> {
     pub query: &'a [(&'a str, &'a str)],
     /// Headers to sign besides `host` and `x-amz-date` (which are always signed).
     pub headers: &'a [(&'a str, &'a str)],
-    pub body: &'a [u8],
+    pub payload: Payload<'a>,
+}
+
+/// The body, or its SHA-256 already computed (a body assembled outside the Worker's memory,
+/// hashed where it is).
+#[derive(Debug, Clone, Copy)]
+pub enum Payload<'a> {
+    Bytes(&'a [u8]),
+    /// Hex, lower case.
+    Sha256(&'a str),
+}
+
+impl Payload<'_> {
+    /// The hash that is signed and sent as `x-amz-content-sha256`.
+    pub fn sha256(&self) -> String {
+        match self {
+            Payload::Bytes(b) => hex(&Sha256::digest(b)),
+            Payload::Sha256(h) => h.to_ascii_lowercase(),
+        }
+    }
 }
 
 /// Where and as what a request is signed.
@@ -69,7 +88,7 @@ pub fn sign(req: &Request<'_>, creds: &Credentials, scope: &Scope<'_>) -> Signed
             creds.access_key_id, scope.region, scope.service
         ),
         amz_date: scope.amz_date.to_owned(),
-        content_sha256: hex(&Sha256::digest(req.body)),
+        content_sha256: req.payload.sha256(),
         security_token: creds.session_token.clone(),
     }
 }
@@ -93,7 +112,7 @@ pub fn canonical_request(req: &Request<'_>, amz_date: &str) -> (String, String) 
         req.method,
         canonical_uri(req.path),
         canonical_query(req.query),
-        hex(&Sha256::digest(req.body)),
+        req.payload.sha256(),
     );
     (canonical, signed)
 }
@@ -198,7 +217,7 @@ mod tests {
                 "Content-Type",
                 "application/x-www-form-urlencoded; charset=utf-8",
             )],
-            body: b"",
+            payload: Payload::Bytes(b""),
         };
         let creds = Credentials {
             access_key_id: "AKIDEXAMPLE".into(),
@@ -253,7 +272,10 @@ mod tests {
     fn any_change_to_what_is_signed_changes_the_signature() {
         let (req, creds, scope) = example();
         let base = sign(&req, &creds, &scope).authorization;
-        let other_body = Request { body: b"{}", ..req };
+        let other_body = Request {
+            payload: Payload::Bytes(b"{}"),
+            ..req
+        };
         let other_host = Request {
             host: "bedrock-runtime.us-east-1.amazonaws.com",
             ..req

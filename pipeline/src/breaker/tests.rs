@@ -186,3 +186,16 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn refused_credentials_open_at_once_and_a_refused_probe_reopens() {
+    let mut b = Breaker::default();
+    assert_eq!(b.record(Signal::Refused, 1_000, &P), Some(Change::Opened));
+    assert!(matches!(b.admit(1_001, &P), Admit::Refuse { .. }));
+    assert_eq!(b.admit(1_000 + P.cool_down_ms, &P), Admit::Probe);
+    assert_eq!(
+        b.record(Signal::Refused, 1_000 + P.cool_down_ms + 1, &P),
+        Some(Change::Reopened)
+    );
+    assert_eq!(b.phase(1_000 + P.cool_down_ms + 2, &P), Phase::Open);
+}
