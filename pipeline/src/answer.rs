@@ -107,6 +107,8 @@ pub struct Settled {
     pub raw_text: Option<String>,
     /// The model that answered (after a fallback, not the one asked for).
     pub answered_by: String,
+    /// The route that answered (`crate::provider::Route::settled`).
+    pub route: crate::models::providers::Provider,
 }
 
 /// How a settled job ends.
@@ -131,6 +133,7 @@ pub fn settle_answer(kind: Kind, message: &Message, tier: Tier, now: i64) -> Set
         cost_micros: answer_cost(message, tier, now),
         raw_text: (kind == Kind::Feedback && !text.is_empty()).then_some(text),
         answered_by: message.model.clone(),
+        route: Default::default(),
     }
 }
 
@@ -162,6 +165,7 @@ pub fn settle_undecodable(model: &str, reason: &str, raw: &str, now: i64) -> Set
         usage,
         raw_text: None,
         answered_by: model.to_owned(),
+        route: Default::default(),
     }
 }
 

@@ -50,7 +50,8 @@ impl Default for Policy {
 }
 
 /// What a call's outcome says about the endpoint.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum Signal {
     /// It answered (whatever it answered: a refusal or a 400 is an answer).
     Answered,
@@ -113,7 +114,8 @@ pub enum Admit {
 }
 
 /// What an outcome changed, for the log and the alerts.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum Change {
     Opened,
     Closed,

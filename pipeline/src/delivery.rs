@@ -156,6 +156,8 @@ mod tests {
             granted,
             retry_after_ms,
             limited_by: None,
+            route: Default::default(),
+            probe: false,
         }
     }
 

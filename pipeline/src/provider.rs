@@ -116,6 +116,17 @@ impl Route {
         }
     }
 
+    /// A settlement of a call answered here: the route recorded, the cost at its price
+    /// (the list price times [`Route::price_permille`], rounded half up).
+    pub fn settled(&self, mut s: crate::answer::Settled) -> crate::answer::Settled {
+        s.route = self.provider();
+        let permille = self.price_permille();
+        s.cost_micros = s
+            .cost_micros
+            .map(|c| crate::money::UsdMicros::new((c.micros() * permille + 500) / 1_000));
+        s
+    }
+
     /// The largest request body the route takes, where it has its own limit.
     pub fn max_body_bytes(&self) -> Option<u64> {
         match self.provider() {

@@ -93,6 +93,21 @@ pub fn sign(req: &Request<'_>, creds: &Credentials, scope: &Scope<'_>) -> Signed
     }
 }
 
+/// `x-amz-date` for an instant: `YYYYMMDDTHHMMSSZ`, UTC.
+pub fn amz_date(epoch_ms: i64) -> String {
+    chrono::DateTime::from_timestamp_millis(epoch_ms)
+        .unwrap_or_default()
+        .format("%Y%m%dT%H%M%SZ")
+        .to_string()
+}
+
+/// The instant of an `x-amz-date` (epoch ms), if it is one.
+pub fn parse_amz_date(s: &str) -> Option<i64> {
+    chrono::NaiveDateTime::parse_from_str(s, "%Y%m%dT%H%M%SZ")
+        .ok()
+        .map(|t| t.and_utc().timestamp_millis())
+}
+
 /// The canonical request, and the names of the headers it signs (`content-type;host;x-amz-date`).
 pub fn canonical_request(req: &Request<'_>, amz_date: &str) -> (String, String) {
     let mut headers: Vec<(String, String)> = req
@@ -203,6 +218,14 @@ fn hex(bytes: &[u8]) -> String {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn amz_dates_read_back() {
+        let t = super::amz_date(1_440_938_160_000);
+        assert_eq!(t, "20150830T123600Z");
+        assert_eq!(super::parse_amz_date(&t), Some(1_440_938_160_000));
+        assert_eq!(super::parse_amz_date("2015-08-30"), None);
+    }
+
     use super::*;
 
     /// The AWS General Reference's worked example: `GET https://iam.amazonaws.com/?Action=

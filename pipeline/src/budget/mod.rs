@@ -21,9 +21,11 @@
 //! - this file: the budget itself — classes, leases, lane slots — and its views.
 
 mod bucket;
+mod routes;
 mod wire;
 
 pub use bucket::*;
+pub use routes::{BreakerView, Tripped};
 pub use wire::*;
 
 use std::collections::BTreeMap;
@@ -31,6 +33,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use crate::lanes::{LaneLimits, Slots};
+use crate::models::providers::Provider;
 use crate::status::Lane;
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -38,6 +41,9 @@ struct Lease {
     class: String,
     need: Need,
     expires_at: i64,
+    /// The route the call was granted on.
+    #[serde(default)]
+    route: Provider,
 }
 
 /// The whole budget: what the Durable Object keeps (and persists).
@@ -51,6 +57,9 @@ pub struct Budget {
     /// Tokens granted per user over the last minute, for fair shares ([`crate::fair`]).
     #[serde(default)]
     recent: BTreeMap<String, crate::fair::Recent>,
+    /// A circuit breaker per route and model (`{route}/{model}`), fed by every settlement.
+    #[serde(default)]
+    breakers: BTreeMap<String, crate::breaker::Breaker>,
     /// Reservations granted and refused, and 429s reported, since the object was made.
     pub granted: u64,
     pub refused: u64,
@@ -65,6 +74,8 @@ pub struct Settings {
     /// Off: token buckets are tracked but never refuse (the documented switch for comparing
     /// with and without the budget); lane slots still hold.
     pub enforce: bool,
+    /// When a route's breaker opens and how it recovers.
+    pub breaker: crate::breaker::Policy,
 }
 
 impl Budget {
@@ -92,49 +103,32 @@ impl Budget {
         self.leases.retain(|_, l| l.expires_at > now);
     }
 
-    /// Reserves `r.need` for one call on `r.lane`, or says when it will fit.
+    /// Reserves `r.need` for one call on `r.lane`, on the first of `r.routes` whose breaker
+    /// lets it through, or says when it will fit.
     pub fn reserve(&mut self, r: &Reserve, s: &Settings, now: i64) -> Grant {
         self.configure(s.limits, now);
         self.expire(now);
-        let class = class_of(&r.model);
         if let Some(lease) = self.leases.get_mut(&r.job_id) {
             // A redelivery of a job that holds a reservation: renew, never charge twice.
             lease.expires_at = now + r.ttl_ms;
+            let route = lease.route;
             self.slots
                 .acquire(r.lane, &r.job_id, now, r.ttl_ms, &s.lanes);
             self.granted += 1;
-            return Grant {
-                granted: true,
-                retry_after_ms: 0,
-                limited_by: None,
-            };
+            return Grant::on(route, false);
         }
-        if s.enforce {
-            let b = self.class(&class, now);
-            let mut wait = 0;
-            let mut short = None;
-            if b.paused_until > now {
-                wait = (b.paused_until - now) as u64;
-                short = Some("paused");
-            }
-            for f in Family::ALL {
-                let w = b.get(f).wait_ms(r.need.of(f));
-                if w > wait {
-                    wait = w;
-                    short = Some(match f {
-                        Family::Requests => "requests",
-                        Family::InputTokens => "input_tokens",
-                        Family::OutputTokens => "output_tokens",
-                    });
-                }
-            }
-            if wait > 0 {
+        let (route, admit) = match self.pick_route(r, s, now) {
+            Ok(picked) => picked,
+            Err(wait_ms) => {
                 self.refused += 1;
-                return Grant {
-                    granted: false,
-                    retry_after_ms: wait.max(MIN_RETRY_MS),
-                    limited_by: short.map(String::from),
-                };
+                return Grant::refused(wait_ms.max(MIN_RETRY_MS), "breaker");
+            }
+        };
+        let class = class_on(route, &r.model);
+        if s.enforce {
+            if let Some(refusal) = self.short(&class, r, now) {
+                self.refused += 1;
+                return refusal;
             }
         }
         let slot = self
@@ -142,22 +136,20 @@ impl Budget {
             .acquire(r.lane, &r.job_id, now, r.ttl_ms, &s.lanes);
         if !slot.granted {
             self.refused += 1;
-            return Grant {
-                granted: false,
-                retry_after_ms: slot.retry_after_ms.max(MIN_RETRY_MS),
-                limited_by: Some("lane".into()),
-            };
+            return Grant::refused(slot.retry_after_ms.max(MIN_RETRY_MS), "lane");
         }
         let b = self.class(&class, now);
         for f in Family::ALL {
             b.get(f).take(r.need.of(f));
         }
+        let probe = self.let_through((route, &r.model), admit, now, &s.breaker);
         self.leases.insert(
             r.job_id.clone(),
             Lease {
                 class,
                 need: r.need,
                 expires_at: now + r.ttl_ms,
+                route,
             },
         );
         if let Some(user) = &r.user {
@@ -168,28 +160,51 @@ impl Budget {
                 .add(tokens, now);
         }
         self.granted += 1;
-        Grant {
-            granted: true,
-            retry_after_ms: 0,
-            limited_by: None,
+        Grant::on(route, probe)
+    }
+
+    /// The refusal of a reservation `class` cannot hold now (paused after a 429, or short of
+    /// requests or tokens), if it cannot.
+    fn short(&mut self, class: &str, r: &Reserve, now: i64) -> Option<Grant> {
+        let b = self.class(class, now);
+        let mut wait = 0;
+        let mut short = "";
+        if b.paused_until > now {
+            wait = (b.paused_until - now) as u64;
+            short = "paused";
         }
+        for f in Family::ALL {
+            let w = b.get(f).wait_ms(r.need.of(f));
+            if w > wait {
+                wait = w;
+                short = match f {
+                    Family::Requests => "requests",
+                    Family::InputTokens => "input_tokens",
+                    Family::OutputTokens => "output_tokens",
+                };
+            }
+        }
+        (wait > 0).then(|| Grant::refused(wait.max(MIN_RETRY_MS), short))
     }
 
     /// Settles a reservation: releases its lane slot, replaces the estimate by the real usage,
     /// learns from the provider's headers, and pauses the class after a 429. Settling a job
     /// without a live lease (it lapsed) still learns from the headers but charges nothing:
     /// the lapsed estimate stands for the call.
-    pub fn settle(&mut self, s: &Settle, settings: &Settings, now: i64) {
+    ///
+    /// The call's signal goes to its route's breaker; answers what that changed.
+    pub fn settle(&mut self, s: &Settle, settings: &Settings, now: i64) -> Option<Tripped> {
         self.configure(settings.limits, now);
         self.slots.release(&s.job_id, now);
+        let tripped = self.record(s, &settings.breaker, now);
         let lease = self.leases.remove(&s.job_id);
         let class = s
             .model
             .as_deref()
-            .map(class_of)
+            .map(|m| class_on(s.route, m))
             .or_else(|| lease.as_ref().map(|l| l.class.clone()));
         let Some(class) = class else {
-            return;
+            return tripped;
         };
         if let Some(lease) = &lease {
             let used = s.used.unwrap_or(Need {
@@ -228,6 +243,7 @@ impl Budget {
             b.paused_until = b.paused_until.max(until);
             self.rate_limited += 1;
         }
+        tripped
     }
 
     /// The tokens each of `users` was granted over the last minute (0 for one never seen);
@@ -278,6 +294,7 @@ impl Budget {
             high: lane(Lane::High, &mut self.slots),
             bulk: lane(Lane::Bulk, &mut self.slots),
             reservations: self.leases.len() as u64,
+            breakers: self.breaker_views(&s.breaker, now),
             granted: self.granted,
             refused: self.refused,
             rate_limited: self.rate_limited,
@@ -295,6 +312,9 @@ pub struct BudgetView {
     pub bulk: LaneView,
     /// Calls reserved and not yet settled.
     pub reservations: u64,
+    /// Each route's breaker per model, for every pair that has seen a call.
+    #[serde(default)]
+    pub breakers: Vec<BreakerView>,
     pub granted: u64,
     pub refused: u64,
     pub rate_limited: u64,

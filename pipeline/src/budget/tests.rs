@@ -15,6 +15,7 @@ fn settings(rpm: u64, itpm: u64, otpm: u64) -> Settings {
             bulk: 100,
         },
         enforce: true,
+        breaker: crate::breaker::Policy::default(),
     }
 }
 
@@ -26,6 +27,7 @@ fn reserve(job: &str, input: u64, output: u64) -> Reserve {
         need: Need { input, output },
         ttl_ms: 60_000,
         user: None,
+        routes: vec![],
     }
 }
 
@@ -36,6 +38,8 @@ fn settle(job: &str, used: Option<(u64, u64)>) -> Settle {
         used: used.map(|(input, output)| Need { input, output }),
         reported: vec![],
         rate_limited_for_s: None,
+        route: Provider::Anthropic,
+        signal: None,
     }
 }
 
@@ -228,19 +232,23 @@ fn a_settlement_is_read_from_the_calls_outcome() {
         message: "slow down".into(),
         retry_after_s: Some(7),
     });
-    let s = Settle::after_call("j", M, &limited, vec![]);
+    let s = Settle::after_call("j", (Provider::Anthropic, M), &limited, vec![]);
     assert_eq!((s.used, s.rate_limited_for_s), (None, Some(7)));
+    assert_eq!(s.signal, Some(crate::breaker::Signal::Answered));
     let down = Err(CallOutcome::Timeout);
     assert_eq!(
-        Settle::after_call("j", M, &down, vec![]),
-        Settle::unused("j", M)
+        Settle::after_call("j", (Provider::Anthropic, M), &down, vec![]),
+        Settle {
+            signal: Some(crate::breaker::Signal::Unwell),
+            ..Settle::unused("j", M)
+        }
     );
     // An unreadable 200 was still billed: what it used counts against the buckets.
     let garbled = Err(CallOutcome::Undecodable {
         reason: "r".into(),
         raw: r#"{"content":{},"usage":{"input_tokens":10,"output_tokens":4}}"#.into(),
     });
-    let s = Settle::after_call("j", M, &garbled, vec![]);
+    let s = Settle::after_call("j", (Provider::Anthropic, M), &garbled, vec![]);
     assert_eq!(
         s.used,
         Some(Need {
@@ -289,7 +297,7 @@ proptest! {
         for op in ops {
             match op {
                 Op::Reserve(j, i, o) => { budget.reserve(&reserve(&format!("j{j}"), i, o), &s, now); }
-                Op::Settle(j, i, o) => budget.settle(&settle(&format!("j{j}"), Some((i, o))), &s, now),
+                Op::Settle(j, i, o) => { budget.settle(&settle(&format!("j{j}"), Some((i, o))), &s, now); }
                 Op::Wait(ms) => now += ms,
             }
             for c in budget.classes.values() {
@@ -387,4 +395,118 @@ fn what_a_user_is_granted_counts_in_their_share_for_a_minute() {
         0,
         "a minute later it is forgotten"
     );
+}
+
+mod routes {
+    use super::*;
+    use crate::breaker::{Change, Phase, Policy, Signal};
+
+    const A: Provider = Provider::Anthropic;
+    const B: Provider = Provider::Bedrock;
+
+    fn on(job: &str, routes: &[Provider]) -> Reserve {
+        Reserve {
+            routes: routes.to_vec(),
+            ..reserve(job, 100, 100)
+        }
+    }
+
+    fn called(job: &str, route: Provider, signal: Signal) -> Settle {
+        Settle {
+            model: Some(M.into()),
+            route,
+            signal: Some(signal),
+            ..settle(job, None)
+        }
+    }
+
+    /// Five unwell calls on `route` in a row, each reserved and settled at `now`.
+    fn fail_five(b: &mut Budget, s: &Settings, route: Provider, now: i64) -> Option<Tripped> {
+        let mut last = None;
+        for i in 0..5 {
+            let job = format!("f{route:?}{now}{i}");
+            b.reserve(&on(&job, &[route]), s, now);
+            last = b.settle(&called(&job, route, Signal::Unwell), s, now);
+        }
+        last
+    }
+
+    #[test]
+    fn an_open_primary_sends_calls_to_the_next_route_on_its_own_budget() {
+        let s = settings(1_000, 1_000_000, 1_000_000);
+        let mut b = Budget::default();
+        let tripped = fail_five(&mut b, &s, A, 0).unwrap();
+        assert_eq!((tripped.route, tripped.change), (A, Change::Opened));
+        assert_eq!(tripped.model, M);
+        let g = b.reserve(&on("j", &[A, B]), &s, 1_000);
+        assert!(g.granted);
+        assert_eq!((g.route, g.probe), (B, false));
+        let view = b.view(&s, 1_000);
+        assert!(view.classes.iter().any(|c| c.class == "bedrock:sonnet-5-5"));
+        // A redelivery keeps the route it was granted.
+        assert_eq!(b.reserve(&on("j", &[A, B]), &s, 1_500).route, B);
+    }
+
+    #[test]
+    fn after_the_cool_down_one_probe_goes_to_the_primary_and_its_answer_closes_it() {
+        let s = settings(1_000, 1_000_000, 1_000_000);
+        let p = Policy::default();
+        let mut b = Budget::default();
+        fail_five(&mut b, &s, A, 0);
+        let later = p.cool_down_ms + 1;
+        let probe = b.reserve(&on("p", &[A, B]), &s, later);
+        assert_eq!((probe.route, probe.probe), (A, true));
+        let other = b.reserve(&on("o", &[A, B]), &s, later);
+        assert_eq!((other.route, other.probe), (B, false), "one probe at a time");
+        let closed = b.settle(&called("p", A, Signal::Answered), &s, later + 10);
+        assert_eq!(closed.map(|t| t.change), Some(Change::Closed));
+        assert_eq!(b.reserve(&on("n", &[A, B]), &s, later + 20).route, A);
+    }
+
+    #[test]
+    fn every_route_open_refuses_until_the_first_cool_down_ends() {
+        let s = settings(1_000, 1_000_000, 1_000_000);
+        let mut b = Budget::default();
+        fail_five(&mut b, &s, A, 0);
+        fail_five(&mut b, &s, B, 10_000);
+        let g = b.reserve(&on("j", &[A, B]), &s, 12_000);
+        assert!(!g.granted);
+        assert_eq!(g.limited_by.as_deref(), Some("breaker"));
+        assert_eq!(g.retry_after_ms, 30_000 - 12_000);
+    }
+
+    #[test]
+    fn with_one_route_the_breaker_is_kept_but_never_refuses() {
+        let s = settings(1_000, 1_000_000, 1_000_000);
+        let mut b = Budget::default();
+        fail_five(&mut b, &s, A, 0);
+        let view = b.view(&s, 1);
+        assert_eq!(view.breakers.len(), 1);
+        assert_eq!(view.breakers[0].phase, Phase::Open);
+        assert_eq!(view.breakers[0].open_since, Some(0));
+        for routes in [vec![], vec![A]] {
+            let g = b.reserve(&on(&format!("j{}", routes.len()), &routes), &s, 2);
+            assert!(g.granted && g.route == A && !g.probe);
+        }
+    }
+
+    #[test]
+    fn a_probe_refused_for_tokens_does_not_hold_the_probes_place() {
+        let s = settings(1_000, 1_000_000, 1_000_000);
+        let mut b = Budget::default();
+        fail_five(&mut b, &s, A, 0);
+        // The primary's class is paused by a 429 past the cool-down.
+        let limited = Settle {
+            rate_limited_for_s: Some(60),
+            model: Some(M.into()),
+            ..settle("x", None)
+        };
+        b.settle(&limited, &s, 0);
+        let later = Policy::default().cool_down_ms + 1;
+        let g = b.reserve(&on("p", &[A, B]), &s, later);
+        assert_eq!(g.limited_by.as_deref(), Some("paused"));
+        let after_pause = 60_001;
+        let g = b.reserve(&on("q", &[A, B]), &s, after_pause);
+        assert_eq!((g.route, g.probe), (A, true), "the place was free");
+    }
 }

@@ -4,6 +4,8 @@
 use serde::{Deserialize, Serialize};
 
 use super::bucket::{Family, Need};
+use crate::breaker::Signal;
+use crate::models::providers::Provider;
 use crate::status::Lane;
 
 /// The model class whose limits a model shares, pooled as the provider pools them: the
@@ -13,6 +15,15 @@ pub fn class_of(model: &str) -> String {
     crate::models::find(model)
         .map(|m| m.rate_group.to_owned())
         .unwrap_or_else(|| model.to_owned())
+}
+
+/// The budget's class of `model` on `route`: each route has its own limits, so the same
+/// model's class on another route is another class (the Anthropic API's keeps its plain name).
+pub fn class_on(route: Provider, model: &str) -> String {
+    match route {
+        Provider::Anthropic => class_of(model),
+        other => format!("{}:{}", other.as_str(), class_of(model)),
+    }
 }
 
 /// A request for a reservation.
@@ -26,6 +37,11 @@ pub struct Reserve {
     /// Whose job it is: what it is granted counts in that user's share ([`crate::fair`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub user: Option<String>,
+    /// The routes that can serve the call, in failover order ([`crate::provider`]); empty: the
+    /// Anthropic API alone. With more than one, the first whose breaker lets a call through
+    /// is reserved on.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub routes: Vec<Provider>,
 }
 
 /// The answer to a reservation.
@@ -35,8 +51,38 @@ pub struct Grant {
     /// When refused: when it will fit.
     pub retry_after_ms: u64,
     /// When refused: what was short (`lane`, `paused`, `requests`, `input_tokens`,
-    /// `output_tokens`).
+    /// `output_tokens`, `breaker`: every route's breaker is open).
     pub limited_by: Option<String>,
+    /// When granted: the route the call goes to.
+    #[serde(default)]
+    pub route: Provider,
+    /// When granted: the call is its route's half-open breaker's probe.
+    #[serde(default)]
+    pub probe: bool,
+}
+
+impl Grant {
+    /// Granted on `route`.
+    pub fn on(route: Provider, probe: bool) -> Grant {
+        Grant {
+            granted: true,
+            retry_after_ms: 0,
+            limited_by: None,
+            route,
+            probe,
+        }
+    }
+
+    /// Refused: `short` was short, for `retry_after_ms`.
+    pub fn refused(retry_after_ms: u64, short: &str) -> Grant {
+        Grant {
+            granted: false,
+            retry_after_ms,
+            limited_by: Some(short.to_owned()),
+            route: Provider::Anthropic,
+            probe: false,
+        }
+    }
 }
 
 /// One limit family as the provider reported it on an answer.
@@ -82,6 +128,12 @@ pub struct Settle {
     pub reported: Vec<Reported>,
     /// A 429: its `retry-after`, in seconds.
     pub rate_limited_for_s: Option<u32>,
+    /// The route the call went to.
+    #[serde(default)]
+    pub route: Provider,
+    /// What the call's outcome tells the route's breaker (`None`: no call was made).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub signal: Option<Signal>,
 }
 
 impl Settle {
@@ -93,19 +145,27 @@ impl Settle {
             used: None,
             reported: Vec::new(),
             rate_limited_for_s: None,
+            route: Provider::Anthropic,
+            signal: None,
         }
     }
 
-    /// After a Messages call for `model`: on an answer, its usage and the model that answered;
-    /// on a 429, its `retry-after`; and whatever rate-limit headers came back.
+    /// After a Messages call for `model` on `route`: on an answer, its usage and the model that
+    /// answered; on a 429, its `retry-after`; whatever rate-limit headers came back; and what
+    /// the outcome tells the route's breaker.
     pub fn after_call(
         job_id: &str,
-        model: &str,
+        (route, model): (Provider, &str),
         result: &Result<crate::anthropic::Message, crate::outcome::CallOutcome>,
         reported: Vec<Reported>,
     ) -> Settle {
         let mut s = Settle::unused(job_id, model);
         s.reported = reported;
+        s.route = route;
+        s.signal = Some(match result {
+            Ok(_) => Signal::Answered,
+            Err(e) => crate::provider::signal(route, e),
+        });
         match result {
             Ok(m) => {
                 s.used = Some(Need::used(&m.usage));

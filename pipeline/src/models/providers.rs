@@ -23,10 +23,13 @@
 use serde::{Deserialize, Serialize};
 
 /// A provider that serves Claude: the Anthropic API itself, or a cloud that resells it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
+)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Provider {
+    #[default]
     Anthropic,
     Bedrock,
     Vertex,

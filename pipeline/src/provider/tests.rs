@@ -227,3 +227,29 @@ fn only_the_other_routes_read_a_refusal_of_credentials_as_configuration() {
     assert_eq!(signal(Provider::Bedrock, &throttled), Signal::Answered);
     assert_eq!(signal(Provider::Bedrock, &CallOutcome::Timeout), Signal::Unwell);
 }
+
+#[test]
+fn an_answer_on_a_regional_route_costs_ten_percent_more() {
+    let r = all_three();
+    let message: crate::anthropic::Message = serde_json::from_value(serde_json::json!({
+        "id": "msg_1", "type": "message", "role": "assistant", "model": "claude-sonnet-5-5",
+        "content": [{"type": "text", "text": "ok"}], "stop_reason": "end_turn",
+        "usage": {"input_tokens": 1_000_000, "output_tokens": 100_000}
+    }))
+    .unwrap();
+    let now = crate::clock::date_ms(2026, 12, 7).unwrap();
+    let list = crate::answer::settle_answer(
+        crate::status::Kind::Prompt,
+        &message,
+        crate::pricing::Tier::Standard,
+        now,
+    );
+    // Sonnet 5.5: $2 / MTok in, $10 / MTok out (PRICING) = $3.
+    assert_eq!(list.cost_micros.unwrap().micros(), 3_000_000);
+    let global = r.get(Provider::Bedrock).unwrap().settled(list.clone());
+    assert_eq!(global.cost_micros.unwrap().micros(), 3_000_000);
+    assert_eq!(global.route, Provider::Bedrock);
+    let regional = r.get(Provider::Vertex).unwrap().settled(list);
+    assert_eq!(regional.cost_micros.unwrap().micros(), 3_300_000);
+    assert_eq!(regional.route, Provider::Vertex);
+}
