@@ -34,12 +34,14 @@ pub struct Anthropic {
 }
 
 /// An HTTP answer, read whole.
-struct Raw {
-    status: u16,
-    text: String,
-    retry_after_s: Option<u32>,
+pub(crate) struct Raw {
+    pub status: u16,
+    pub text: String,
+    pub retry_after_s: Option<u32>,
     /// The `anthropic-ratelimit-*` headers, for the token budget.
-    reported: Vec<Reported>,
+    pub reported: Vec<Reported>,
+    /// The error type another provider names in a header (Bedrock's `x-amzn-ErrorType`).
+    pub error_type: Option<String>,
 }
 
 /// A Messages answer and what the provider said about its rate limits (also on errors).
@@ -243,6 +245,7 @@ impl Anthropic {
             text,
             retry_after_s: None,
             reported: Vec::new(),
+            error_type: None,
         }))
     }
 
@@ -309,6 +312,14 @@ impl Anthropic {
             init.with_body(Some(b));
         }
         let request = Request::new_with_init(url, &init).map_err(net)?;
+        self.exchange(request).await
+    }
+
+    /// Sends a request made elsewhere (another route's, `crate::providers`) and reads the
+    /// whole answer, racing the timeout: when it fires, the request is aborted and the outcome
+    /// is [`CallOutcome::Timeout`].
+    pub(crate) async fn exchange(&self, request: Request) -> Result<Raw, CallOutcome> {
+        let net = |e: worker::Error| CallOutcome::Network(e.to_string());
         // The slot is taken before the timer starts: waiting for one is not the API's time.
         let slot = self.meter.connect().await.map_err(net)?;
         let controller = AbortController::default();
@@ -326,12 +337,14 @@ impl Anthropic {
                 .map(|s| s.ceil().max(0.0) as u32);
             let headers = resp.headers();
             let reported = reported(|name| headers.get(name).ok().flatten());
+            let error_type = headers.get("x-amzn-errortype").ok().flatten();
             let text = resp.text().await?;
             Ok::<_, worker::Error>(Raw {
                 status,
                 text,
                 retry_after_s,
                 reported,
+                error_type,
             })
         };
         let timer = Delay::from(self.timeout);
@@ -368,7 +381,7 @@ fn decode<T: DeserializeOwned>(raw: Raw, path: &str) -> Result<T, CallOutcome> {
 
 /// A Messages answer. A 2xx body that does not decode was still paid for: it is
 /// [`CallOutcome::Undecodable`] (the job fails once, the body is kept), never a network error.
-fn decode_answer(raw: Raw) -> Result<Message, CallOutcome> {
+pub(crate) fn decode_answer(raw: Raw) -> Result<Message, CallOutcome> {
     if !(200..300).contains(&raw.status) {
         return Err(http_error(&raw));
     }

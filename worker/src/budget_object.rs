@@ -83,8 +83,18 @@ impl DurableObject for TokenBudget {
             (Method::Post, "/settle") => {
                 let s: Settle = req.json().await?;
                 self.load().await?;
-                self.with(|b| b.settle(&s, &settings, now));
+                let tripped = self.with(|b| b.settle(&s, &settings, now));
                 self.save().await?;
+                if let Some(t) = tripped {
+                    // Read by people and log alerts: a route's breaker changed state.
+                    worker::console_error!(
+                        "ALERT breaker {}/{}: {:?} (job {})",
+                        t.route.as_str(),
+                        t.model,
+                        t.change,
+                        s.job_id
+                    );
+                }
                 Response::from_json(&Pong { ok: true, pings: 0 })
             }
             (Method::Post, "/usage") => {

@@ -84,6 +84,17 @@ pub const ENVELOPE_STRICT: &str = "ENVELOPE_STRICT";
 /// `off`: PDFs always travel as base64 (a base URL without the Files API); default `on`: each
 /// PDF is uploaded once to the Files API and read by `file_id`.
 pub const ANTHROPIC_FILES_API: &str = "ANTHROPIC_FILES_API";
+/// The routes besides the Anthropic API (`pipeline::provider::config` lists their vars) and
+/// their credentials, secrets: AWS keys for Bedrock, an OAuth access token for Vertex AI.
+pub const AWS_ACCESS_KEY_ID: &str = "AWS_ACCESS_KEY_ID";
+pub const AWS_SECRET_ACCESS_KEY: &str = "AWS_SECRET_ACCESS_KEY";
+pub const AWS_SESSION_TOKEN: &str = "AWS_SESSION_TOKEN";
+pub const VERTEX_ACCESS_TOKEN: &str = "VERTEX_ACCESS_TOKEN";
+/// The routes' breakers (`pipeline::breaker::Policy`): failures in a row that open one, within
+/// how many seconds, and the seconds it stays open before a probe.
+pub const BREAKER_FAILURES: &str = "BREAKER_FAILURES";
+pub const BREAKER_WINDOW_S: &str = "BREAKER_WINDOW_S";
+pub const BREAKER_COOL_DOWN_S: &str = "BREAKER_COOL_DOWN_S";
 
 /// Configuration read from vars and secrets once per invocation.
 #[derive(Debug, Clone)]
@@ -147,6 +158,47 @@ pub struct Config {
     pub configured_limits: pipeline::envelope::Configured,
     /// `ENVELOPE_STRICT = "on"`.
     pub envelope_strict: bool,
+    /// Where Messages calls can go, the Anthropic API first (`ROUTES`), with each other
+    /// route's credentials.
+    pub routes: Routes,
+}
+
+/// The configured routes and the credentials of those besides the Anthropic API.
+#[derive(Debug, Clone)]
+pub struct Routes {
+    pub list: pipeline::provider::Routes,
+    pub aws: Option<pipeline::sigv4::Credentials>,
+    pub vertex_token: Option<String>,
+}
+
+impl Routes {
+    /// Reads `ROUTES` and the vars and secrets of the routes it names; a route named without
+    /// its credentials is an error naming the missing secret.
+    fn from_env(env: &Env, anthropic_base_url: &str) -> Result<Routes, String> {
+        let var = |name: &str| var_or_secret(env, name).filter(|v| !v.trim().is_empty());
+        let list = pipeline::provider::Routes::from_vars(anthropic_base_url, var)?;
+        let needs = |p| list.get(p).is_some();
+        let secret = |name: &str| {
+            var(name).ok_or_else(|| format!("{name} is required by the route ROUTES names"))
+        };
+        let aws = match needs(pipeline::provider::Provider::Bedrock) {
+            true => Some(pipeline::sigv4::Credentials {
+                access_key_id: secret(AWS_ACCESS_KEY_ID)?,
+                secret_access_key: secret(AWS_SECRET_ACCESS_KEY)?,
+                session_token: var(AWS_SESSION_TOKEN),
+            }),
+            false => None,
+        };
+        let vertex_token = match needs(pipeline::provider::Provider::Vertex) {
+            true => Some(secret(VERTEX_ACCESS_TOKEN)?),
+            false => None,
+        };
+        Ok(Routes {
+            list,
+            aws,
+            vertex_token,
+        })
+    }
 }
 
 impl Config {
@@ -156,14 +208,16 @@ impl Config {
         let timing = Timing::from_vars(var)?;
         let (plan, configured_limits) = envelope(&var, &timing)?;
         let models = Models::from_vars(&var);
+        let anthropic_base_url = var(ANTHROPIC_BASE_URL)
+            .unwrap_or_else(|| "https://api.anthropic.com".into())
+            .trim_end_matches('/')
+            .to_owned();
+        let routes = Routes::from_env(env, &anthropic_base_url)?;
         let (model_chain, refusal_fallbacks, model_warnings) =
             (models.chain, models.refusal_fallbacks, models.warnings);
         Ok(Config {
             auth_mode: AuthMode::from_var(var(AUTH_MODE).as_deref()),
-            anthropic_base_url: var(ANTHROPIC_BASE_URL)
-                .unwrap_or_else(|| "https://api.anthropic.com".into())
-                .trim_end_matches('/')
-                .to_owned(),
+            anthropic_base_url,
             anthropic_api_key: env
                 .secret(ANTHROPIC_API_KEY)
                 .map(|s| s.to_string())
@@ -205,6 +259,7 @@ impl Config {
             plan,
             configured_limits,
             envelope_strict: var(ENVELOPE_STRICT).is_some_and(|v| v.trim() == "on"),
+            routes,
         })
     }
 }
@@ -306,6 +361,24 @@ pub fn budget_settings(env: &Env) -> Result<Settings, String> {
             bulk: read(LANE_BULK_CONCURRENCY, d.bulk as u64)? as u32,
         },
         enforce: !var(BUDGET_ENFORCE).is_some_and(|v| v.trim().eq_ignore_ascii_case("off")),
+        breaker: breaker_policy(&var)?,
+    })
+}
+
+/// The breakers' policy: `BREAKER_FAILURES`, `BREAKER_WINDOW_S`, `BREAKER_COOL_DOWN_S`, each
+/// unset or 0 for the default (5 failures within 60 s; 30 s open).
+fn breaker_policy(
+    var: &impl Fn(&str) -> Option<String>,
+) -> Result<pipeline::breaker::Policy, String> {
+    let d = pipeline::breaker::Policy::default();
+    let read = |name: &str, default: u64| {
+        number(var(name), name, 0).map(|n| if n == 0 { default } else { n })
+    };
+    Ok(pipeline::breaker::Policy {
+        failures: read(BREAKER_FAILURES, d.failures as u64)? as u32,
+        window_ms: read(BREAKER_WINDOW_S, (d.window_ms / 1000) as u64)? as i64 * 1000,
+        cool_down_ms: read(BREAKER_COOL_DOWN_S, (d.cool_down_ms / 1000) as u64)? as i64 * 1000,
+        probe_lease_ms: d.probe_lease_ms,
     })
 }
 

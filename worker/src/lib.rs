@@ -39,6 +39,7 @@ mod models_watch;
 mod ops;
 mod pages;
 mod pauses;
+mod providers;
 mod reconcile;
 mod refusals;
 mod requests;

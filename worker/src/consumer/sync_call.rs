@@ -2,7 +2,7 @@
 //! to), the budget's reservation (wait in place or defer), the claim, the call, and the
 //! settlement — each step as `pipeline` decides it.
 
-use pipeline::answer::{settle_answer, settle_undecodable, End};
+use pipeline::answer::{self, settle_answer, settle_undecodable, End};
 use pipeline::anthropic::{CountTokensRequest, Message, MessagesRequest, Usage};
 use pipeline::budget::{Need, Reserve, Settle};
 use pipeline::delivery::{
@@ -13,8 +13,9 @@ use pipeline::money::UsdMicros;
 use pipeline::ops::joblog::JobLog;
 use pipeline::outcome::{describe, AttemptOutcome, CallOutcome, Failure};
 use pipeline::pricing::Tier;
+use pipeline::provider::{Needs, Provider};
 use pipeline::retry::{decide, is_overload, is_spend_limit, model_for, Decision};
-use pipeline::status::{Lane, Transition};
+use pipeline::status::{Kind, Lane, Transition};
 use wasm_bindgen::JsValue;
 use worker::Delay;
 
@@ -41,7 +42,7 @@ pub async fn run(state: &AppState, msg: Handle, row: JobRow) {
         Ok(p) => p,
         Err(s) => return stop(state, &msg, &row, s).await,
     };
-    let reservation = match reserve(state, &row, &prepared).await {
+    let granted = match reserve(state, &row, &prepared).await {
         Ok(r) => r,
         Err(s) => return stop(state, &msg, &row, s).await,
     };
@@ -51,15 +52,15 @@ pub async fn run(state: &AppState, msg: Handle, row: JobRow) {
             state,
             &msg,
             &row,
-            (&prepared, &reservation),
+            (&prepared, &granted),
             &mut settlement,
         )
         .await?
         else {
             return Ok(());
         };
-        let settled = settle(state, &msg, &row, &prepared, &called).await?;
-        record(state, &row, &prepared.model, &called, settled).await;
+        let settled = settle(state, &msg, &row, (&prepared, granted.route), &called).await?;
+        record(state, &row, (granted.route, &prepared.model), &called, settled).await;
         Ok(())
     }
     .await;
@@ -72,11 +73,13 @@ pub async fn run(state: &AppState, msg: Handle, row: JobRow) {
     }
 }
 
-/// What [`prepare`] hands on: the request shaped for the model it goes to, and its input tokens.
+/// What [`prepare`] hands on: the request shaped for the model it goes to, its input tokens,
+/// and the routes that can serve it (empty: the Anthropic API alone).
 struct Prepared {
     request: MessagesRequest,
     model: String,
     input: u64,
+    routes: Vec<Provider>,
 }
 
 /// Stage 1, before anything is reserved: the call must fit in what is left of this invocation;
@@ -114,11 +117,42 @@ async fn prepare(state: &AppState, row: &JobRow) -> Result<Prepared, Stop> {
         Some(n) => n,
         None => counted(state, row, &request).await?,
     };
+    let routes = routes_for(state, row, &request);
     Ok(Prepared {
         request,
         model,
         input,
+        routes,
     })
+}
+
+/// The routes that can serve a job's request, in failover order; empty when the Anthropic API
+/// is the only route configured (the budget's breaker then never refuses). A PDF job's request
+/// that reads a file can go elsewhere with its PDF inline, if the body fits the route's limit.
+fn routes_for(state: &AppState, row: &JobRow, request: &MessagesRequest) -> Vec<Provider> {
+    let routes = &state.config.routes.list;
+    let Some(model) = pipeline::models::find(&request.model) else {
+        return Vec::new();
+    };
+    if !routes.has_failover() {
+        return Vec::new();
+    }
+    let mut needs = Needs::of(request);
+    if row.kind == Kind::Pdf {
+        needs.files_api = false;
+    }
+    // Base64 is 4/3 of the PDF, and the rest of the request is small beside it.
+    let body = row.file_size.map_or(0, |b| b.max(0) as u64) * 4 / 3 + 64 * 1024;
+    routes
+        .candidates(model, needs)
+        .into_iter()
+        .filter(|&p| {
+            routes
+                .get(p)
+                .and_then(|r| r.max_body_bytes())
+                .is_none_or(|max| body <= max)
+        })
+        .collect()
 }
 
 /// The input tokens of a request that cannot be estimated, counted by the API; a PDF gone from
@@ -151,9 +185,16 @@ async fn counted(state: &AppState, row: &JobRow, request: &MessagesRequest) -> R
     Err(next.into())
 }
 
-/// Stage 2: a reservation of the tokens per minute and a slot of the lane, waited for in place
-/// while the budget says it is short, else the job is put back on its lane.
-async fn reserve(state: &AppState, row: &JobRow, prepared: &Prepared) -> Result<Reserve, Stop> {
+/// What stage 2 hands on: the reservation, and the route it was granted on.
+struct Granted {
+    reservation: Reserve,
+    route: Provider,
+}
+
+/// Stage 2: a reservation of the tokens per minute and a slot of the lane, on the first route
+/// whose breaker lets the call through, waited for in place while the budget says it is
+/// short, else the job is put back on its lane.
+async fn reserve(state: &AppState, row: &JobRow, prepared: &Prepared) -> Result<Granted, Stop> {
     let timing = &state.config.timing;
     let reservation = Reserve {
         job_id: row.id.to_string(),
@@ -165,6 +206,7 @@ async fn reserve(state: &AppState, row: &JobRow, prepared: &Prepared) -> Result<
         },
         ttl_ms: timing.call_timeout_ms as i64 + 30_000,
         user: Some(row.user_id.to_string()),
+        routes: prepared.routes.clone(),
     };
     let (mut waited, mut asks) = (0, 0);
     loop {
@@ -176,7 +218,12 @@ async fn reserve(state: &AppState, row: &JobRow, prepared: &Prepared) -> Result<
             }
         })?;
         match after_grant(&grant, waited, asks) {
-            BudgetStep::Go => return Ok(reservation),
+            BudgetStep::Go => {
+                return Ok(Granted {
+                    route: grant.route,
+                    reservation,
+                })
+            }
             BudgetStep::Wait { ms } => {
                 waited += ms;
                 Delay::from(std::time::Duration::from_millis(ms)).await;
@@ -219,9 +266,10 @@ async fn claim_and_call(
     state: &AppState,
     msg: &Handle,
     row: &JobRow,
-    (prepared, reservation): (&Prepared, &Reserve),
+    (prepared, granted): (&Prepared, &Granted),
     settlement: &mut Settle,
 ) -> worker::Result<Option<Called>> {
+    let reservation = &granted.reservation;
     let (id, model) = (&row.id, &prepared.model);
     if !state.store.claim(id, now_ms()).await? {
         msg.ack();
@@ -238,8 +286,8 @@ async fn claim_and_call(
         return Ok(None);
     }
     let started_at = now_ms();
-    let Answered { result, reported } = call(state, row, &prepared.request).await;
-    *settlement = Settle::after_call(id, model, &result, reported);
+    let Answered { result, reported } = call(state, row, granted.route, &prepared.request).await;
+    *settlement = Settle::after_call(id, (granted.route, model), &result, reported);
     if matches!(result, Err(CallOutcome::Timeout)) {
         crate::ops::timed_out(state, model, &reservation.need, row.reserved_micros).await;
     }
@@ -265,17 +313,20 @@ async fn settle(
     state: &AppState,
     msg: &Handle,
     row: &JobRow,
-    prepared: &Prepared,
+    (prepared, route): (&Prepared, Provider),
     called: &Called,
 ) -> worker::Result<Settled> {
     let (id, model) = (&row.id, &prepared.model);
     let message = match &called.result {
         Ok(message) => message,
         Err(CallOutcome::Undecodable { reason, raw }) => {
-            return undecodable(state, msg, id, model, reason, raw).await;
+            return undecodable(state, msg, (id, route), model, (reason, raw)).await;
         }
         Err(failure) => {
-            let again = missing_file(state, row, &prepared.request, failure).await?;
+            let again = match refused_credentials(state, id, route, failure).await? {
+                Some(again) => Some(again),
+                None => missing_file(state, row, &prepared.request, failure).await?,
+            };
             let failure = again.as_ref().unwrap_or(failure);
             let outcome = apply(state, msg, id, row.lane, failure, called.attempt).await?;
             return Ok(Settled {
@@ -302,20 +353,42 @@ async fn settle(
             spent,
         });
     }
-    answered(state, msg, row, message).await
+    answered(state, msg, (row, route), message).await
+}
+
+/// A route besides the Anthropic API refused our credentials (a bad or expired key, signature
+/// or token): a configuration error, not the job's. Its breaker opened at once (the settlement
+/// says so), so no storm of calls follows; operators hear of it; the job is retried as a
+/// transient failure, on the next route. `None` for any other failure.
+async fn refused_credentials(
+    state: &AppState,
+    id: &str,
+    route: Provider,
+    failure: &CallOutcome,
+) -> worker::Result<Option<CallOutcome>> {
+    if !pipeline::provider::refuses_credentials(route, failure) {
+        return Ok(None);
+    }
+    let why = format!(
+        "{} refused our credentials (configuration error): {}",
+        route.display_name(),
+        describe(failure)
+    );
+    worker::console_error!("ALERT job {id}: {why}");
+    state.store.count("alert_route_credentials", now_ms()).await?;
+    Ok(Some(CallOutcome::Network(why)))
 }
 
 /// An answer that could not be read fails its job once: paid for, and kept in R2 as it came.
 async fn undecodable(
     state: &AppState,
     msg: &Handle,
-    id: &str,
+    (id, route): (&str, Provider),
     model: &str,
-    reason: &str,
-    raw: &str,
+    (reason, raw): (&str, &str),
 ) -> worker::Result<Settled> {
     state.blobs.store_undecodable(id, raw, model).await?;
-    let settled = settle_undecodable(model, reason, raw, now_ms());
+    let settled = on_route(state, route, settle_undecodable(model, reason, raw, now_ms()));
     state.store.settle_sync(id, &settled, now_ms()).await?;
     msg.ack();
     Ok(Settled {
@@ -329,11 +402,12 @@ async fn undecodable(
 async fn answered(
     state: &AppState,
     msg: &Handle,
-    row: &JobRow,
+    (row, route): (&JobRow, Provider),
     message: &Message,
 ) -> worker::Result<Settled> {
     state.blobs.store_answer(&row.id, message).await?;
     let settled = settle_answer(row.kind, message, Tier::Standard, now_ms());
+    let settled = on_route(state, route, settled);
     state.store.settle_sync(&row.id, &settled, now_ms()).await?;
     msg.ack();
     let (outcome, error) = match settled.end {
@@ -345,6 +419,14 @@ async fn answered(
         error,
         spent: (settled.usage, settled.cost_micros),
     })
+}
+
+/// A settlement priced and recorded on the route that answered.
+fn on_route(state: &AppState, route: Provider, settled: answer::Settled) -> answer::Settled {
+    match state.config.routes.list.get(route) {
+        Some(r) => r.settled(settled),
+        None => settled,
+    }
 }
 
 /// A call refused because its PDF is gone from the Files API (deleted or expired there): the
@@ -370,7 +452,13 @@ async fn missing_file(
 
 /// The attempt's log line and its row in the attempt log (for people: a failure to write it is
 /// logged, the job itself is already settled).
-async fn record(state: &AppState, row: &JobRow, model: &str, called: &Called, settled: Settled) {
+async fn record(
+    state: &AppState,
+    row: &JobRow,
+    (route, model): (Provider, &str),
+    called: &Called,
+    settled: Settled,
+) {
     let (id, attempt) = (&row.id, called.attempt);
     let ended_at = now_ms();
     let line = JobLog {
@@ -390,6 +478,7 @@ async fn record(state: &AppState, row: &JobRow, model: &str, called: &Called, se
         ended_at,
         outcome: settled.outcome,
         error: settled.error.as_deref(),
+        route,
     };
     if let Err(e) = state.store.record_attempt(&entry).await {
         worker::console_error!("job {id}: attempt {attempt} not logged: {e}");
@@ -532,8 +621,22 @@ async fn count_tokens(
         .await
 }
 
-/// The Messages call of a job's request.
-async fn call(state: &AppState, row: &JobRow, request: &MessagesRequest) -> Answered {
+/// The Messages call of a job's request, on the route it was granted.
+async fn call(
+    state: &AppState,
+    row: &JobRow,
+    route: Provider,
+    request: &MessagesRequest,
+) -> Answered {
+    if let Some(elsewhere) = state
+        .config
+        .routes
+        .list
+        .get(route)
+        .filter(|r| r.provider() != Provider::Anthropic)
+    {
+        return crate::providers::messages_on(state, elsewhere, row, request).await;
+    }
     match body(state, row, serde_json::to_string(request)).await {
         Ok(b) => state.anthropic.messages_body(b, &row.id).await,
         Err(e) => Answered {

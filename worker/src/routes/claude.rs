@@ -12,6 +12,7 @@ use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
+use pipeline::provider::Provider;
 use pipeline::answer::{settle_answer, settle_undecodable, End};
 use pipeline::anthropic::{Message, StopReason};
 use pipeline::budget::{Need, Reserve, Settle};
@@ -159,7 +160,13 @@ async fn direct(state: &AppState, job: &NewPrompt<'_>) -> Result<Response, AppEr
     let reservation = reserve(state, &id, &request, job.user).await?;
     let started_at = now_ms();
     let answered = state.anthropic.messages(&request, &id).await;
-    let settlement = Settle::after_call(&id, &request.model, &answered.result, answered.reported);
+    // The direct path's call is the Anthropic API's (it waits for one answer, in the request).
+    let settlement = Settle::after_call(
+        &id,
+        (Provider::Anthropic, &request.model),
+        &answered.result,
+        answered.reported,
+    );
     if matches!(answered.result, Err(CallOutcome::Timeout)) {
         crate::ops::timed_out(state, &request.model, &reservation.need, job.reserved).await;
     }
@@ -185,6 +192,7 @@ async fn direct(state: &AppState, job: &NewPrompt<'_>) -> Result<Response, AppEr
         ended_at: now_ms(),
         outcome,
         error: error.as_deref(),
+        route: Provider::Anthropic,
     };
     if let Err(e) = state.store.record_attempt(&attempt).await {
         // The attempt log is for people; the job itself is already settled.
@@ -211,6 +219,7 @@ async fn reserve(
         },
         ttl_ms: state.config.timing.call_timeout_ms as i64 + 30_000,
         user: Some(user.to_owned()),
+        routes: Vec::new(),
     };
     let grant = state.budget.reserve(&reservation).await?;
     if grant.granted {

@@ -8,6 +8,7 @@ use pipeline::anthropic::Usage;
 use pipeline::dto::AttemptView;
 use pipeline::dto::RefusalView;
 use pipeline::outcome::{AttemptOutcome, Failure};
+use pipeline::provider::Provider;
 use pipeline::status::{Kind, Lane, Mode, Status, Transition};
 use serde::Deserialize;
 use wasm_bindgen::JsValue;
@@ -52,6 +53,16 @@ pub struct Attempt<'a> {
     pub ended_at: i64,
     pub outcome: AttemptOutcome,
     pub error: Option<&'a str>,
+    /// The route the call went to.
+    pub route: Provider,
+}
+
+/// A route as `jobs.route` and `job_attempts.route` keep it: NULL for the Anthropic API.
+fn route_column(route: Provider) -> JsValue {
+    match route {
+        Provider::Anthropic => JsValue::NULL,
+        other => other.as_str().into(),
+    }
 }
 
 impl Store {
@@ -86,7 +97,7 @@ impl Store {
                      cache_write_tokens = ?4, cache_read_tokens = ?5, cost_micros = ?6, \
                      raw_text = ?7, analysis = ?8, result_key = 'results/' || id, error = NULL, \
                      completed_at = ?9, updated_at = ?9, model = COALESCE(?11, model), \
-                     cost_unknown = ?12, speed = ?13 WHERE id = ?1 AND {}",
+                     cost_unknown = ?12, speed = ?13, route = ?14 WHERE id = ?1 AND {}",
                     t.set(),
                     scope.guard(t, 10)
                 );
@@ -104,6 +115,7 @@ impl Store {
                             s.answered_by.as_str().into(),
                             JsValue::from_bool(s.cost_micros.is_none()),
                             fast(s.usage.as_ref()),
+                            route_column(s.route),
                         ],
                     ]
                     .concat(),
@@ -147,7 +159,7 @@ impl Store {
              cache_read_tokens = cache_read_tokens + ?7, cost_micros = cost_micros + ?8, \
              completed_at = ?9, updated_at = ?9, cost_unknown = MAX(cost_unknown, ?11), \
              result_key = CASE WHEN ?12 THEN 'results/' || id ELSE result_key END, \
-             speed = COALESCE(?14, speed) WHERE id = ?1 AND {}",
+             speed = COALESCE(?14, speed), route = COALESCE(?15, route) WHERE id = ?1 AND {}",
             t.set(),
             scope.guard(t, 10)
         );
@@ -168,6 +180,7 @@ impl Store {
                     JsValue::from_bool(usage.is_some()),
                     f.class.as_str().into(),
                     fast(usage.as_ref()),
+                    paid.map_or(JsValue::NULL, |s| route_column(s.route)),
                 ],
             ]
             .concat(),
@@ -307,8 +320,8 @@ impl Store {
     pub async fn record_attempt(&self, a: &Attempt<'_>) -> worker::Result<()> {
         self.run(
             "INSERT OR REPLACE INTO job_attempts \
-             (job_id, n, model, started_at, ended_at, outcome, error) \
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+             (job_id, n, model, started_at, ended_at, outcome, error, route) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
             &[
                 a.job_id.into(),
                 num(a.n as i64),
@@ -317,6 +330,7 @@ impl Store {
                 num(a.ended_at),
                 a.outcome.as_str().into(),
                 opt(a.error),
+                route_column(a.route),
             ],
         )
         .await?;
