@@ -332,6 +332,7 @@ pub fn spawn_stack_of(suite: &str, rt: &tokio::runtime::Runtime, config: StackCo
         .block_on(sim::spawn(sim::Config {
             api_key: None,
             knobs,
+            clouds: Default::default(),
         }))
         .expect("start anthropic-sim");
     let sim_url = format!("http://{sim_addr}");

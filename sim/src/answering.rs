@@ -51,14 +51,21 @@ pub fn plan(inner: &Inner, req: &Parsed, now: i64) -> (Answer, Usage) {
     (answer, usage)
 }
 
+/// Who bills a call: the Anthropic API (its cost report counts it), or another route, at its
+/// price — thousandths of the list price (regional endpoints: 1,100).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Payer {
+    Anthropic,
+    Cloud { route: &'static str, permille: u64 },
+}
+
 /// Records the cache use and bills the answer (at half price for batches).
 pub fn commit(
     inner: &mut Inner,
     req: &Parsed,
     usage: &Usage,
-    now: i64,
-    batch: bool,
-    job: Option<&str>,
+    (now, batch): (i64, bool),
+    (job, payer): (Option<&str>, Payer),
 ) {
     if let Some(prefix) = req.cache {
         // A hit refreshes the entry for its lifetime, as a write starts it.
@@ -81,8 +88,16 @@ pub fn commit(
         }
         _ => cost,
     };
-    inner.stats.bill(usage, cost, batch, job);
-    inner.stats.by_day(now, &req.model, batch, cost);
+    match payer {
+        Payer::Anthropic => {
+            inner.stats.bill(usage, cost, batch, job);
+            inner.stats.by_day(now, &req.model, batch, cost);
+        }
+        Payer::Cloud { route, permille } => {
+            let cost = (cost * permille).div_ceil(1000);
+            inner.stats.bill_cloud(route, usage, cost, job);
+        }
+    }
 }
 
 /// The Message object for an answer, in the shape of the current API (SDK `Message`): thinking

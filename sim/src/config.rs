@@ -12,6 +12,42 @@ pub struct Config {
     /// When set, `x-api-key` must equal it; otherwise any non-empty key is accepted.
     pub api_key: Option<String>,
     pub knobs: Knobs,
+    /// The identities the other routes accept (`crate::clouds`).
+    pub clouds: CloudCredentials,
+}
+
+/// Who the Bedrock and Vertex AI routes let in: one AWS access key and one Google access token.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CloudCredentials {
+    pub aws_access_key_id: String,
+    pub aws_secret_access_key: String,
+    pub vertex_token: String,
+}
+
+/// The AWS key pair and the Vertex AI token the simulator accepts unless told otherwise (the
+/// local stack's `.dev.vars` carries the same).
+pub const SIM_AWS_ACCESS_KEY_ID: &str = "AKIDSIMULATOR00000000";
+pub const SIM_AWS_SECRET_ACCESS_KEY: &str = "sim-aws-secret-access-key";
+pub const SIM_VERTEX_TOKEN: &str = "ya29.sim-vertex-access-token";
+
+impl Default for CloudCredentials {
+    fn default() -> Self {
+        CloudCredentials {
+            aws_access_key_id: SIM_AWS_ACCESS_KEY_ID.into(),
+            aws_secret_access_key: SIM_AWS_SECRET_ACCESS_KEY.into(),
+            vertex_token: SIM_VERTEX_TOKEN.into(),
+        }
+    }
+}
+
+/// A route taken down or slowed on purpose (`Knobs::outages`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Outage {
+    /// Every call of the route answers this status (0: none) — in the route's own error shape.
+    pub status: u16,
+    /// Every answer of the route comes this much later.
+    pub slow_ms: u64,
 }
 
 /// What `/_sim/config` shows and changes.
@@ -67,6 +103,12 @@ pub struct Knobs {
     /// Models of its table the API no longer offers: unlisted, and every call naming them a
     /// 404 `not_found_error`, as for a retired model.
     pub models_dropped: Vec<String>,
+    /// Routes down or slow, by name (`anthropic`: every `/v1/…` endpoint; `bedrock`;
+    /// `vertex`): what an outage suite turns on and off.
+    pub outages: BTreeMap<String, Outage>,
+    /// From this instant (epoch ms) the Vertex AI token is expired: every call with it is a 401
+    /// `UNAUTHENTICATED` (`None`: it never expires).
+    pub vertex_token_expires_at: Option<i64>,
 }
 
 /// A model listed by `GET /v1/models` that the simulator's table does not hold.
@@ -105,6 +147,8 @@ impl Default for Knobs {
             files_storage_bytes: None,
             models_added: Vec::new(),
             models_dropped: Vec::new(),
+            outages: BTreeMap::new(),
+            vertex_token_expires_at: None,
         }
     }
 }
@@ -137,6 +181,16 @@ impl Knobs {
         }
         if self.rpm == 0 || self.itpm == 0 || self.otpm == 0 {
             return Err("rate limits must be at least 1".into());
+        }
+        for (route, o) in &self.outages {
+            if !crate::clouds::ROUTES.contains(&route.as_str()) {
+                return Err(format!(
+                    "outages: unknown route {route:?} (anthropic, bedrock, vertex)"
+                ));
+            }
+            if o.status != 0 && !(400..=599).contains(&o.status) {
+                return Err(format!("outages.{route}: {} is not an error status", o.status));
+            }
         }
         Ok(())
     }
@@ -174,6 +228,14 @@ usage: anthropic-sim [flags]
 
 Prompt markers (deterministic faults, also inside batch requests):
   [[sim:STATUS]]  [[sim:STATUSxK]]  [[sim:STATUS@MODEL]]  [[sim:hang]]  [[sim:slow=MS]]
+
+Other routes to the same models (issue 36):
+  POST /model/{profile.model}/invoke            Amazon Bedrock InvokeModel, SigV4 (service bedrock)
+                                                with AKIDSIMULATOR00000000 / sim-aws-secret-access-key
+  POST /v1/projects/P/locations/L/publishers/anthropic/models/M:rawPredict
+                                                Google Vertex AI, Bearer ya29.sim-vertex-access-token
+  Knobs: outages {\"anthropic\"|\"bedrock\"|\"vertex\": {status, slow_ms}},
+         vertex_token_expires_at (epoch ms)
 
 Control: GET /_sim/stats, POST /_sim/reset, GET|PUT|PATCH /_sim/config";
 
@@ -224,6 +286,7 @@ impl Config {
         let mut c = Config {
             api_key: None,
             knobs: Knobs::default(),
+            clouds: CloudCredentials::default(),
         };
         let mut rates_from_flags = false;
         for (flag, v) in pairs {

@@ -23,11 +23,14 @@ pub async fn stats(State(sim): State<Sim>) -> Json<Value> {
         .filter(|(_, n)| **n > 1)
         .map(|(j, _)| j)
         .collect();
-    let total = s.standard.cost_micros + s.batch.cost_micros;
+    let anthropic = s.standard.cost_micros + s.batch.cost_micros;
+    let total = anthropic + s.clouds.values().map(|b| b.cost_micros).sum::<u64>();
     Json(json!({
         "calls": s.calls,
         "standard": s.standard,
         "batch": s.batch,
+        "clouds": s.clouds,
+        "anthropic_cost_micros": anthropic,
         "total_cost_micros": total,
         "total_cost_usd": total as f64 / 1e6,
         "billed_by_job": s.billed_by_job,

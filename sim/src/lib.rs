@@ -24,6 +24,7 @@ pub mod auth;
 pub mod batch;
 pub mod batches;
 pub mod clock;
+pub mod clouds;
 pub mod config;
 pub mod control;
 pub mod errors;
@@ -53,8 +54,38 @@ pub use clock::now_ms;
 pub use config::{Config, Knobs};
 pub use state::{Inner, Sim};
 
-/// The simulator's routes.
+/// The simulator's routes: the Anthropic API's (behind its outage knob), the other routes'
+/// (`clouds`), and the simulator's own controls.
 pub fn router(sim: Sim) -> Router {
+    anthropic_api(sim.clone())
+        .route("/model/{model_id}/invoke", post(clouds::bedrock::invoke))
+        .route(
+            "/v1/projects/{project}/locations/{location}/publishers/anthropic/models/{action}",
+            post(clouds::vertex::raw_predict),
+        )
+        .route("/_sim/stats", get(control::stats))
+        .route("/_sim/reset", post(control::reset))
+        .route(
+            "/_sim/webhooks",
+            post(control::receive_webhook).get(control::webhooks),
+        )
+        .route(
+            "/_sim/config",
+            get(control::get_config)
+                .put(control::put_config)
+                .patch(control::patch_config),
+        )
+        .fallback(errors::not_found)
+        .method_not_allowed_fallback(errors::method_not_allowed)
+        // Bodies are size-checked by the handlers, which answer 413 in the API's shape.
+        .layer(axum::extract::DefaultBodyLimit::max(
+            batches::MAX_BATCH_BYTES + 1,
+        ))
+        .with_state(sim)
+}
+
+/// The Anthropic API's endpoints, each behind its outage (`Knobs::outages`).
+fn anthropic_api(sim: Sim) -> Router<Sim> {
     Router::new()
         .route("/v1/messages", post(messages::create))
         .route("/v1/messages/count_tokens", post(messages::count_tokens))
@@ -85,25 +116,10 @@ pub fn router(sim: Sim) -> Router {
             get(files::retrieve).delete(files::delete),
         )
         .route("/v1/files/{file_id}/content", get(files::content))
-        .route("/_sim/stats", get(control::stats))
-        .route("/_sim/reset", post(control::reset))
-        .route(
-            "/_sim/webhooks",
-            post(control::receive_webhook).get(control::webhooks),
-        )
-        .route(
-            "/_sim/config",
-            get(control::get_config)
-                .put(control::put_config)
-                .patch(control::patch_config),
-        )
-        .fallback(errors::not_found)
-        .method_not_allowed_fallback(errors::method_not_allowed)
-        // Bodies are size-checked by the handlers, which answer 413 in the API's shape.
-        .layer(axum::extract::DefaultBodyLimit::max(
-            batches::MAX_BATCH_BYTES + 1,
+        .route_layer(axum::middleware::from_fn_with_state(
+            sim,
+            clouds::anthropic_outage,
         ))
-        .with_state(sim)
 }
 
 /// Starts the simulator on a free loopback port inside the current tokio runtime (used by the

@@ -16,7 +16,7 @@ use axum::response::{IntoResponse, Response};
 use axum::Json;
 use serde_json::json;
 
-use crate::answering::{commit, json_body, message, plan};
+use crate::answering::{commit, json_body, message, plan, Payer};
 use crate::auth::{check_headers, version};
 use crate::clock::now_ms;
 use crate::errors::{with_headers, SimError};
@@ -65,10 +65,26 @@ async fn handle(
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Response, SimError> {
     let req = read(sim, headers, body, true)?;
-    let job = headers
+    let job = job_of(headers);
+    answer(sim, req, job, Payer::Anthropic).await
+}
+
+/// The job a call bills (`x-job-id`), if it names one.
+pub fn job_of(headers: &HeaderMap) -> Option<String> {
+    headers
         .get(JOB_HEADER)
         .and_then(|v| v.to_str().ok())
-        .map(str::to_owned);
+        .map(str::to_owned)
+}
+
+/// Answers a validated Messages request: faults, the answer, the rate limits (the Anthropic
+/// API's; another route's are its own), the bill, the latency.
+pub async fn answer(
+    sim: &Sim,
+    req: Parsed,
+    job: Option<String>,
+    payer: Payer,
+) -> Result<Response, SimError> {
 
     let (fault, hang_ms, retry_after_s) = {
         let mut guard = sim.lock();
@@ -106,12 +122,17 @@ async fn handle(
         // Output tokens are estimated from max_tokens when the request starts and adjusted to
         // what was generated when it ends, as with the real API.
         let reserved_output = req.max_tokens.max(usage.output_tokens);
-        if let Err(wait_ms) = inner.limits.try_take(counted_input, reserved_output, now) {
+        let anthropic = payer == Payer::Anthropic;
+        let taken = match anthropic {
+            true => inner.limits.try_take(counted_input, reserved_output, now),
+            false => Ok(()),
+        };
+        if let Err(wait_ms) = taken {
             let mut e = SimError::injected(429, (wait_ms as u64).div_ceil(1000).max(1));
             e.headers.extend(inner.limits.headers(now));
             return Err(e);
         }
-        commit(&mut inner, &req, &usage, now, false, job.as_deref());
+        commit(&mut inner, &req, &usage, (now, false), (job.as_deref(), payer));
         if hold_ms > 0 {
             let cost = pricing::cost_micros(&req.model, &usage, false, now);
             inner.stats.abandoned(job.as_deref(), cost);
@@ -129,6 +150,10 @@ async fn handle(
     let (message, unused) = message;
     if latency_ms > 0 {
         tokio::time::sleep(Duration::from_millis(latency_ms)).await;
+    }
+    if payer != Payer::Anthropic {
+        // Another route answers without the Anthropic API's rate-limit headers.
+        return Ok(Json(message).into_response());
     }
     sim.lock().limits.refund_output(unused, now_ms());
     Ok(with_headers(Json(message).into_response(), rl_headers))
@@ -152,6 +177,16 @@ fn read(
         now_ms(),
         files,
     )?;
+    crate::models::refuse_dropped((req.spec, &req.model), &inner.knobs)?;
+    inner.stats.documents(&req);
+    Ok(req)
+}
+
+/// A Messages request unwrapped from another route's body (`crate::clouds`): validated as the
+/// Anthropic API's current version validates it, without the Files API (no other route has it).
+pub fn validate_elsewhere(sim: &Sim, value: &serde_json::Value) -> Result<Parsed, SimError> {
+    let mut inner = sim.lock();
+    let req = request::parse(value, true, "2023-06-01", now_ms(), None)?;
     crate::models::refuse_dropped((req.spec, &req.model), &inner.knobs)?;
     inner.stats.documents(&req);
     Ok(req)

@@ -37,6 +37,9 @@ pub struct Stats {
     pub calls: BTreeMap<String, u64>,
     pub standard: Billing,
     pub batch: Billing,
+    /// What the other routes (`bedrock`, `vertex`) billed, each at its own price; not in the
+    /// Anthropic API's cost report.
+    pub clouds: BTreeMap<String, Billing>,
     /// How many times each job was billed, by `x-job-id` header or batch `custom_id`.
     pub billed_by_job: BTreeMap<String, u64>,
     /// What each job was billed in all, in micro-dollars.
@@ -117,6 +120,22 @@ impl Stats {
             .or_default() += cost_micros;
     }
 
+    /// Bills a call answered on another route: its own billing, and the job's.
+    pub fn bill_cloud(&mut self, route: &str, u: &Usage, cost_micros: u64, job: Option<&str>) {
+        self.clouds
+            .entry(route.to_owned())
+            .or_default()
+            .add(u, cost_micros);
+        self.by_job(job, cost_micros);
+    }
+
+    fn by_job(&mut self, job: Option<&str>, cost_micros: u64) {
+        if let Some(job) = job.filter(|j| !j.is_empty()) {
+            *self.billed_by_job.entry(job.to_owned()).or_default() += 1;
+            *self.cost_by_job.entry(job.to_owned()).or_default() += cost_micros;
+        }
+    }
+
     pub fn bill(&mut self, u: &Usage, cost_micros: u64, batch: bool, job: Option<&str>) {
         if batch {
             &mut self.batch
@@ -124,9 +143,6 @@ impl Stats {
             &mut self.standard
         }
         .add(u, cost_micros);
-        if let Some(job) = job.filter(|j| !j.is_empty()) {
-            *self.billed_by_job.entry(job.to_owned()).or_default() += 1;
-            *self.cost_by_job.entry(job.to_owned()).or_default() += cost_micros;
-        }
+        self.by_job(job, cost_micros);
     }
 }

@@ -22,6 +22,7 @@ impl Api {
         Self::start_with(sim::Config {
             api_key: None,
             knobs,
+            clouds: Default::default(),
         })
         .await
     }
@@ -124,6 +125,7 @@ async fn a_missing_or_wrong_api_key_is_a_401_authentication_error() {
     let api = Api::start_with(sim::Config {
         api_key: Some("sk-right".into()),
         knobs: sim::Knobs::default(),
+        clouds: Default::default(),
     })
     .await;
     let missing = Api::send(

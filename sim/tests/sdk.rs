@@ -27,6 +27,7 @@ async fn the_official_python_sdk_works_unmodified_against_the_simulator() {
             batch_ms: 300,
             ..sim::Knobs::default()
         },
+        clouds: Default::default(),
     })
     .await
     .unwrap();

@@ -85,7 +85,13 @@ fn run_one(inner: &mut Inner, custom_id: &str, params: &Value, version: &str, no
         Fault::Hang => json!({"type": "expired"}),
         Fault::None | Fault::Slow(_) => {
             let (answer, usage) = plan(inner, &req, now);
-            commit(inner, &req, &usage, now, true, Some(custom_id));
+            commit(
+                inner,
+                &req,
+                &usage,
+                (now, true),
+                (Some(custom_id), crate::answering::Payer::Anthropic),
+            );
             json!({"type": "succeeded", "message": message(&req, answer, usage, true)})
         }
     }
