@@ -357,7 +357,11 @@ pub fn spawn_stack_of(suite: &str, rt: &tokio::runtime::Runtime, config: StackCo
                 ("QUEUE_ROLLOUT_PERCENT".into(), "50".into()),
             ]
             .into_iter()
-            .chain(vars)
+            // `{sim}` in a suite's var is the simulator's URL (another route's base URL).
+            .chain(
+                vars.into_iter()
+                    .map(|(k, v)| (k, v.replace("{sim}", &sim_url))),
+            )
             .collect(),
         },
         anthropic_api_key: SIM_KEY.into(),

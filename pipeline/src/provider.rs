@@ -54,9 +54,15 @@ pub const VERTEX_MAX_BYTES: u64 = 30 * 1000 * 1000;
 pub enum Endpoint {
     Anthropic,
     /// `profile`: the inference profile's geography (`global`, `us`, `eu`, `jp`, `apac`, `au`).
-    Bedrock { region: String, profile: String },
+    Bedrock {
+        region: String,
+        profile: String,
+    },
     /// `location`: `global`, a multi-region (`us`, `eu`) or a region (`us-east5`).
-    Vertex { project: String, location: String },
+    Vertex {
+        project: String,
+        location: String,
+    },
 }
 
 /// One route: a provider's endpoint and the base URL its calls go to.

@@ -109,6 +109,10 @@ pub struct Knobs {
     /// From this instant (epoch ms) the Vertex AI token is expired: every call with it is a 401
     /// `UNAUTHENTICATED` (`None`: it never expires).
     pub vertex_token_expires_at: Option<i64>,
+    /// The AWS secret key Bedrock now holds for the access key (a rotation the caller has not
+    /// heard of): every signature made with the old one no longer matches (`None`: the one
+    /// the simulator started with).
+    pub aws_secret_access_key: Option<String>,
 }
 
 /// A model listed by `GET /v1/models` that the simulator's table does not hold.
@@ -149,6 +153,7 @@ impl Default for Knobs {
             models_dropped: Vec::new(),
             outages: BTreeMap::new(),
             vertex_token_expires_at: None,
+            aws_secret_access_key: None,
         }
     }
 }
@@ -189,7 +194,10 @@ impl Knobs {
                 ));
             }
             if o.status != 0 && !(400..=599).contains(&o.status) {
-                return Err(format!("outages.{route}: {} is not an error status", o.status));
+                return Err(format!(
+                    "outages.{route}: {} is not an error status",
+                    o.status
+                ));
             }
         }
         Ok(())

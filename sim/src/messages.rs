@@ -85,7 +85,6 @@ pub async fn answer(
     job: Option<String>,
     payer: Payer,
 ) -> Result<Response, SimError> {
-
     let (fault, hang_ms, retry_after_s) = {
         let mut guard = sim.lock();
         let inner = &mut *guard;
@@ -132,7 +131,13 @@ pub async fn answer(
             e.headers.extend(inner.limits.headers(now));
             return Err(e);
         }
-        commit(&mut inner, &req, &usage, (now, false), (job.as_deref(), payer));
+        commit(
+            &mut inner,
+            &req,
+            &usage,
+            (now, false),
+            (job.as_deref(), payer),
+        );
         if hold_ms > 0 {
             let cost = pricing::cost_micros(&req.model, &usage, false, now);
             inner.stats.abandoned(job.as_deref(), cost);

@@ -149,9 +149,10 @@ async fn sign(
     path: &str,
     body: &JsValue,
 ) -> Result<sigv4::Signed, CallOutcome> {
-    let creds = state.config.routes.aws.as_ref().ok_or_else(|| {
-        CallOutcome::Network("the Bedrock route has no AWS credentials".into())
-    })?;
+    let creds =
+        state.config.routes.aws.as_ref().ok_or_else(|| {
+            CallOutcome::Network("the Bedrock route has no AWS credentials".into())
+        })?;
     let hash = match body.as_string() {
         Some(text) => sigv4::Payload::Bytes(text.as_bytes()).sha256(),
         None => blob_sha256(body.unchecked_ref())

@@ -23,6 +23,7 @@ mod models;
 mod openapi;
 mod operate;
 mod ops;
+mod outage;
 mod reconciliation;
 mod retention;
 mod routing;
@@ -49,6 +50,7 @@ const SUITES: &[Named] = &[
     ("catalog", models::catalog),
     ("openapi", openapi::suite),
     ("operate", operate::suite),
+    ("outage", outage::suite),
     ("ops", ops::suite),
     ("reconciliation", reconciliation::suite),
     ("retention", retention::suite),

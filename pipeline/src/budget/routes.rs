@@ -99,7 +99,9 @@ impl Budget {
         let change = self.breakers.entry(k).or_default().record(signal, now, p)?;
         Some(Tripped {
             route: s.route,
-            model: crate::models::find(model).map_or(model, |m| m.id).to_owned(),
+            model: crate::models::find(model)
+                .map_or(model, |m| m.id)
+                .to_owned(),
             change,
         })
     }

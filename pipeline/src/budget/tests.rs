@@ -457,7 +457,11 @@ mod routes {
         let probe = b.reserve(&on("p", &[A, B]), &s, later);
         assert_eq!((probe.route, probe.probe), (A, true));
         let other = b.reserve(&on("o", &[A, B]), &s, later);
-        assert_eq!((other.route, other.probe), (B, false), "one probe at a time");
+        assert_eq!(
+            (other.route, other.probe),
+            (B, false),
+            "one probe at a time"
+        );
         let closed = b.settle(&called("p", A, Signal::Answered), &s, later + 10);
         assert_eq!(closed.map(|t| t.change), Some(Change::Closed));
         assert_eq!(b.reserve(&on("n", &[A, B]), &s, later + 20).route, A);

@@ -40,10 +40,7 @@ impl Routes {
         get: impl Fn(&str) -> Option<String>,
     ) -> Result<Routes, String> {
         let listed = get("ROUTES").unwrap_or_else(|| "anthropic".into());
-        let mut names = listed
-            .split(',')
-            .map(str::trim)
-            .filter(|s| !s.is_empty());
+        let mut names = listed.split(',').map(str::trim).filter(|s| !s.is_empty());
         if names.next() != Some("anthropic") {
             return Err(format!(
                 "ROUTES must start with `anthropic` (the primary), found {listed:?}"
@@ -51,8 +48,9 @@ impl Routes {
         }
         let mut routes = Routes::anthropic_only(anthropic_base_url);
         for name in names {
-            let provider = Provider::parse(name)
-                .ok_or_else(|| format!("ROUTES: unknown route {name:?} (anthropic, bedrock, vertex)"))?;
+            let provider = Provider::parse(name).ok_or_else(|| {
+                format!("ROUTES: unknown route {name:?} (anthropic, bedrock, vertex)")
+            })?;
             if routes.get(provider).is_some() {
                 return Err(format!("ROUTES names {name} twice"));
             }

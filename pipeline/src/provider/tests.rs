@@ -43,7 +43,10 @@ fn routes_read_from_vars_with_the_providers_hosts() {
     assert!(r.has_failover());
     assert_eq!(r.primary().base_url, "https://api.anthropic.com");
     let b = r.get(Provider::Bedrock).unwrap();
-    assert_eq!(b.base_url, "https://bedrock-runtime.us-east-1.amazonaws.com");
+    assert_eq!(
+        b.base_url,
+        "https://bedrock-runtime.us-east-1.amazonaws.com"
+    );
     assert!(!b.regional(), "the global profile is the default");
     let v = r.get(Provider::Vertex).unwrap();
     assert_eq!(v.base_url, "https://us-east5-aiplatform.googleapis.com");
@@ -80,11 +83,10 @@ fn bad_route_configuration_is_refused_with_the_var_named() {
         ("BEDROCK_PROFILE", "mars")
     ])
     .contains("BEDROCK_PROFILE"));
-    assert!(err(&[
-        ("ROUTES", "anthropic,vertex"),
-        ("VERTEX_PROJECT", "a/b")
-    ])
-    .contains("VERTEX_PROJECT"));
+    assert!(
+        err(&[("ROUTES", "anthropic,vertex"), ("VERTEX_PROJECT", "a/b")])
+            .contains("VERTEX_PROJECT")
+    );
     assert!(err(&[
         ("ROUTES", "anthropic,vertex,vertex"),
         ("VERTEX_PROJECT", "p")
@@ -111,7 +113,10 @@ fn each_route_calls_the_model_by_its_own_id_and_path() {
         "/v1/projects/acme-prod/locations/us-east5/publishers/anthropic/models/\
          claude-haiku-4-5@20251001:rawPredict"
     );
-    assert_eq!(r.primary().messages_path("claude-sonnet-5-5"), "/v1/messages");
+    assert_eq!(
+        r.primary().messages_path("claude-sonnet-5-5"),
+        "/v1/messages"
+    );
 }
 
 #[test]
@@ -120,14 +125,12 @@ fn the_body_loses_its_model_and_gains_the_providers_version() {
     let json = r#"{"model":"claude-sonnet-5-5","max_tokens":10,"messages":[]}"#;
     assert_eq!(body_for(r.primary(), json).unwrap(), json);
     let b: serde_json::Value =
-        serde_json::from_str(&body_for(r.get(Provider::Bedrock).unwrap(), json).unwrap())
-            .unwrap();
+        serde_json::from_str(&body_for(r.get(Provider::Bedrock).unwrap(), json).unwrap()).unwrap();
     assert_eq!(b["anthropic_version"], BEDROCK_VERSION);
     assert!(b.get("model").is_none());
     assert_eq!(b["max_tokens"], 10);
     let v: serde_json::Value =
-        serde_json::from_str(&body_for(r.get(Provider::Vertex).unwrap(), json).unwrap())
-            .unwrap();
+        serde_json::from_str(&body_for(r.get(Provider::Vertex).unwrap(), json).unwrap()).unwrap();
     assert_eq!(v["anthropic_version"], VERTEX_VERSION);
     assert!(body_for(r.get(Provider::Vertex).unwrap(), "[").is_err());
 }
@@ -136,7 +139,10 @@ fn the_body_loses_its_model_and_gains_the_providers_version() {
 fn a_route_that_lacks_what_a_request_needs_is_never_a_candidate() {
     let r = all_three();
     let all = vec![Provider::Anthropic, Provider::Bedrock, Provider::Vertex];
-    assert_eq!(r.candidates(model("claude-sonnet-5-5"), Needs::default()), all);
+    assert_eq!(
+        r.candidates(model("claude-sonnet-5-5"), Needs::default()),
+        all
+    );
     let files = Needs {
         files_api: true,
         ..Needs::default()
@@ -181,8 +187,10 @@ fn bedrock_errors_read_by_their_names() {
     );
     let body = r#"{"__type":"com.amazon.coral#ServiceUnavailableException","Message":"down"}"#;
     let out = failure(Provider::Bedrock, 503, body, |_| None);
-    assert!(matches!(out, CallOutcome::Http { status: 503, ref message, .. }
-        if message == "Amazon Bedrock ServiceUnavailableException: down"));
+    assert!(
+        matches!(out, CallOutcome::Http { status: 503, ref message, .. }
+        if message == "Amazon Bedrock ServiceUnavailableException: down")
+    );
     assert_eq!(
         failure(Provider::Bedrock, 408, "{}", |_| None),
         CallOutcome::Timeout
@@ -197,15 +205,19 @@ fn bedrock_errors_read_by_their_names() {
 fn vertex_errors_in_googles_shape_or_anthropics() {
     let google = r#"{"error":{"code":401,"message":"Request had invalid authentication credentials.","status":"UNAUTHENTICATED"}}"#;
     let out = failure(Provider::Vertex, 401, google, |_| None);
-    assert!(matches!(&out, CallOutcome::Http { status: 401, message, .. }
-        if message == "Google Vertex AI UNAUTHENTICATED: Request had invalid authentication credentials."));
+    assert!(
+        matches!(&out, CallOutcome::Http { status: 401, message, .. }
+        if message == "Google Vertex AI UNAUTHENTICATED: Request had invalid authentication credentials.")
+    );
     assert!(refuses_credentials(Provider::Vertex, &out));
     assert_eq!(signal(Provider::Vertex, &out), Signal::Refused);
     let anthropic =
         r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#;
     let out = failure(Provider::Vertex, 529, anthropic, |_| None);
-    assert!(matches!(&out, CallOutcome::Http { status: 529, message, .. }
-        if message == "Google Vertex AI overloaded_error: Overloaded"));
+    assert!(
+        matches!(&out, CallOutcome::Http { status: 529, message, .. }
+        if message == "Google Vertex AI overloaded_error: Overloaded")
+    );
     assert_eq!(signal(Provider::Vertex, &out), Signal::Unwell);
 }
 
@@ -225,7 +237,10 @@ fn only_the_other_routes_read_a_refusal_of_credentials_as_configuration() {
     };
     assert!(!refuses_credentials(Provider::Bedrock, &throttled));
     assert_eq!(signal(Provider::Bedrock, &throttled), Signal::Answered);
-    assert_eq!(signal(Provider::Bedrock, &CallOutcome::Timeout), Signal::Unwell);
+    assert_eq!(
+        signal(Provider::Bedrock, &CallOutcome::Timeout),
+        Signal::Unwell
+    );
 }
 
 #[test]

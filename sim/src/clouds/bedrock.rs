@@ -67,7 +67,11 @@ impl AwsError {
                 "ServiceUnavailableException",
                 "Bedrock is unable to process your request.",
             ),
-            _ => AwsError::new(500, "InternalServerException", "The server encountered an internal error while processing the request."),
+            _ => AwsError::new(
+                500,
+                "InternalServerException",
+                "The server encountered an internal error while processing the request.",
+            ),
         }
     }
 }
@@ -81,7 +85,10 @@ impl From<signature::Refused> for AwsError {
 impl IntoResponse for AwsError {
     fn into_response(self) -> Response {
         let status = StatusCode::from_u16(self.status).unwrap_or(StatusCode::BAD_REQUEST);
-        let kind = format!("{}:http://internal.amazon.com/coral/com.amazon.bedrock/", self.name);
+        let kind = format!(
+            "{}:http://internal.amazon.com/coral/com.amazon.bedrock/",
+            self.name
+        );
         let mut resp = (status, axum::Json(json!({"message": self.message}))).into_response();
         let h = resp.headers_mut();
         if let Ok(v) = kind.parse() {
@@ -103,7 +110,9 @@ pub async fn invoke(
     body: Result<Bytes, BytesRejection>,
 ) -> Response {
     let result = handle(&sim, (&model_id, uri.path()), &headers, body).await;
-    let status = result.as_ref().map_or_else(|e| e.status, |r| r.status().as_u16());
+    let status = result
+        .as_ref()
+        .map_or_else(|e| e.status, |r| r.status().as_u16());
     sim.lock().stats.call("bedrock", status);
     match result {
         Ok(r) => r,
@@ -125,13 +134,19 @@ async fn handle(
         body: &body,
         now_ms: crate::clock::now_ms(),
     };
-    signature::check(&arrived, &sim.config.clouds, pipeline::provider::BEDROCK_SERVICE)?;
+    let mut creds = sim.config.clouds.clone();
+    if let Some(rotated) = sim.lock().knobs.aws_secret_access_key.clone() {
+        creds.aws_secret_access_key = rotated;
+    }
+    signature::check(&arrived, &creds, pipeline::provider::BEDROCK_SERVICE)?;
     match suffer(sim, "bedrock").await {
         0 => {}
         status => return Err(AwsError::of(SimError::injected(status, 0))),
     }
     if body.len() > MAX_BYTES {
-        return Err(AwsError::validation("Input is too long for requested model."));
+        return Err(AwsError::validation(
+            "Input is too long for requested model.",
+        ));
     }
     let (model, permille) = model_and_price(model_id)?;
     let value: serde_json::Value = serde_json::from_slice(&body)

@@ -79,7 +79,11 @@ pub struct Arrived<'a> {
 pub fn check(req: &Arrived<'_>, creds: &CloudCredentials, service: &str) -> Result<(), Refused> {
     let text = |name: &str| req.headers.get(name).and_then(|v| v.to_str().ok());
     let Some(header) = text("authorization") else {
-        return Err(refused(403, "MissingAuthenticationTokenException", "Missing Authentication Token"));
+        return Err(refused(
+            403,
+            "MissingAuthenticationTokenException",
+            "Missing Authentication Token",
+        ));
     };
     let a = parse(header).ok_or_else(|| {
         refused(
@@ -236,7 +240,10 @@ mod tests {
     fn a_request_signed_with_the_right_secret_is_let_in() {
         let creds = CloudCredentials::default();
         let h = signed(&creds, PATH, b"{}", 1_000_000_000_000);
-        assert_eq!(check(&arrived(&h, b"{}", 1_000_000_000_000), &creds, "bedrock"), Ok(()));
+        assert_eq!(
+            check(&arrived(&h, b"{}", 1_000_000_000_000), &creds, "bedrock"),
+            Ok(())
+        );
     }
 
     #[test]
@@ -250,13 +257,20 @@ mod tests {
         let h = signed(&wrong, PATH, b"{}", now);
         let e = check(&arrived(&h, b"{}", now), &creds, "bedrock").unwrap_err();
         assert_eq!((e.status, e.name), (403, "InvalidSignatureException"));
-        assert!(e.message.starts_with("The request signature we calculated does not match"));
+        assert!(e
+            .message
+            .starts_with("The request signature we calculated does not match"));
 
         let h = signed(&creds, PATH, b"{}", now);
         let e = check(&arrived(&h, b"{\"x\":1}", now), &creds, "bedrock").unwrap_err();
         assert_eq!(e.name, "XAmzContentSHA256Mismatch");
 
-        let e = check(&arrived(&h, b"{}", now + MAX_SKEW_MS + 1), &creds, "bedrock").unwrap_err();
+        let e = check(
+            &arrived(&h, b"{}", now + MAX_SKEW_MS + 1),
+            &creds,
+            "bedrock",
+        )
+        .unwrap_err();
         assert_eq!((e.status, e.name), (403, "InvalidSignatureException"));
         assert!(e.message.starts_with("Signature expired"));
 

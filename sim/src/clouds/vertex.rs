@@ -142,10 +142,12 @@ async fn handle(
         return Err(not_found());
     }
     let model = model_of(Provider::Vertex, model_id).ok_or_else(not_found)?;
-    let too_large = || SimError::new(
-        pipeline::anthropic::ErrorType::RequestTooLarge,
-        "Request exceeds the maximum allowed number of bytes.",
-    );
+    let too_large = || {
+        SimError::new(
+            pipeline::anthropic::ErrorType::RequestTooLarge,
+            "Request exceeds the maximum allowed number of bytes.",
+        )
+    };
     let value = crate::answering::json_body(body, MAX_BYTES)
         .map_err(|e| VertexError::Model(if e.status == 413 { too_large() } else { e }))?;
     let value = unwrap(value, pipeline::provider::VERTEX_VERSION, model.id).map_err(|u| {
@@ -156,7 +158,11 @@ async fn handle(
         }))
     })?;
     let req = validate_elsewhere(sim, &value).map_err(VertexError::of)?;
-    let permille = if at.location == "global" { 1_000 } else { 1_100 };
+    let permille = if at.location == "global" {
+        1_000
+    } else {
+        1_100
+    };
     let payer = Payer::Cloud {
         route: "vertex",
         permille,
@@ -187,7 +193,11 @@ fn authenticate(sim: &Sim, headers: &HeaderMap) -> Result<(), VertexError> {
         .vertex_token_expires_at
         .is_some_and(|at| crate::clock::now_ms() >= at);
     if token != sim.config.clouds.vertex_token || expired {
-        return Err(VertexError::google(401, "UNAUTHENTICATED", INVALID_CREDENTIALS));
+        return Err(VertexError::google(
+            401,
+            "UNAUTHENTICATED",
+            INVALID_CREDENTIALS,
+        ));
     }
     Ok(())
 }

@@ -48,19 +48,20 @@ pub async fn run(state: &AppState, msg: Handle, row: JobRow) {
     };
     let mut settlement = Settle::unused(&row.id, &prepared.model);
     let result: worker::Result<()> = async {
-        let Some(called) = claim_and_call(
-            state,
-            &msg,
-            &row,
-            (&prepared, &granted),
-            &mut settlement,
-        )
-        .await?
+        let Some(called) =
+            claim_and_call(state, &msg, &row, (&prepared, &granted), &mut settlement).await?
         else {
             return Ok(());
         };
-        let settled = settle(state, &msg, &row, (&prepared, granted.route), &called).await?;
-        record(state, &row, (granted.route, &prepared.model), &called, settled).await;
+        let settled = settle(state, &msg, &row, (&prepared, &granted), &called).await?;
+        record(
+            state,
+            &row,
+            (granted.route, &prepared.model),
+            &called,
+            settled,
+        )
+        .await;
         Ok(())
     }
     .await;
@@ -189,6 +190,8 @@ async fn counted(state: &AppState, row: &JobRow, request: &MessagesRequest) -> R
 struct Granted {
     reservation: Reserve,
     route: Provider,
+    /// The call is its route's half-open breaker's probe.
+    probe: bool,
 }
 
 /// Stage 2: a reservation of the tokens per minute and a slot of the lane, on the first route
@@ -221,6 +224,7 @@ async fn reserve(state: &AppState, row: &JobRow, prepared: &Prepared) -> Result<
             BudgetStep::Go => {
                 return Ok(Granted {
                     route: grant.route,
+                    probe: grant.probe,
                     reservation,
                 })
             }
@@ -313,20 +317,20 @@ async fn settle(
     state: &AppState,
     msg: &Handle,
     row: &JobRow,
-    (prepared, route): (&Prepared, Provider),
+    (prepared, granted): (&Prepared, &Granted),
     called: &Called,
 ) -> worker::Result<Settled> {
-    let (id, model) = (&row.id, &prepared.model);
+    let (id, model, route) = (&row.id, &prepared.model, granted.route);
     let message = match &called.result {
         Ok(message) => message,
         Err(CallOutcome::Undecodable { reason, raw }) => {
             return undecodable(state, msg, (id, route), model, (reason, raw)).await;
         }
         Err(failure) => {
-            let again = match refused_credentials(state, id, route, failure).await? {
-                Some(again) => Some(again),
-                None => missing_file(state, row, &prepared.request, failure).await?,
-            };
+            if let Some(why) = the_routes_fault(state, id, granted, failure).await? {
+                return release(state, msg, row, why).await;
+            }
+            let again = missing_file(state, row, &prepared.request, failure).await?;
             let failure = again.as_ref().unwrap_or(failure);
             let outcome = apply(state, msg, id, row.lane, failure, called.attempt).await?;
             return Ok(Settled {
@@ -356,28 +360,63 @@ async fn settle(
     answered(state, msg, (row, route), message).await
 }
 
-/// A route besides the Anthropic API refused our credentials (a bad or expired key, signature
-/// or token): a configuration error, not the job's. Its breaker opened at once (the settlement
-/// says so), so no storm of calls follows; operators hear of it; the job is retried as a
-/// transient failure, on the next route. `None` for any other failure.
-async fn refused_credentials(
+/// A failure that is the route's, not the job's: a route besides the Anthropic API refused
+/// our credentials (a bad or expired key, signature or token — a configuration error, which
+/// operators hear of; its breaker opened at once, so no storm of calls follows), or a breaker's
+/// probe found its route still unwell. `None` for any other failure.
+async fn the_routes_fault(
     state: &AppState,
     id: &str,
-    route: Provider,
+    granted: &Granted,
     failure: &CallOutcome,
-) -> worker::Result<Option<CallOutcome>> {
-    if !pipeline::provider::refuses_credentials(route, failure) {
-        return Ok(None);
+) -> worker::Result<Option<String>> {
+    let route = granted.route;
+    if pipeline::provider::refuses_credentials(route, failure) {
+        let why = format!(
+            "{} refused our credentials (configuration error): {}",
+            route.display_name(),
+            describe(failure)
+        );
+        worker::console_error!("ALERT job {id}: {why}");
+        state
+            .store
+            .count("alert_route_credentials", now_ms())
+            .await?;
+        return Ok(Some(why));
     }
-    let why = format!(
-        "{} refused our credentials (configuration error): {}",
-        route.display_name(),
-        describe(failure)
-    );
-    worker::console_error!("ALERT job {id}: {why}");
-    state.store.count("alert_route_credentials", now_ms()).await?;
-    Ok(Some(CallOutcome::Network(why)))
+    let unwell = pipeline::breaker::Signal::of(failure) == pipeline::breaker::Signal::Unwell;
+    Ok((granted.probe && unwell).then(|| {
+        format!(
+            "the probe of {} found it still unwell: {}",
+            route.display_name(),
+            describe(failure)
+        )
+    }))
 }
+
+/// The job goes back to waiting without spending its attempt (`Store::release_unspent`), to be
+/// reserved again in a moment — on the next route, its failed one's breaker now open.
+async fn release(
+    state: &AppState,
+    msg: &Handle,
+    row: &JobRow,
+    why: String,
+) -> worker::Result<Settled> {
+    let now = now_ms();
+    state
+        .store
+        .release_unspent(&row.id, &why, (now, now + ROUTE_FAULT_DEFER_MS as i64))
+        .await?;
+    defer(state, msg, row.lane, &row.id, ROUTE_FAULT_DEFER_MS).await;
+    Ok(Settled {
+        outcome: AttemptOutcome::Retry,
+        error: Some(why),
+        spent: (None, None),
+    })
+}
+
+/// How long a job whose call failed for its route's sake waits before it is reserved again.
+const ROUTE_FAULT_DEFER_MS: u64 = 1_000;
 
 /// An answer that could not be read fails its job once: paid for, and kept in R2 as it came.
 async fn undecodable(
@@ -388,7 +427,11 @@ async fn undecodable(
     (reason, raw): (&str, &str),
 ) -> worker::Result<Settled> {
     state.blobs.store_undecodable(id, raw, model).await?;
-    let settled = on_route(state, route, settle_undecodable(model, reason, raw, now_ms()));
+    let settled = on_route(
+        state,
+        route,
+        settle_undecodable(model, reason, raw, now_ms()),
+    );
     state.store.settle_sync(id, &settled, now_ms()).await?;
     msg.ack();
     Ok(Settled {

@@ -259,6 +259,27 @@ impl Store {
         Ok(())
     }
 
+    /// Puts a claimed job back to waiting without spending its attempt: the call failed for
+    /// its route's sake, not the job's (a breaker's probe that found the route still down, a
+    /// route that refused our credentials), so it must not bring the job nearer its dead letter.
+    pub async fn release_unspent(
+        &self,
+        id: &str,
+        reason: &str,
+        (now, run_after): (i64, i64),
+    ) -> worker::Result<()> {
+        let t = Transition::Requeue;
+        let sql = format!(
+            "UPDATE jobs SET {}, error = ?2, updated_at = ?3, run_after = ?4, \
+             attempts = MAX(attempts - 1, 0) WHERE id = ?1 AND {}",
+            t.set(),
+            t.guard()
+        );
+        self.run(&sql, &[id.into(), reason.into(), num(now), num(run_after)])
+            .await?;
+        Ok(())
+    }
+
     /// Retries exhausted: the job is dead-lettered with the failure that ended it — by the
     /// consumer or poller that saw the last failure (`Transition::DeadLetter`), or by the
     /// dead-letter queue (`Transition::DeadLetterQueued`, only a job still waiting).

@@ -1,0 +1,233 @@
+//! Outage suite (issue 36): the Anthropic API goes down mid-run with a Bedrock and a Vertex AI
+//! route configured (both served by the simulator, with their own auth and prices).
+//!
+//! - Sync jobs keep completing on the other routes: none lost, none paid twice, each priced at
+//!   its route's price (Bedrock on its global profile at the list price; Vertex on a region at
+//!   10% more) — the Worker's cost of each job equals what the simulator billed it.
+//! - The primary's breaker opens after its streak of overloads, and after the cool-down one
+//!   probe finds it back and closes it: the jobs go to the Anthropic API again.
+//! - Batch-mode jobs wait for the primary (no other route has the Message Batches API) and
+//!   finish when it is back.
+//! - A route that refuses our credentials (a rotated AWS secret: a SigV4 signature that no
+//!   longer matches; an expired Vertex token) is a configuration error: an ALERT, its breaker
+//!   opened at once, a handful of calls rather than a storm, and no job failed for it.
+//!
+//! Every other suite runs with the Anthropic API alone (no `ROUTES`): the behaviour without
+//! other routes is theirs to keep.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use end2end::{eventually, tests, Client, StackConfig, Suite, TestStack};
+use serde_json::{json, Value};
+
+/// The breaker's policy of this suite: three failures open it, three seconds of cool-down.
+const COOL_DOWN_S: u64 = 3;
+
+pub fn suite() -> Suite {
+    end2end::suite_timed(
+        "outage",
+        StackConfig {
+            knobs: sim::Knobs {
+                retry_after_s: 1,
+                ..sim::Knobs::default()
+            },
+            ..StackConfig::vars(&[])
+        }
+        .with_routes(),
+        Duration::from_secs(240),
+        tests![
+            sync_jobs_complete_on_the_other_routes_while_the_primary_is_down,
+            batch_jobs_wait_for_the_primary_and_finish_when_it_is_back,
+            refused_credentials_are_a_configuration_error_not_a_storm,
+        ],
+    )
+}
+
+trait WithRoutes {
+    fn with_routes(self) -> Self;
+}
+
+impl WithRoutes for StackConfig {
+    /// Bedrock (global profile) and Vertex AI (a region) at the simulator, with the keys and
+    /// the token it accepts.
+    fn with_routes(mut self) -> StackConfig {
+        let sim = "{sim}";
+        for (k, v) in [
+            ("ROUTES", "anthropic,bedrock,vertex"),
+            ("BEDROCK_REGION", "us-east-1"),
+            ("BEDROCK_BASE_URL", sim),
+            ("VERTEX_PROJECT", "acme-prod"),
+            ("VERTEX_LOCATION", "us-east5"),
+            ("VERTEX_BASE_URL", sim),
+            ("AWS_ACCESS_KEY_ID", sim::config::SIM_AWS_ACCESS_KEY_ID),
+            (
+                "AWS_SECRET_ACCESS_KEY",
+                sim::config::SIM_AWS_SECRET_ACCESS_KEY,
+            ),
+            ("VERTEX_ACCESS_TOKEN", sim::config::SIM_VERTEX_TOKEN),
+            ("BREAKER_FAILURES", "3"),
+            ("BREAKER_COOL_DOWN_S", "3"),
+        ] {
+            self.vars.push((k.into(), v.into()));
+        }
+        self
+    }
+}
+
+const WAIT: Duration = Duration::from_secs(150);
+
+fn down(s: &TestStack, route: &str, status: u16) {
+    let outage = sim::config::Outage { status, slow_ms: 0 };
+    s.sim.lock().knobs.outages.insert(route.into(), outage);
+}
+
+fn up(s: &TestStack, route: &str) {
+    s.sim.lock().knobs.outages.remove(route);
+}
+
+fn prompt(tag: &str, i: usize) -> Value {
+    json!({
+        "prompt": format!("{tag} {i}: name one risk of the migration."),
+        "model": "claude-sonnet-5-5",
+        "output_config": {"effort": "low"},
+    })
+}
+
+async fn submit(u: &Client, tag: &str, n: usize) -> Vec<String> {
+    let mut ids = Vec::new();
+    for i in 0..n {
+        ids.push(u.submit_job(&prompt(tag, i)).await);
+    }
+    ids
+}
+
+/// `(route, cost_micros)` of a job as its row keeps them (`None`: the Anthropic API).
+fn row(s: &TestStack, id: &str) -> (Option<String>, u64) {
+    let rows = s.d1(&format!(
+        "SELECT route, cost_micros FROM jobs WHERE id = '{id}'"
+    ));
+    let r = &rows[0];
+    (
+        r["route"].as_str().map(str::to_owned),
+        r["cost_micros"].as_u64().unwrap_or(0),
+    )
+}
+
+/// Every job of `ids` ended on `route`, billed once, at what the simulator billed it.
+fn ended_on(s: &TestStack, ids: &[String], route: Option<&str>) {
+    for id in ids {
+        let (on, cost) = row(s, id);
+        assert_eq!(on.as_deref(), route, "job {id}");
+        assert_eq!(s.billed(id), 1, "job {id} paid once");
+        assert!(cost > 0, "job {id}");
+        assert_eq!(
+            cost,
+            s.sim_cost(id),
+            "job {id}: our cost is the route's bill"
+        );
+    }
+}
+
+async fn sync_jobs_complete_on_the_other_routes_while_the_primary_is_down(s: Arc<TestStack>) {
+    let u = s.user("outage-sync");
+    down(&s, "anthropic", 529);
+    let ids = submit(&u, "Primary down", 8).await;
+    u.all_reach(&ids, "completed", WAIT).await;
+    ended_on(&s, &ids, Some("bedrock"));
+    assert!(
+        !s.log_lines("ALERT breaker anthropic/").is_empty(),
+        "the primary's breaker opened"
+    );
+    let failed_on_primary = s.sim_calls("anthropic outage 529");
+    assert!(failed_on_primary >= 3, "{failed_on_primary}");
+    // Bedrock goes down too: Vertex AI serves, on a region at 10% over the list price.
+    down(&s, "bedrock", 503);
+    let more = submit(&u, "Both down", 4).await;
+    u.all_reach(&more, "completed", WAIT).await;
+    ended_on(&s, &more, Some("vertex"));
+    let vertex = s.sim.lock().stats.clouds["vertex"].clone();
+    assert!(vertex.messages >= 4);
+    // The primary is back: after the cool-down a probe closes its breaker, and jobs go there.
+    up(&s, "anthropic");
+    up(&s, "bedrock");
+    eventually(
+        "a job completes on the Anthropic API again",
+        WAIT,
+        || async {
+            tokio::time::sleep(Duration::from_secs(COOL_DOWN_S)).await;
+            let id = u.submit_job(&prompt("Back", 0)).await;
+            u.job_reaches(&id, "completed", WAIT).await;
+            (row(&s, &id).0.is_none()).then_some(())
+        },
+    )
+    .await;
+    assert!(!s.log_lines(": Closed").is_empty(), "the breaker closed");
+    let jobs = u.all_jobs().await;
+    assert!(jobs.iter().all(|j| j["status"] == "completed"), "none lost");
+}
+
+async fn batch_jobs_wait_for_the_primary_and_finish_when_it_is_back(s: Arc<TestStack>) {
+    let u = s.user("outage-batch");
+    down(&s, "anthropic", 529);
+    let mut ids = Vec::new();
+    for i in 0..3 {
+        let mut body = prompt("Batch while down", i);
+        body["mode"] = json!("batch");
+        ids.push(u.submit_job(&body).await);
+    }
+    for _ in 0..3 {
+        s.cron().await;
+        s.anon().post_ok("/api/batches/flush").await;
+    }
+    for id in &ids {
+        let job = u.job(id).await;
+        assert_eq!(job["status"], "queued", "a batch-mode job waits: {job}");
+        assert_eq!(s.billed(id), 0);
+    }
+    up(&s, "anthropic");
+    u.all_reach(&ids, "completed", WAIT).await;
+    for id in &ids {
+        assert_eq!(row(&s, id).0, None, "batches are the Anthropic API's");
+        assert_eq!(s.billed(id), 1);
+    }
+}
+
+async fn refused_credentials_are_a_configuration_error_not_a_storm(s: Arc<TestStack>) {
+    let u = s.user("outage-creds");
+    down(&s, "anthropic", 529);
+    // AWS now holds another secret for the Worker's key: its signatures no longer match.
+    s.sim.lock().knobs.aws_secret_access_key = Some("rotated-secret".into());
+    let ids = submit(&u, "Bedrock refused", 4).await;
+    u.all_reach(&ids, "completed", WAIT).await;
+    ended_on(&s, &ids, Some("vertex"));
+    let refused = s.sim_calls("bedrock 403");
+    assert!(
+        (1..=4).contains(&refused),
+        "a few calls, not a storm: {refused}"
+    );
+    assert!(!s
+        .log_lines("Amazon Bedrock refused our credentials (configuration error)")
+        .is_empty());
+    // The Vertex token expires too: every route is shut; jobs wait, none fails.
+    s.sim.lock().knobs.vertex_token_expires_at = Some(sim::now_ms());
+    let waiting = submit(&u, "All shut", 2).await;
+    tokio::time::sleep(Duration::from_secs(4 * COOL_DOWN_S)).await;
+    for id in &waiting {
+        let job = u.job(id).await;
+        assert!(
+            ["queued", "running"].contains(&job["status"].as_str().unwrap()),
+            "waits: {job}"
+        );
+    }
+    let vertex_refused = s.sim_calls("vertex 401");
+    assert!(vertex_refused <= 6, "probes, not a storm: {vertex_refused}");
+    assert!(!s
+        .log_lines("Google Vertex AI refused our credentials (configuration error)")
+        .is_empty());
+    up(&s, "anthropic");
+    u.all_reach(&waiting, "completed", WAIT).await;
+    ended_on(&s, &waiting, None);
+    s.sim.lock().knobs.aws_secret_access_key = None;
+    s.sim.lock().knobs.vertex_token_expires_at = None;
+}
