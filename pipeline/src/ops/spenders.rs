@@ -2,11 +2,14 @@
 //! top spenders first, from the same usage rollup as each user's own usage report — so a user's
 //! row here equals their `GET /api/usage` totals for the same days.
 
+use std::collections::BTreeMap;
+
 use serde::{Deserialize, Serialize};
 
-use super::usage::{csv_field, UsageTotals};
+use super::usage::{csv_field, RouteSpend, UsageTotals};
 use crate::clock::{day_of, DAY_MS};
 use crate::dto::SpendColumns;
+use crate::models::providers::Provider;
 use crate::money::UsdMicros;
 
 /// At most this many users in one report (the rest are counted in `others`).
@@ -33,6 +36,15 @@ pub struct SpenderGroup {
     pub fast_jobs: u64,
     #[serde(default)]
     pub fast_cost_micros: UsdMicros,
+    /// Jobs answered on Bedrock and on Vertex AI, and their cost (migration 0025's keys).
+    #[serde(default)]
+    pub bedrock_jobs: u64,
+    #[serde(default)]
+    pub bedrock_cost_micros: UsdMicros,
+    #[serde(default)]
+    pub vertex_jobs: u64,
+    #[serde(default)]
+    pub vertex_cost_micros: UsdMicros,
 }
 
 /// One model's share of a user's spend.
@@ -206,7 +218,40 @@ fn totals_of(g: &SpenderGroup) -> UsageTotals {
         refusals: g.refusals,
         fast_jobs: g.fast_jobs,
         fast_cost_micros: g.fast_cost_micros,
+        by_route: by_route(g),
     }
+}
+
+/// A group's jobs and cost by route: what Bedrock and Vertex AI answered, the rest the
+/// Anthropic API's.
+fn by_route(g: &SpenderGroup) -> BTreeMap<Provider, RouteSpend> {
+    let elsewhere = [
+        (Provider::Bedrock, g.bedrock_jobs, g.bedrock_cost_micros),
+        (Provider::Vertex, g.vertex_jobs, g.vertex_cost_micros),
+    ];
+    let mut routes = BTreeMap::new();
+    let (mut jobs, mut cost) = (g.jobs, g.columns.cost_micros);
+    for (route, n, c) in elsewhere {
+        if n > 0 {
+            routes.insert(
+                route,
+                RouteSpend {
+                    jobs: n,
+                    cost_micros: c,
+                },
+            );
+            jobs = jobs.saturating_sub(n);
+            cost = cost.saturating_sub(c);
+        }
+    }
+    if jobs > 0 {
+        let on = RouteSpend {
+            jobs,
+            cost_micros: cost,
+        };
+        routes.insert(Provider::Anthropic, on);
+    }
+    routes
 }
 
 #[cfg(test)]

@@ -9,7 +9,9 @@ use super::budgets::DailyBudget;
 use crate::clock::{day_of, parse_day, DAY_MS};
 use crate::error::ApiError;
 
+use crate::models::providers::Provider;
 use crate::status::Mode;
+use std::collections::BTreeMap;
 
 /// The longest range one usage request may cover.
 pub const MAX_USAGE_DAYS: i64 = 366;
@@ -115,6 +117,22 @@ impl UsageGroup {
 /// The rollups' mode of jobs answered in fast mode (migration 0024): their mode and `_fast`.
 pub const FAST_MODE_KEY: &str = "sync_fast";
 
+/// The route of a rollup group (migration 0025 keys a job answered on another route under its
+/// mode, `@` and the route: `sync@bedrock`; every other group is the Anthropic API's).
+pub fn route_of_mode(mode: &str) -> Provider {
+    mode.split_once('@')
+        .and_then(|(_, r)| Provider::parse(r))
+        .unwrap_or(Provider::Anthropic)
+}
+
+/// Jobs and cost on one route.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct RouteSpend {
+    pub jobs: u64,
+    pub cost_micros: UsdMicros,
+}
+
 /// Tokens and cost of a set of jobs.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
@@ -135,12 +153,21 @@ pub struct UsageTotals {
     pub fast_jobs: u64,
     #[serde(default)]
     pub fast_cost_micros: UsdMicros,
+    /// Jobs and cost by the route that answered them (issue 36: the Anthropic API, Bedrock,
+    /// Vertex AI), included in the figures above.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub by_route: BTreeMap<Provider, RouteSpend>,
 }
 
 impl UsageTotals {
     fn add(&mut self, g: &UsageGroup) {
         let fast = g.mode == FAST_MODE_KEY;
+        let on_route = RouteSpend {
+            jobs: g.jobs,
+            cost_micros: g.columns.cost_micros,
+        };
         self.plus(&UsageTotals {
+            by_route: BTreeMap::from([(route_of_mode(&g.mode), on_route)]),
             jobs: g.jobs,
             spend: g.spend(),
             cost_unknown_jobs: g.cost_unknown,
@@ -162,6 +189,11 @@ impl UsageTotals {
         self.refusals += t.refusals;
         self.fast_jobs += t.fast_jobs;
         self.fast_cost_micros += t.fast_cost_micros;
+        for (route, r) in &t.by_route {
+            let mine = self.by_route.entry(*route).or_default();
+            mine.jobs += r.jobs;
+            mine.cost_micros += r.cost_micros;
+        }
     }
 }
 
@@ -372,6 +404,36 @@ mod tests {
             "{csv}"
         );
         assert_eq!(csv.lines().count(), 3);
+    }
+
+    #[test]
+    fn usage_splits_by_the_route_that_answered() {
+        let now = parse_day("2026-12-07").unwrap() + 3_600_000;
+        let q = UsageQuery::parse(None, None, None, "ann", false, now).unwrap();
+        let d = now / DAY_MS;
+        let groups = [
+            g(d, "claude-sonnet-5-5", "sync", 1_000, 0, 0),
+            g(d, "claude-sonnet-5-5", "sync@bedrock", 1_000, 0, 0),
+            g(d, "claude-sonnet-5-5", "sync@vertex", 1_100, 0, 0),
+            g(d, "claude-sonnet-5-5", "batch", 500, 0, 0),
+        ];
+        let r = UsageReport::build(&q, &groups, DailyBudget::default());
+        assert_eq!(r.totals.jobs, 4);
+        assert_eq!(r.totals.spend.cost_micros, 3_600);
+        let route = |p| r.totals.by_route[&p];
+        assert_eq!(
+            (
+                route(Provider::Anthropic).jobs,
+                route(Provider::Anthropic).cost_micros
+            ),
+            (2, UsdMicros::new(1_500))
+        );
+        assert_eq!(route(Provider::Bedrock).cost_micros, 1_000);
+        assert_eq!(route(Provider::Vertex).cost_micros, 1_100);
+        assert_eq!(r.savings.batch_micros, 500, "only the batch group saved");
+        assert_eq!(route_of_mode("sync_fast"), Provider::Anthropic);
+        let json = serde_json::to_value(&r.totals).unwrap();
+        assert_eq!(json["by_route"]["vertex"]["jobs"], 1);
     }
 
     #[test]

@@ -251,7 +251,8 @@ impl Store {
     }
 
     /// Our cost per UTC day and model over days [`from_day`, `to_day`), from the usage rollup
-    /// (which retention leaves: what was billed stays counted), for reconciliation.
+    /// (which retention leaves: what was billed stays counted), for reconciliation: the
+    /// Anthropic API's only (a job answered on another route is keyed `mode@route`, 0025).
     pub async fn our_costs(
         &self,
         from_day: i64,
@@ -259,7 +260,8 @@ impl Store {
     ) -> worker::Result<Vec<pipeline::ops::reconcile::OurCost>> {
         self.all(
             "SELECT day, model, SUM(cost_micros) AS cost_micros FROM usage_days \
-             WHERE day >= ?1 AND day < ?2 AND model != '' GROUP BY day, model",
+             WHERE day >= ?1 AND day < ?2 AND model != '' AND instr(mode, '@') = 0 \
+             GROUP BY day, model",
             &[num(from_day), num(to_day)],
         )
         .await

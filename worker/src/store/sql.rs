@@ -28,7 +28,11 @@ pub const SPENDERS: &str = "SELECT user_id, NULLIF(model, '') AS model, SUM(jobs
      SUM(cost_micros) AS cost_micros, SUM(cost_unknown) AS cost_unknown, \
      SUM(failures) AS failures, SUM(refusals) AS refusals, \
      SUM(jobs * (mode = 'sync_fast')) AS fast_jobs, \
-     SUM(cost_micros * (mode = 'sync_fast')) AS fast_cost_micros \
+     SUM(cost_micros * (mode = 'sync_fast')) AS fast_cost_micros, \
+     SUM(jobs * (mode = 'sync@bedrock')) AS bedrock_jobs, \
+     SUM(cost_micros * (mode = 'sync@bedrock')) AS bedrock_cost_micros, \
+     SUM(jobs * (mode = 'sync@vertex')) AS vertex_jobs, \
+     SUM(cost_micros * (mode = 'sync@vertex')) AS vertex_cost_micros \
      FROM usage_days INDEXED BY idx_usage_days_day \
      WHERE day >= ?1 AND day < ?2 AND (jobs > 0 OR refusals > 0) GROUP BY user_id, model";
 
@@ -41,7 +45,11 @@ pub const TAG_USAGE: &str =
      SUM(cost_micros) AS cost_micros, SUM(cost_unknown) AS cost_unknown, \
      SUM(failures) AS failures, SUM(refusals) AS refusals, \
      SUM(jobs * (mode = 'sync_fast')) AS fast_jobs, \
-     SUM(cost_micros * (mode = 'sync_fast')) AS fast_cost_micros \
+     SUM(cost_micros * (mode = 'sync_fast')) AS fast_cost_micros, \
+     SUM(jobs * (mode = 'sync@bedrock')) AS bedrock_jobs, \
+     SUM(cost_micros * (mode = 'sync@bedrock')) AS bedrock_cost_micros, \
+     SUM(jobs * (mode = 'sync@vertex')) AS vertex_jobs, \
+     SUM(cost_micros * (mode = 'sync@vertex')) AS vertex_cost_micros \
      FROM usage_tag_days INDEXED BY idx_usage_tag_days_day \
      WHERE day >= ?1 AND day < ?2 AND (?3 IS NULL OR user_id = ?3) \
      AND (jobs > 0 OR refusals > 0) \
@@ -65,15 +73,17 @@ macro_rules! rollup_sums {
 }
 
 /// Each job's contribution to the rollups, as their triggers count it: the job under the model
-/// that answered (0012, 0018; a fast-mode job under the mode `sync_fast`, 0024), and its refused
-/// attempt under the model that refused (0023).
+/// that answered (0012, 0018; a fast-mode job under the mode `sync_fast`, 0024; a job answered
+/// on another route under `sync@bedrock`, 0025), and its refused attempt under the model that
+/// refused (0023).
 /// `{key}` is the group's columns before the model, `{from}` the rows (jobs, or jobs with one
 /// of their tags as `t.value`) and `{range}` their filter.
 macro_rules! contributions {
     ($key:literal, $from:literal, $range:literal) => {
         concat!(
             "SELECT ", $key, ", COALESCE(model, '') AS model, \
-             mode || substr('_fast', 1, 5 * (speed IS 'fast')) AS mode, 1 AS jobs, input_tokens, \
+             mode || substr('_fast', 1, 5 * (speed IS 'fast')) || COALESCE('@' || route, '') \
+             AS mode, 1 AS jobs, input_tokens, \
              output_tokens, cache_write_tokens, cache_read_tokens, \
              cost_micros * (cost_unknown = 0) AS cost_micros, \
              cost_micros * (cost_unknown != 0) AS unknown_cost_micros, \
