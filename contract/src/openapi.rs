@@ -16,6 +16,7 @@ use serde_json::{json, Map, Value};
 use pipeline::dto::*;
 use pipeline::error::ErrorBody;
 use pipeline::ops::budgets::BudgetSetting;
+use pipeline::ops::bulk::{BulkAuditList, BulkReport, BulkRequest};
 use pipeline::ops::cache_use::CacheReport;
 use pipeline::ops::dlq::{DlqFilter, DlqList, ReplayAck, ReplayEdit};
 use pipeline::ops::metrics::MetricsReport;
@@ -246,6 +247,10 @@ fn replay_example() -> Value {
 fn bulk_replay_example() -> Value {
     json!({"status": "dead_lettered", "user": "alice"})
 }
+fn bulk_action_example() -> Value {
+    json!({"action": "cancel", "filter": {"tag": "run=nightly", "lane": "bulk"},
+           "dry_run": true, "reason": "the nightly run is no longer needed"})
+}
 
 const ACCEPTED_JOB: Answer = Answer {
     status: 202,
@@ -430,6 +435,16 @@ pub const ROUTES: &[Route] = &[
     })
     .answers(&[json(202, "The jobs replayed, and whether more match.", of::<ReplayAck>)])
     .errors(&[413, 415]),
+    Route::new("post", "/api/ops/bulk", "actInBulk", "ops", Access::Admin, "Cancel, expire, replay or pause every job a filter matches: a dry run by default, one bounded slice per call, audited")
+    .body(Body::Json {
+        schema: of::<BulkRequest>,
+        example: bulk_action_example,
+        required: true,
+    })
+    .answers(&[json(200, "What the filter matched and what this call did; send it again while `remaining` is above 0.", of::<BulkReport>)])
+    .errors(&[413, 415]),
+    Route::new("get", "/api/ops/bulk", "listBulkActions", "ops", Access::Admin, "The bulk actions' audit, newest first")
+    .answers(&[json(200, "The last 100 bulk requests.", of::<BulkAuditList>)]),
     Route::new("post", "/api/dlq/{id}/replay", "replayDeadLetter", "dlq", Access::Admin, "Replay one job, optionally on another model or with another max_tokens")
     .params(&[JOB_ID])
     .body(Body::Json {

@@ -268,6 +268,10 @@ mod tests {
             "METRICS_SCRAPE_TOKEN",
             "QUEUE_ROLLOUT_PERCENT",
             "CELLS",
+            "AWS_ACCESS_KEY_ID",
+            "AWS_SECRET_ACCESS_KEY",
+            "AWS_SESSION_TOKEN",
+            "VERTEX_ACCESS_TOKEN",
         ];
         let binding = |name: &str| text.contains(&format!("= \"{name}\""));
         for name in names {

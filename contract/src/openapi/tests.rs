@@ -270,6 +270,7 @@ fn every_request_example_fits_its_schema_and_its_parser() {
             "setTagBudget" => pipeline::ops::budgets::TagBudgetSetting::parse(&bytes).map(drop),
             "pause" => pipeline::pause::parse_request(&bytes).map(drop),
             "replayDeadLetter" => ReplayEdit::parse(&bytes, now).map(drop),
+            "actInBulk" => pipeline::ops::bulk::BulkRequest::parse(&bytes, "admin").map(drop),
             "replayDeadLetters" => serde_json::from_slice::<DlqFilter>(&bytes)
                 .map_err(|e| pipeline::error::ApiError::bad_request("x", e.to_string(), None))
                 .and_then(|f| f.validate()),
@@ -278,7 +279,7 @@ fn every_request_example_fits_its_schema_and_its_parser() {
         parsed.unwrap_or_else(|e| panic!("{}: {e:?}", r.path));
         checked += 1;
     }
-    assert_eq!(checked, 9);
+    assert_eq!(checked, 10);
 }
 
 #[test]

@@ -17,6 +17,7 @@ mod chaos;
 mod envelope;
 mod feedback;
 mod hostile;
+mod incident;
 mod jobs;
 mod limits;
 mod models;
@@ -44,6 +45,7 @@ const SUITES: &[Named] = &[
     ("envelope", envelope::suite),
     ("feedback", feedback::suite),
     ("hostile", hostile::suite),
+    ("incident", incident::suite),
     ("jobs", jobs::suite),
     ("limits", limits::suite),
     ("models", models::suite),

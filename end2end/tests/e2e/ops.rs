@@ -927,6 +927,38 @@ async fn every_ops_list_and_aggregate_is_served_by_an_index(s: Arc<TestStack>) {
         let (q, p) = sql::dlq_replay(f, "id, completed_at", 100);
         queries.push(("dlq bulk replay", literal(&q, &p)));
     }
+    // The bulk incident tools' filters (issue 36): their count and their slice.
+    {
+        use pipeline::ops::bulk::BulkFilter;
+        use pipeline::status::{Lane, Status};
+        let bulk = [
+            BulkFilter {
+                status: vec![Status::Queued],
+                tag: Some("run=nightly".into()),
+                ..BulkFilter::default()
+            },
+            BulkFilter {
+                status: vec![Status::DeadLettered, Status::Failed],
+                user: Some("ann".into()),
+                error_class: Some(pipeline::outcome::ErrorClass::Overloaded),
+                ..BulkFilter::default()
+            },
+            BulkFilter {
+                status: vec![Status::Queued],
+                lane: Some(Lane::Bulk),
+                created_from: Some(0),
+                created_to: Some(1 << 50),
+                ..BulkFilter::default()
+            },
+        ];
+        for f in &bulk {
+            let (w, p) = sql::bulk_where(f);
+            let count = format!("SELECT COUNT(*) FROM jobs WHERE {w}");
+            queries.push(("bulk count", literal(&count, &p)));
+            let slice = format!("SELECT id FROM jobs WHERE {w} ORDER BY created_at, id LIMIT 500");
+            queries.push(("bulk slice", literal(&slice, &p)));
+        }
+    }
     // The rollup's consistency check scans a range of days on purpose (an admin's command,
     // at most 31 days): it is tested by the retention suite, not here.
     let _ = (

@@ -14,6 +14,7 @@
 //! - [`rollups`]: the usage rollup against a scan of its jobs.
 
 pub mod budgets;
+pub mod bulk;
 pub mod cache_use;
 pub mod dlq;
 pub mod joblog;

@@ -230,7 +230,7 @@ async fn input_preview(state: &AppState, r: &JobRow) -> String {
 /// One replay: the new job's row (and, for prompt jobs, its request in R2, staged), the
 /// original's guarded `replayed_to`, the audit entries — all or nothing — then the send to the
 /// lane. The edit rules are `pipeline::ops::dlq`'s.
-async fn replay_one(
+pub(super) async fn replay_one(
     state: &AppState,
     actor: &str,
     original: &JobRow,

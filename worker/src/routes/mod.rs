@@ -2,6 +2,7 @@
 
 mod admission;
 mod budget;
+mod bulk;
 mod claude;
 mod common;
 mod dlq;
@@ -148,6 +149,7 @@ fn ops_routes() -> Router<AppState> {
         .route("/api/dlq/replay", post(dlq::replay_all))
         .route("/api/dlq/{id}/replay", post(dlq::replay))
         .route("/api/dlq/{id}/discard", post(dlq::discard))
+        .route("/api/ops/bulk", post(bulk::act).get(bulk::audit))
 }
 
 /// What every answer of the Worker carries: nothing in it runs or renders as a page

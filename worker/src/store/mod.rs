@@ -22,6 +22,7 @@
 
 pub mod batch_results;
 pub mod budgets;
+pub mod bulk;
 mod error;
 pub mod files;
 pub mod flushes;

@@ -105,7 +105,7 @@ pub struct Replay<'a> {
     pub now: i64,
 }
 
-fn bind(values: &[SqlValue]) -> Vec<JsValue> {
+pub(super) fn bind(values: &[SqlValue]) -> Vec<JsValue> {
     values
         .iter()
         .map(|v| match v {
@@ -171,7 +171,7 @@ impl Store {
         self.n("SELECT COUNT(*) AS n FROM jobs", &[]).await
     }
 
-    async fn n(&self, query: &str, args: &[JsValue]) -> worker::Result<u64> {
+    pub(super) async fn n(&self, query: &str, args: &[JsValue]) -> worker::Result<u64> {
         #[derive(Deserialize)]
         struct N {
             n: f64,

@@ -351,3 +351,49 @@ pub fn dlq_replay(f: &DlqFilter, columns: &str, limit: u32) -> (String, Vec<SqlV
     params.push(SqlValue::Int(limit as i64 + 1));
     (sql, params)
 }
+
+/// The bulk filter's WHERE clause (`pipeline::ops::bulk`) and its parameters, `?1` on: the
+/// statuses first (so `idx_jobs_status_created`, or a user's `idx_jobs_user_status`, serves
+/// it), then each field given; a replay's statuses leave out what was discarded or replayed.
+pub fn bulk_where(f: &pipeline::ops::bulk::BulkFilter) -> (String, Vec<SqlValue>) {
+    let mut sql = Status::sql_in(&f.status);
+    let ended = f
+        .status
+        .iter()
+        .all(|s| matches!(s, Status::Failed | Status::DeadLettered));
+    if ended {
+        sql.push_str(" AND discarded_at IS NULL AND replayed_to IS NULL");
+    }
+    let mut params = Vec::new();
+    let mut add = |clause: &str, v: SqlValue, sql: &mut String| {
+        params.push(v);
+        sql.push_str(&clause.replace('?', &format!("?{}", params.len())));
+    };
+    let text = |s: &str| SqlValue::Text(s.to_owned());
+    if let Some(u) = &f.user {
+        add(" AND user_id = ?", text(u), &mut sql);
+    }
+    if let Some(m) = &f.model {
+        add(" AND model = ?", text(m), &mut sql);
+    }
+    if let Some(l) = f.lane {
+        add(" AND lane = ?", text(l.as_str()), &mut sql);
+    }
+    if let Some(m) = f.mode {
+        add(" AND mode = ?", text(m.as_str()), &mut sql);
+    }
+    if let Some(c) = f.error_class {
+        add(" AND error_class = ?", text(c.as_str()), &mut sql);
+    }
+    if let Some(t) = f.created_from {
+        add(" AND created_at >= ?", SqlValue::Int(t), &mut sql);
+    }
+    if let Some(t) = f.created_to {
+        add(" AND created_at < ?", SqlValue::Int(t), &mut sql);
+    }
+    if let Some(tag) = &f.tag {
+        let clause = " AND EXISTS (SELECT 1 FROM json_each(jobs.tags) WHERE value = ?)";
+        add(clause, text(tag), &mut sql);
+    }
+    (sql, params)
+}

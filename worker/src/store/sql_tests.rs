@@ -63,3 +63,35 @@ fn the_dlq_partial_indexes_hold_exactly_the_dlq_statuses() {
     );
     assert!(migration.contains(&format!("error_class IS NOT NULL AND {DLQ_STATUSES}")));
 }
+
+#[test]
+fn the_bulk_filter_puts_its_statuses_first_and_numbers_its_fields() {
+    use pipeline::ops::bulk::BulkFilter;
+    use pipeline::status::{Lane, Status};
+    let f = BulkFilter {
+        status: vec![Status::Queued],
+        user: Some("ann".into()),
+        lane: Some(Lane::Bulk),
+        created_to: Some(9),
+        tag: Some("run=nightly".into()),
+        ..BulkFilter::default()
+    };
+    let (sql, params) = bulk_where(&f);
+    assert_eq!(
+        sql,
+        "status = 'queued' AND user_id = ?1 AND lane = ?2 AND created_at < ?3 \
+         AND EXISTS (SELECT 1 FROM json_each(jobs.tags) WHERE value = ?4)"
+    );
+    assert_eq!(params[1], SqlValue::Text("bulk".into()));
+    assert_eq!(params[2], SqlValue::Int(9));
+    let ended = BulkFilter {
+        status: vec![Status::DeadLettered, Status::Failed],
+        ..BulkFilter::default()
+    };
+    let (sql, params) = bulk_where(&ended);
+    assert!(
+        sql.ends_with("AND discarded_at IS NULL AND replayed_to IS NULL"),
+        "{sql}"
+    );
+    assert!(params.is_empty());
+}
