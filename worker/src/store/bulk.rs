@@ -20,7 +20,8 @@ impl Store {
     }
 
     /// Ends at most `limit` of the jobs `f` matches (oldest first) with `t` and `reason`, in one
-    /// statement; answers how many it ended (the transition's guard holds for each).
+    /// statement; answers how many it ended (the transition's guard holds for each) — counted
+    /// by the rows it returns: D1's count of changes includes what the rollups' triggers wrote.
     pub async fn bulk_end(
         &self,
         f: &BulkFilter,
@@ -33,7 +34,7 @@ impl Store {
         let query = format!(
             "UPDATE jobs SET {}, error = ?{}, completed_at = ?{}, updated_at = ?{} \
              WHERE id IN (SELECT id FROM jobs WHERE {clause} ORDER BY created_at, id \
-             LIMIT ?{}) AND {}",
+             LIMIT ?{}) AND {} RETURNING id",
             t.set(),
             n + 1,
             n + 2,
@@ -46,7 +47,8 @@ impl Store {
             SqlValue::Int(now),
             SqlValue::Int(limit as i64),
         ]);
-        self.run(&query, &bind(&values)).await
+        let ended: Vec<serde::de::IgnoredAny> = self.all(&query, &bind(&values)).await?;
+        Ok(ended.len())
     }
 
     /// At most `limit` of the jobs `f` matches, oldest first (a replay's slice).
