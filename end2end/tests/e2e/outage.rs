@@ -18,7 +18,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use end2end::{eventually, tests, Client, StackConfig, Suite, TestStack};
+use end2end::{eventually, pdfs, tests, Client, StackConfig, Suite, TestStack};
 use serde_json::{json, Value};
 
 /// The breaker's policy of this suite: three failures open it, three seconds of cool-down.
@@ -133,8 +133,25 @@ async fn sync_jobs_complete_on_the_other_routes_while_the_primary_is_down(s: Arc
     let u = s.user("outage-sync");
     down(&s, "anthropic", 529);
     let ids = submit(&u, "Primary down", 8).await;
+    // A PDF too: it cannot be uploaded to the Files API nor counted, so it goes inline, its
+    // tokens reserved at the worst case, its body hashed for the signature in JS memory.
+    let inline_before = s.sim_files().base64_documents;
+    let upload = u
+        .submit_upload(
+            &[("a.pdf".into(), pdfs::make("Alpha", 2))],
+            &[("mode", "sync")],
+        )
+        .await;
     u.all_reach(&ids, "completed", WAIT).await;
     ended_on(&s, &ids, Some("bedrock"));
+    let b = u.upload_finished(&upload, WAIT).await;
+    assert_eq!(b["counts"]["completed"], 1, "{b}");
+    let pdf_job = b["files"][0]["job_id"].as_str().unwrap().to_owned();
+    ended_on(&s, &[pdf_job], Some("bedrock"));
+    assert!(
+        s.sim_files().base64_documents > inline_before,
+        "the PDF went inline"
+    );
     assert!(
         !s.log_lines("ALERT breaker anthropic/").is_empty(),
         "the primary's breaker opened"

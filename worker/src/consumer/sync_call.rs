@@ -177,6 +177,20 @@ async fn counted(state: &AppState, row: &JobRow, request: &MessagesRequest) -> R
         });
     }
     let next = after_count_failed(&e, row.lane, timing);
+    let unwell = pipeline::breaker::Signal::of(&e) == pipeline::breaker::Signal::Unwell;
+    if matches!(next, CountFailed::Defer { .. })
+        && unwell
+        && state.config.routes.list.has_failover()
+    {
+        // The Anthropic API is unwell and another route may serve the call: the reservation
+        // takes the request's worst case (settled to what it used), rather than waiting for a
+        // count only the Anthropic API gives.
+        worker::console_log!(
+            "job {id}: count_tokens failed ({}); reserving its worst case",
+            describe(&e)
+        );
+        return Ok(pipeline::tokens::worst_input_tokens(request, None));
+    }
     if matches!(next, CountFailed::Defer { .. }) {
         worker::console_error!(
             "job {id}: count_tokens failed ({}); deferring",
