@@ -22,6 +22,7 @@ use pipeline::ops::dlq::{DlqFilter, DlqList, ReplayAck, ReplayEdit};
 use pipeline::ops::metrics::MetricsReport;
 use pipeline::ops::reconcile::ReconciliationRun;
 use pipeline::ops::rollups::{Rebuilt, RollupCheck};
+use pipeline::ops::route_health::RoutesReport;
 use pipeline::ops::spenders::SpendersReport;
 use pipeline::ops::tag_usage::TagsReport;
 use pipeline::ops::usage::UsageReport;
@@ -443,6 +444,8 @@ pub const ROUTES: &[Route] = &[
     })
     .answers(&[json(200, "What the filter matched and what this call did; send it again while `remaining` is above 0.", of::<BulkReport>)])
     .errors(&[413, 415]),
+    Route::new("get", "/api/routes", "routes", "ops", Access::Admin, "Each configured route (the Anthropic API, Bedrock, Vertex AI): its breakers, its calls and errors and its jobs' cost over the last hour")
+    .answers(&[json(200, "The routes in failover order.", of::<RoutesReport>)]),
     Route::new("get", "/api/ops/bulk", "listBulkActions", "ops", Access::Admin, "The bulk actions' audit, newest first")
     .answers(&[json(200, "The last 100 bulk requests.", of::<BulkAuditList>)]),
     Route::new("post", "/api/dlq/{id}/replay", "replayDeadLetter", "dlq", Access::Admin, "Replay one job, optionally on another model or with another max_tokens")

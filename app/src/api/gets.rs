@@ -81,6 +81,11 @@ pub fn routing(days: u32) -> String {
     format!("/api/routing?days={days}")
 }
 
+/// `GET /api/routes`.
+pub fn routes() -> String {
+    "/api/routes".into()
+}
+
 /// `GET /api/reconciliation`.
 pub fn reconciliation() -> String {
     "/api/reconciliation".into()

@@ -330,6 +330,11 @@ pub async fn routing(days: u32) -> Result<pipeline::routing::RoutingReport, ApiE
     call(get(&gets::routing(days))).await
 }
 
+/// `GET /api/routes` (admins): each route's breakers, errors and cost over the last hour.
+pub async fn routes() -> Result<pipeline::ops::route_health::RoutesReport, ApiError> {
+    call(get(&gets::routes())).await
+}
+
 /// `GET /api/reconciliation` (admins): the last comparison with Anthropic's cost report.
 pub async fn reconciliation() -> Result<pipeline::ops::reconcile::ReconciliationRun, ApiError> {
     call(get(&gets::reconciliation())).await
@@ -354,6 +359,13 @@ pub async fn replay_dlq(id: &str, edit: Option<&ReplayEdit>) -> Result<ReplayAck
 /// whether others remain).
 pub async fn replay_matching(filter: &DlqFilter) -> Result<ReplayAck, ApiError> {
     call_json(Request::post("/api/dlq/replay"), filter).await
+}
+
+/// `POST /api/ops/bulk` (admins): counts, or acts on one slice of, the jobs a filter matches.
+pub async fn bulk(
+    req: &pipeline::ops::bulk::BulkRequest,
+) -> Result<pipeline::ops::bulk::BulkReport, ApiError> {
+    call_json(Request::post("/api/ops/bulk"), req).await
 }
 
 /// The answer of a discard: the job stays for the record, out of the triage list.

@@ -959,6 +959,8 @@ async fn every_ops_list_and_aggregate_is_served_by_an_index(s: Arc<TestStack>) {
             queries.push(("bulk slice", literal(&slice, &p)));
         }
     }
+    queries.push(("route calls", literal(sql::ROUTE_CALLS, &[int(0)])));
+    queries.push(("route spend", literal(sql::ROUTE_SPEND, &[int(0)])));
     // The rollup's consistency check scans a range of days on purpose (an admin's command,
     // at most 31 days): it is tested by the retention suite, not here.
     let _ = (

@@ -38,6 +38,7 @@ pub fn suite() -> Suite {
         Duration::from_secs(240),
         tests![
             sync_jobs_complete_on_the_other_routes_while_the_primary_is_down,
+            the_dashboard_shows_the_routes_and_the_dead_letters_page_acts_in_bulk,
             batch_jobs_wait_for_the_primary_and_finish_when_it_is_back,
             refused_credentials_are_a_configuration_error_not_a_storm,
         ],
@@ -182,6 +183,51 @@ async fn sync_jobs_complete_on_the_other_routes_while_the_primary_is_down(s: Arc
     assert!(!s.log_lines(": Closed").is_empty(), "the breaker closed");
     let jobs = u.all_jobs().await;
     assert!(jobs.iter().all(|j| j["status"] == "completed"), "none lost");
+}
+
+async fn the_dashboard_shows_the_routes_and_the_dead_letters_page_acts_in_bulk(s: Arc<TestStack>) {
+    use end2end::browser::{check_text, check_visible, click, fill, screenshot, Browser};
+    let u = s.user("outage-ui");
+    down(&s, "anthropic", 529);
+    let ids = submit(&u, "Dashboard", 4).await;
+    u.all_reach(&ids, "completed", WAIT).await;
+    let browser = Browser::launch(&s, "outage-dashboard").await;
+    let page = browser.open(&s.url("/ui/dashboard")).await;
+    check_visible(&page, "routes").await;
+    check_text(&page, "status-line", "Anthropic API: breaker").await;
+    check_text(&page, "routes", "Amazon Bedrock").await;
+    check_text(&page, "routes", "Google Vertex AI (regional, +10%)").await;
+    screenshot(&page, &s, "dashboard-routes").await;
+    up(&s, "anthropic");
+    // Five queued jobs of one user, canceled from the Dead letters page's bulk panel.
+    let now = sim::now_ms();
+    s.d1_now(&format!(
+        "WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i + 1 < 5) \
+         INSERT INTO jobs (id, user_id, kind, status, lane, mode, model, input_text, attempts, \
+         created_at, updated_at) SELECT printf('{}', 47806, i), 'drill', 'feedback', 'queued', \
+         'bulk', 'batch', 'claude-haiku-4-5', 'Drill ' || i, 0, {now}, {now} FROM n",
+        end2end::batches::FIXTURE_ID_SQL
+    ))
+    .await;
+    let dlq = browser.open(&s.url("/ui/dead-letters")).await;
+    click(&dlq, "bulk-panel").await;
+    dlq.get_by_test_id("bulk-action")
+        .select_option("cancel", None)
+        .await
+        .expect("choose cancel");
+    fill(&dlq, "bulk-user", "drill").await;
+    click(&dlq, "bulk-count").await;
+    check_text(&dlq, "bulk-result", "5 jobs match.").await;
+    click(&dlq, "bulk-act").await;
+    check_text(&dlq, "bulk-result", "5 canceled; 0 still match.").await;
+    screenshot(&dlq, &s, "dead-letters-bulk").await;
+    assert_eq!(
+        s.d1_count(
+            "SELECT COUNT(*) AS n FROM jobs WHERE user_id = 'drill' AND status = 'canceled'"
+        ),
+        5
+    );
+    browser.close().await;
 }
 
 async fn batch_jobs_wait_for_the_primary_and_finish_when_it_is_back(s: Arc<TestStack>) {

@@ -22,6 +22,7 @@ pub mod metrics;
 pub mod prometheus;
 pub mod reconcile;
 pub mod rollups;
+pub mod route_health;
 pub mod spenders;
 pub mod status;
 pub mod tag_usage;

@@ -16,6 +16,7 @@ pub enum Section {
     DeadLetters,
     Headroom,
     Models,
+    Routes,
     Controls,
 }
 
@@ -27,6 +28,7 @@ impl Section {
             Section::DeadLetters => "/ui/dead-letters",
             Section::Headroom => "#headroom",
             Section::Models => "#models",
+            Section::Routes => "#routes",
             Section::Controls => "#controls",
         }
     }
@@ -38,6 +40,33 @@ pub struct StatusItem {
     pub section: Section,
     pub text: String,
     pub since: Option<i64>,
+}
+
+/// Each breaker not closed (issue 36): its route's calls for that model go to the next route,
+/// or wait when there is none.
+pub fn route_items(routes: &super::route_health::RoutesReport) -> Vec<StatusItem> {
+    routes
+        .routes
+        .iter()
+        .flat_map(|r| {
+            r.breakers
+                .iter()
+                .filter(|b| b.phase != crate::breaker::Phase::Closed)
+                .map(move |b| StatusItem {
+                    section: Section::Routes,
+                    text: format!(
+                        "{}: breaker {} for {}",
+                        r.name,
+                        match b.phase {
+                            crate::breaker::Phase::HalfOpen => "half-open (probing)",
+                            _ => "open",
+                        },
+                        b.model
+                    ),
+                    since: b.open_since,
+                })
+        })
+        .collect()
 }
 
 /// The line: nothing (all clear), or the items, most urgent first.
@@ -136,5 +165,36 @@ mod tests {
         assert_eq!(line[1].section.href(), "#controls");
         assert_eq!(line[1].text, "lane bulk paused by ana: incident 42");
         assert_eq!(line[1].since, Some(1_000));
+    }
+
+    #[test]
+    fn a_breaker_not_closed_is_a_status_item_linking_to_the_routes() {
+        use crate::breaker::Phase;
+        use crate::budget::BreakerView;
+        use crate::models::providers::Provider;
+        let breaker = |phase| BreakerView {
+            route: Provider::Anthropic,
+            model: "claude-sonnet-5-5".into(),
+            phase,
+            streak: 0,
+            open_since: Some(7),
+        };
+        let routes = |phase| {
+            super::super::route_health::report(
+                &[(Provider::Anthropic, false)],
+                &[breaker(phase)],
+                &[],
+                &[],
+            )
+        };
+        assert!(route_items(&routes(Phase::Closed)).is_empty());
+        let items = route_items(&routes(Phase::Open));
+        assert_eq!(items.len(), 1);
+        assert_eq!(items[0].section.href(), "#routes");
+        assert_eq!(
+            items[0].text,
+            "Anthropic API: breaker open for claude-sonnet-5-5"
+        );
+        assert_eq!(items[0].since, Some(7));
     }
 }

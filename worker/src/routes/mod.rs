@@ -19,6 +19,7 @@ mod reconciliation;
 mod retention;
 mod rollout;
 mod rollups;
+mod route_health;
 mod routing;
 mod staged;
 mod upload_form;
@@ -150,6 +151,7 @@ fn ops_routes() -> Router<AppState> {
         .route("/api/dlq/{id}/replay", post(dlq::replay))
         .route("/api/dlq/{id}/discard", post(dlq::discard))
         .route("/api/ops/bulk", post(bulk::act).get(bulk::audit))
+        .route("/api/routes", get(route_health::get))
 }
 
 /// What every answer of the Worker carries: nothing in it runs or renders as a page

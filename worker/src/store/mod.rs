@@ -34,6 +34,7 @@ pub mod pauses;
 pub mod peaks;
 pub mod retention;
 pub mod rollups;
+pub mod route_health;
 pub mod routing;
 pub mod row;
 pub mod sql;

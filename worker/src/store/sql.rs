@@ -397,3 +397,14 @@ pub fn bulk_where(f: &pipeline::ops::bulk::BulkFilter) -> (String, Vec<SqlValue>
     }
     (sql, params)
 }
+
+/// Calls per route since ?1 (`GET /api/routes`), from the attempt log by `idx_attempts_ended`:
+/// the calls that did not end their job well are errors.
+pub const ROUTE_CALLS: &str = "SELECT route, COUNT(*) AS calls, \
+     SUM(outcome IN ('retry', 'failed', 'dead_lettered')) AS errors \
+     FROM job_attempts WHERE ended_at >= ?1 GROUP BY route";
+
+/// Jobs completed per route since ?1 and their cost (`GET /api/routes`), by `idx_jobs_completed`.
+pub const ROUTE_SPEND: &str = "SELECT route, COUNT(*) AS jobs, \
+     COALESCE(SUM(cost_micros), 0) AS cost_micros FROM jobs \
+     WHERE completed_at >= ?1 AND status = 'completed' GROUP BY route";

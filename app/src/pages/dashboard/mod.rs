@@ -11,6 +11,7 @@ mod paths;
 mod pauses;
 mod reconciliation_table;
 mod rollout_table;
+mod routes_table;
 mod routing_table;
 mod series;
 mod status_line;
@@ -29,6 +30,7 @@ use metrics_view::MetricsView;
 use pauses::Pauses;
 use reconciliation_table::ReconciliationTable;
 use rollout_table::RolloutTable;
+use routes_table::RoutesTable;
 use routing_table::RoutingTable;
 use status_line::{SectionNav, StatusLine};
 
@@ -48,6 +50,7 @@ pub(crate) fn first_gets() -> Vec<String> {
         gets::pauses(),
         gets::rollout(ROLLOUT_HOURS),
         gets::routing(ROUTING_DAYS),
+        gets::routes(),
         gets::usage("/api/usage/cache", "", "", ""),
         gets::usage("/api/usage/tags", "", "", ""),
         gets::reconciliation(),
@@ -79,6 +82,10 @@ pub fn Dashboard() -> impl IntoView {
         tick.track();
         api::routing(ROUTING_DAYS)
     });
+    let routes = LocalResource::new(move || {
+        tick.track();
+        api::routes()
+    });
     let cache = LocalResource::new(move || {
         tick.track();
         // Every user's jobs, the Usage default: the 30 days up to today.
@@ -104,11 +111,13 @@ pub fn Dashboard() -> impl IntoView {
         <section class="page" data-testid="page-dashboard">
             <h1>"Dashboard"</h1>
             // First: is anything wrong, where, since when.
-            <StatusLine metrics=metrics pauses=pauses />
+            <StatusLine metrics=metrics pauses=pauses routes=routes />
             <SectionNav />
             <div id="paths">
                 {fetched(metrics, "Loading metrics…", "metrics-error", move |m| view! { <MetricsView m=m /> })}
             </div>
+            <h2 id="routes">"Routes: the Anthropic API, Bedrock, Vertex AI"</h2>
+            {fetched(routes, "Loading the routes…", "routes-error", move |r| view! { <RoutesTable r=r /> })}
             <h2 id="routing">"Rollout: direct and queue path"</h2>
             {fetched(rollout, "Loading the rollout…", "rollout-error", move |r| view! { <RolloutTable r=r hours=ROLLOUT_HOURS /> })}
             <h2>"Deadline routing"</h2>

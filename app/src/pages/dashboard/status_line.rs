@@ -3,20 +3,26 @@
 
 use leptos::prelude::*;
 use pipeline::ops::metrics::MetricsReport;
-use pipeline::ops::status::status_line;
+use pipeline::ops::route_health::RoutesReport;
+use pipeline::ops::status::{route_items, status_line};
 use pipeline::pause::PauseList;
 
 use crate::api::ApiError;
 use crate::components::format::when;
 
-/// The status line, from the metrics and the pauses in force.
+/// The status line, from the metrics, the pauses in force and the routes' breakers (a route
+/// report that did not come is left out: the line does not wait for it).
 #[component]
 pub fn StatusLine(
     metrics: LocalResource<Result<MetricsReport, ApiError>>,
     pauses: LocalResource<Result<PauseList, ApiError>>,
+    routes: LocalResource<Result<RoutesReport, ApiError>>,
 ) -> impl IntoView {
     move || match (metrics.get(), pauses.get()) {
-        (Some(Ok(m)), Some(Ok(p))) => line(&m, &p).into_any(),
+        (Some(Ok(m)), Some(Ok(p))) => {
+            let routes = routes.get().and_then(Result::ok);
+            line(&m, &p, routes.as_ref()).into_any()
+        }
         (Some(Err(e)), _) | (_, Some(Err(e))) => view! {
             <p class="status alert" data-testid="status-line" data-state="unknown">
                 {format!("Status unknown: {e}")}
@@ -30,8 +36,9 @@ pub fn StatusLine(
     }
 }
 
-fn line(m: &MetricsReport, p: &PauseList) -> impl IntoView {
-    let items = status_line(m, p);
+fn line(m: &MetricsReport, p: &PauseList, routes: Option<&RoutesReport>) -> impl IntoView {
+    let mut items = status_line(m, p);
+    items.extend(routes.map(route_items).unwrap_or_default());
     if items.is_empty() {
         return view! {
             <p class="status ok" data-testid="status-line" data-state="ok">
@@ -58,8 +65,9 @@ fn line(m: &MetricsReport, p: &PauseList) -> impl IntoView {
 /// The sections, in the order the page shows them.
 #[component]
 pub fn SectionNav() -> impl IntoView {
-    const SECTIONS: [(&str, &str); 7] = [
+    const SECTIONS: [(&str, &str); 8] = [
         ("#paths", "Sync and batch"),
+        ("#routes", "Routes"),
         ("#headroom", "Headroom"),
         ("#models", "Models"),
         ("#routing", "Routing"),

@@ -1,6 +1,7 @@
 //! The Dead letters page (`/ui/dead-letters`, admins): triage of jobs whose retries ran out.
 
 mod actions;
+mod bulk_panel;
 mod details;
 mod discard_button;
 mod dlq_pages;
@@ -87,6 +88,7 @@ pub fn DeadLetters() -> impl IntoView {
             <DlqFilters filter=filter bulk=bulk error=error />
             {move || error.get().map(|e| view! { <p class="error" data-testid="dlq-error">{e}</p> })}
             <Notices bulk=bulk replay=replay />
+            <bulk_panel::BulkPanel />
             {fetched(first, "Loading…", "dlq-error", move |p| view! {
                             <DlqPages first=p filter=filter replay=replay discard=discard error=error />
                         })}
