@@ -40,6 +40,9 @@ impl Default for CloudCredentials {
     }
 }
 
+/// The routes the outage knob names (`crate::clouds`).
+pub const OUTAGE_ROUTES: [&str; 3] = ["anthropic", "bedrock", "vertex"];
+
 /// A route taken down or slowed on purpose (`Knobs::outages`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -188,7 +191,7 @@ impl Knobs {
             return Err("rate limits must be at least 1".into());
         }
         for (route, o) in &self.outages {
-            if !crate::clouds::ROUTES.contains(&route.as_str()) {
+            if !OUTAGE_ROUTES.contains(&route.as_str()) {
                 return Err(format!(
                     "outages: unknown route {route:?} (anthropic, bedrock, vertex)"
                 ));

@@ -25,7 +25,7 @@ mod routes;
 mod wire;
 
 pub use bucket::*;
-pub use routes::{BreakerView, Tripped};
+pub use routes::{BreakerView, Breakers, Tripped};
 pub use wire::*;
 
 use std::collections::BTreeMap;
@@ -59,7 +59,7 @@ pub struct Budget {
     recent: BTreeMap<String, crate::fair::Recent>,
     /// A circuit breaker per route and model (`{route}/{model}`), fed by every settlement.
     #[serde(default)]
-    breakers: BTreeMap<String, crate::breaker::Breaker>,
+    breakers: Breakers,
     /// Reservations granted and refused, and 429s reported, since the object was made.
     pub granted: u64,
     pub refused: u64,
@@ -117,7 +117,7 @@ impl Budget {
             self.granted += 1;
             return Grant::on(route, false);
         }
-        let (route, admit) = match self.pick_route(r, s, now) {
+        let (route, admit) = match self.breakers.pick((&r.routes, &r.model), &s.breaker, now) {
             Ok(picked) => picked,
             Err(wait_ms) => {
                 self.refused += 1;
@@ -142,7 +142,9 @@ impl Budget {
         for f in Family::ALL {
             b.get(f).take(r.need.of(f));
         }
-        let probe = self.let_through((route, &r.model), admit, now, &s.breaker);
+        let probe = self
+            .breakers
+            .let_through((route, &r.model), admit, now, &s.breaker);
         self.leases.insert(
             r.job_id.clone(),
             Lease {
@@ -196,7 +198,12 @@ impl Budget {
     pub fn settle(&mut self, s: &Settle, settings: &Settings, now: i64) -> Option<Tripped> {
         self.configure(settings.limits, now);
         self.slots.release(&s.job_id, now);
-        let tripped = self.record(s, &settings.breaker, now);
+        let tripped = self.breakers.record(
+            (s.route, s.model.as_deref()),
+            s.signal,
+            &settings.breaker,
+            now,
+        );
         let lease = self.leases.remove(&s.job_id);
         let class = s
             .model
@@ -294,7 +301,7 @@ impl Budget {
             high: lane(Lane::High, &mut self.slots),
             bulk: lane(Lane::Bulk, &mut self.slots),
             reservations: self.leases.len() as u64,
-            breakers: self.breaker_views(&s.breaker, now),
+            breakers: self.breakers.views(&s.breaker, now),
             granted: self.granted,
             refused: self.refused,
             rate_limited: self.rate_limited,

@@ -4,11 +4,17 @@
 //! a call through is reserved on. With one route only, the breaker is kept (the Dashboard shows
 //! it) but never refuses: there is nowhere else to go, and the calls behave as before routes.
 
+use std::collections::BTreeMap;
+
 use serde::{Deserialize, Serialize};
 
-use super::{Budget, Reserve, Settings, Settle};
-use crate::breaker::{Admit, Breaker, Change, Phase, Policy};
+use crate::breaker::{Admit, Breaker, Change, Phase, Policy, Signal};
 use crate::models::providers::Provider;
+
+/// Every breaker, by `{route}/{model}` (what the budget keeps and persists).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct Breakers(BTreeMap<String, Breaker>);
 
 /// A breaker that changed state, for the log and the alerts.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -37,26 +43,26 @@ fn key(route: Provider, model: &str) -> String {
     format!("{}/{id}", route.as_str())
 }
 
-impl Budget {
-    /// The route a reservation goes to, and how its breaker admits it (not yet recorded: a
-    /// reservation refused for tokens must not hold a probe's place); `Err`: every route's
-    /// breaker refuses, for this long at least.
-    pub(super) fn pick_route(
+impl Breakers {
+    /// The route a call for `model` goes to among `routes` (failover order), and how its
+    /// breaker admits it (not yet recorded: a reservation refused for tokens must not hold a
+    /// probe's place); `Err`: every route's breaker refuses, for this long at least.
+    pub fn pick(
         &self,
-        r: &Reserve,
-        s: &Settings,
+        (routes, model): (&[Provider], &str),
+        p: &Policy,
         now: i64,
     ) -> Result<(Provider, Admit), u64> {
-        let Some(&first) = r.routes.first() else {
+        let Some(&first) = routes.first() else {
             return Ok((Provider::Anthropic, Admit::Call));
         };
-        if r.routes.len() == 1 {
+        if routes.len() == 1 {
             return Ok((first, Admit::Call));
         }
         let mut wait = i64::MAX;
-        for &route in &r.routes {
-            let mut b = self.breaker(route, &r.model);
-            match b.admit(now, &s.breaker) {
+        for &route in routes {
+            let mut b = self.breaker(route, model);
+            match b.admit(now, p) {
                 Admit::Refuse { retry_in_ms } => wait = wait.min(retry_in_ms),
                 admit => return Ok((route, admit)),
             }
@@ -66,7 +72,7 @@ impl Budget {
 
     /// Records that a call was let through on `route` at `now`; answers whether it is the
     /// half-open breaker's probe (its place taken only now that the reservation holds).
-    pub(super) fn let_through(
+    pub fn let_through(
         &mut self,
         (route, model): (Provider, &str),
         admit: Admit,
@@ -76,29 +82,27 @@ impl Budget {
         if admit != Admit::Probe {
             return false;
         }
-        let taken = self
-            .breakers
-            .entry(key(route, model))
-            .or_default()
-            .admit(now, p);
+        let taken = self.0.entry(key(route, model)).or_default().admit(now, p);
         taken == Admit::Probe
     }
 
     fn breaker(&self, route: Provider, model: &str) -> Breaker {
-        self.breakers
-            .get(&key(route, model))
-            .copied()
-            .unwrap_or_default()
+        self.0.get(&key(route, model)).copied().unwrap_or_default()
     }
 
-    /// A settlement's signal, recorded by its route's breaker.
-    pub(super) fn record(&mut self, s: &Settle, p: &Policy, now: i64) -> Option<Tripped> {
-        let signal = s.signal?;
-        let model = s.model.as_deref()?;
-        let k = key(s.route, model);
-        let change = self.breakers.entry(k).or_default().record(signal, now, p)?;
+    /// A call's signal on `route` for `model`, recorded by its breaker.
+    pub fn record(
+        &mut self,
+        (route, model): (Provider, Option<&str>),
+        signal: Option<Signal>,
+        p: &Policy,
+        now: i64,
+    ) -> Option<Tripped> {
+        let (signal, model) = (signal?, model?);
+        let k = key(route, model);
+        let change = self.0.entry(k).or_default().record(signal, now, p)?;
         Some(Tripped {
-            route: s.route,
+            route,
             model: crate::models::find(model)
                 .map_or(model, |m| m.id)
                 .to_owned(),
@@ -107,8 +111,8 @@ impl Budget {
     }
 
     /// Every breaker that has seen a call, for `GET /api/budget`.
-    pub(super) fn breaker_views(&self, p: &Policy, now: i64) -> Vec<BreakerView> {
-        self.breakers
+    pub fn views(&self, p: &Policy, now: i64) -> Vec<BreakerView> {
+        self.0
             .iter()
             .filter_map(|(k, b)| {
                 let (route, model) = k.split_once('/')?;

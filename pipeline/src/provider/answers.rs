@@ -17,9 +17,9 @@
 
 use serde::Deserialize;
 
-use super::Provider;
 use crate::anthropic::Message;
 use crate::breaker::Signal;
+use crate::models::providers::Provider;
 use crate::models::Model;
 use crate::outcome::CallOutcome;
 

@@ -14,7 +14,8 @@
 //! The credentials are secrets, checked by the Worker: `AWS_ACCESS_KEY_ID`,
 //! `AWS_SECRET_ACCESS_KEY` (and `AWS_SESSION_TOKEN` for temporary keys); `VERTEX_ACCESS_TOKEN`.
 
-use super::{lacks, Endpoint, Needs, Provider, Route};
+use super::route::{lacks, Endpoint, Needs, Route};
+use crate::models::providers::Provider;
 use crate::models::Model;
 
 /// Bedrock's inference profile geographies (claude-on-amazon-bedrock-legacy's table: global,

@@ -2,6 +2,7 @@ use std::collections::HashMap;
 
 use super::*;
 use crate::breaker::Signal;
+use crate::models::Model;
 use crate::outcome::CallOutcome;
 
 fn vars(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {

@@ -24,9 +24,6 @@ pub mod bedrock;
 pub mod signature;
 pub mod vertex;
 
-/// The routes the outage knob names.
-pub const ROUTES: [&str; 3] = ["anthropic", "bedrock", "vertex"];
-
 /// The outage set for `route`, if any.
 pub fn outage(sim: &Sim, route: &str) -> Outage {
     sim.lock()
