@@ -92,8 +92,7 @@ pub fn BulkPanel() -> impl IntoView {
                 <label class="filter">"Model"<input data-testid="bulk-model" size="18" on:input=input(model) /></label>
                 <label class="filter">"Error class"
                     <select data-testid="bulk-class" on:change=input(class)>
-                        <option value="">"any"</option>
-                        {ErrorClass::ALL.map(|c| view! { <option value=c.as_str()>{c.as_str()}</option> }).collect_view()}
+                        {super::filters::class_options()}
                     </select>
                 </label>
                 <label class="filter">"Lane"

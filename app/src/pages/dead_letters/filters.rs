@@ -29,6 +29,14 @@ pub fn filter_of(
     }
 }
 
+/// The error class choices of a filter: any, or one class.
+pub fn class_options() -> impl IntoView {
+    view! {
+        <option value="">"any"</option>
+        {ErrorClass::ALL.map(|c| view! { <option value=c.as_str()>{c.as_str()}</option> }).collect_view()}
+    }
+}
+
 /// Status (dead-lettered, failed or both), error class, user, model and the days the jobs
 /// ended in; Apply sets `filter`, "Replay all matching" replays what it matches.
 #[component]
@@ -66,8 +74,7 @@ pub fn DlqFilters(
             </label>
             <label class="filter">"Error class"
                 <select data-testid="dlq-class" on:change=input(class)>
-                    <option value="">"any"</option>
-                    {ErrorClass::ALL.map(|c| view! { <option value=c.as_str()>{c.as_str()}</option> }).collect_view()}
+                    {class_options()}
                 </select>
             </label>
             <label class="filter">"User"
