@@ -29,6 +29,7 @@ pub use crate::models::providers::Provider;
 
 mod answers;
 mod config;
+pub mod google;
 mod route;
 
 pub use answers::*;

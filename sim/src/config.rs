@@ -16,12 +16,16 @@ pub struct Config {
     pub clouds: CloudCredentials,
 }
 
-/// Who the Bedrock and Vertex AI routes let in: one AWS access key and one Google access token.
+/// Who the Bedrock and Vertex AI routes let in: one AWS access key; one Google access token,
+/// and the tokens the token endpoint mints for one service account.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CloudCredentials {
     pub aws_access_key_id: String,
     pub aws_secret_access_key: String,
     pub vertex_token: String,
+    pub service_account_email: String,
+    /// PEM, PKCS #8: the public half checks the JWTs the token endpoint is sent.
+    pub service_account_key: String,
 }
 
 /// The AWS key pair and the Vertex AI token the simulator accepts unless told otherwise (the
@@ -29,6 +33,23 @@ pub struct CloudCredentials {
 pub const SIM_AWS_ACCESS_KEY_ID: &str = "AKIDSIMULATOR00000000";
 pub const SIM_AWS_SECRET_ACCESS_KEY: &str = "sim-aws-secret-access-key";
 pub const SIM_VERTEX_TOKEN: &str = "ya29.sim-vertex-access-token";
+/// The service account the simulator's token endpoint knows: a key made for the simulator
+/// (`openssl genpkey -algorithm RSA`), which opens nothing anywhere else.
+pub const SIM_SERVICE_ACCOUNT_EMAIL: &str = "pipeline@sim-project.iam.gserviceaccount.com";
+pub const SIM_SERVICE_ACCOUNT_KEY: &str = include_str!("clouds/fixtures/service_account_key.pem");
+
+/// The simulator's service account as a JSON key file, its `token_uri` at `base_url`.
+pub fn sim_service_account_json(base_url: &str) -> String {
+    serde_json::json!({
+        "type": "service_account",
+        "project_id": "sim-project",
+        "private_key_id": "sim-key-1",
+        "private_key": SIM_SERVICE_ACCOUNT_KEY,
+        "client_email": SIM_SERVICE_ACCOUNT_EMAIL,
+        "token_uri": format!("{base_url}/token"),
+    })
+    .to_string()
+}
 
 impl Default for CloudCredentials {
     fn default() -> Self {
@@ -36,6 +57,8 @@ impl Default for CloudCredentials {
             aws_access_key_id: SIM_AWS_ACCESS_KEY_ID.into(),
             aws_secret_access_key: SIM_AWS_SECRET_ACCESS_KEY.into(),
             vertex_token: SIM_VERTEX_TOKEN.into(),
+            service_account_email: SIM_SERVICE_ACCOUNT_EMAIL.into(),
+            service_account_key: SIM_SERVICE_ACCOUNT_KEY.into(),
         }
     }
 }

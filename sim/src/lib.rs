@@ -59,6 +59,7 @@ pub use state::{Inner, Sim};
 pub fn router(sim: Sim) -> Router {
     anthropic_api(sim.clone())
         .route("/model/{model_id}/invoke", post(clouds::bedrock::invoke))
+        .route("/token", post(clouds::oauth::token))
         .route(
             "/v1/projects/{project}/locations/{location}/publishers/anthropic/models/{action}",
             post(clouds::vertex::raw_predict),

@@ -35,6 +35,8 @@ pub struct Inner {
     pub webhooks: Vec<serde_json::Value>,
     /// The Files API's store.
     pub files: Files,
+    /// Access tokens the token endpoint minted, and when each expires (epoch ms).
+    pub issued_tokens: HashMap<String, i64>,
 }
 
 impl Inner {
@@ -49,6 +51,7 @@ impl Inner {
             batches: Vec::new(),
             webhooks: Vec::new(),
             files: Files::default(),
+            issued_tokens: HashMap::new(),
         }
     }
 }

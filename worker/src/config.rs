@@ -90,6 +90,10 @@ pub const AWS_ACCESS_KEY_ID: &str = "AWS_ACCESS_KEY_ID";
 pub const AWS_SECRET_ACCESS_KEY: &str = "AWS_SECRET_ACCESS_KEY";
 pub const AWS_SESSION_TOKEN: &str = "AWS_SESSION_TOKEN";
 pub const VERTEX_ACCESS_TOKEN: &str = "VERTEX_ACCESS_TOKEN";
+/// A service account's JSON key (a secret): the Worker mints its own Vertex AI tokens with it
+/// (`pipeline::provider::google`); preferred over a fixed `VERTEX_ACCESS_TOKEN`, which lasts an
+/// hour.
+pub const VERTEX_SERVICE_ACCOUNT: &str = "VERTEX_SERVICE_ACCOUNT";
 /// The routes' breakers (`pipeline::breaker::Policy`): failures in a row that open one, within
 /// how many seconds, and the seconds it stays open before a probe.
 pub const BREAKER_FAILURES: &str = "BREAKER_FAILURES";
@@ -168,7 +172,16 @@ pub struct Config {
 pub struct Routes {
     pub list: pipeline::provider::Routes,
     pub aws: Option<pipeline::sigv4::Credentials>,
-    pub vertex_token: Option<String>,
+    pub vertex: Option<VertexAuth>,
+}
+
+/// How the Vertex AI route proves who it is.
+#[derive(Debug, Clone)]
+pub enum VertexAuth {
+    /// A fixed access token (`VERTEX_ACCESS_TOKEN`): for a trial; it lasts about an hour.
+    Token(String),
+    /// A service account's key (`VERTEX_SERVICE_ACCOUNT`): tokens minted as they expire.
+    Account(pipeline::provider::google::ServiceAccount),
 }
 
 impl Routes {
@@ -189,15 +202,25 @@ impl Routes {
             }),
             false => None,
         };
-        let vertex_token = match needs(pipeline::provider::Provider::Vertex) {
-            true => Some(secret(VERTEX_ACCESS_TOKEN)?),
+        let vertex = match needs(pipeline::provider::Provider::Vertex) {
+            true => Some(
+                match (var(VERTEX_SERVICE_ACCOUNT), var(VERTEX_ACCESS_TOKEN)) {
+                    (Some(key), _) => VertexAuth::Account(
+                        pipeline::provider::google::ServiceAccount::parse(&key)
+                            .map_err(|e| format!("{VERTEX_SERVICE_ACCOUNT}: {e}"))?,
+                    ),
+                    (None, Some(token)) => VertexAuth::Token(token),
+                    (None, None) => {
+                        return Err(format!(
+                        "{VERTEX_SERVICE_ACCOUNT} (or {VERTEX_ACCESS_TOKEN}) is required by the \
+                         route ROUTES names"
+                    ))
+                    }
+                },
+            ),
             false => None,
         };
-        Ok(Routes {
-            list,
-            aws,
-            vertex_token,
-        })
+        Ok(Routes { list, aws, vertex })
     }
 }
 

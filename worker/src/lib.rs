@@ -31,6 +31,7 @@ mod consumer;
 mod cron;
 mod error;
 mod files;
+mod google_auth;
 mod headroom;
 mod identity;
 mod message_batches;
@@ -48,6 +49,7 @@ mod routes;
 mod routing;
 mod services;
 mod store;
+mod webcrypto;
 mod webhooks;
 
 use tower_service::Service;

@@ -11,8 +11,7 @@ use pipeline::provider::{self, Endpoint, Route};
 use pipeline::sigv4;
 use pipeline::status::Kind;
 use wasm_bindgen::{JsCast, JsValue};
-use wasm_bindgen_futures::JsFuture;
-use worker::{web_sys, Headers, Method, Request, RequestInit};
+use worker::{Headers, Method, Request, RequestInit};
 
 use crate::anthropic::{decode_answer, Answered, Raw};
 use crate::services::AppState;
@@ -56,6 +55,9 @@ fn read(route: &Route, model: &Model, raw: Raw) -> Answered {
     if (200..300).contains(&raw.status) {
         let result = decode_answer(raw).map(|m| provider::as_catalog_model(m, model));
         return Answered { result, reported };
+    }
+    if route.provider() == pipeline::provider::Provider::Vertex && raw.status == 401 {
+        crate::google_auth::forget();
     }
     let header = |name: &str| match name {
         "x-amzn-errortype" => raw.error_type.clone(),
@@ -113,7 +115,7 @@ async fn send(
             format!("{}{}", route.base_url, sigv4::request_path(&path))
         }
         Endpoint::Vertex { .. } => {
-            let token = state.config.routes.vertex_token.as_deref().unwrap_or("");
+            let token = crate::google_auth::token(state).await?;
             set("authorization", &format!("Bearer {token}"))?;
             // Project, location and model are plain names: the path goes as it is.
             format!("{}{path}", route.base_url)
@@ -155,7 +157,7 @@ async fn sign(
         })?;
     let hash = match body.as_string() {
         Some(text) => sigv4::Payload::Bytes(text.as_bytes()).sha256(),
-        None => blob_sha256(body.unchecked_ref())
+        None => crate::webcrypto::blob_sha256(body.unchecked_ref())
             .await
             .map_err(|e| CallOutcome::Network(format!("cannot hash the request: {e:?}")))?,
     };
@@ -181,15 +183,4 @@ async fn sign(
 fn host_of(base_url: &str) -> &str {
     let rest = base_url.split_once("://").map_or(base_url, |(_, r)| r);
     rest.split('/').next().unwrap_or(rest)
-}
-
-/// SHA-256 of a Blob, hex, by the runtime's Web Crypto (the bytes stay in JS memory).
-async fn blob_sha256(blob: &web_sys::Blob) -> Result<String, JsValue> {
-    let buffer = JsFuture::from(blob.array_buffer()).await?;
-    let crypto = js_sys::Reflect::get(&js_sys::global(), &"crypto".into())?;
-    let subtle = js_sys::Reflect::get(&crypto, &"subtle".into())?;
-    let digest: js_sys::Function = js_sys::Reflect::get(&subtle, &"digest".into())?.into();
-    let promise: js_sys::Promise = digest.call2(&subtle, &"SHA-256".into(), &buffer)?.into();
-    let out = js_sys::Uint8Array::new(&JsFuture::from(promise).await?).to_vec();
-    Ok(out.iter().map(|b| format!("{b:02x}")).collect())
 }

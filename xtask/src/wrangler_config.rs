@@ -272,6 +272,7 @@ mod tests {
             "AWS_SECRET_ACCESS_KEY",
             "AWS_SESSION_TOKEN",
             "VERTEX_ACCESS_TOKEN",
+            "VERTEX_SERVICE_ACCOUNT",
         ];
         let binding = |name: &str| text.contains(&format!("= \"{name}\""));
         for name in names {

@@ -50,8 +50,8 @@ trait WithRoutes {
 }
 
 impl WithRoutes for StackConfig {
-    /// Bedrock (global profile) and Vertex AI (a region) at the simulator, with the keys and
-    /// the token it accepts.
+    /// Bedrock (global profile) and Vertex AI (a region) at the simulator, with the AWS keys
+    /// and the service account it accepts.
     fn with_routes(mut self) -> StackConfig {
         let sim = "{sim}";
         for (k, v) in [
@@ -66,11 +66,12 @@ impl WithRoutes for StackConfig {
                 "AWS_SECRET_ACCESS_KEY",
                 sim::config::SIM_AWS_SECRET_ACCESS_KEY,
             ),
-            ("VERTEX_ACCESS_TOKEN", sim::config::SIM_VERTEX_TOKEN),
+            // Tokens minted from a service account's key, as production does.
+            ("VERTEX_SERVICE_ACCOUNT", &sim::config::sim_service_account_json(sim)),
             ("BREAKER_FAILURES", "3"),
             ("BREAKER_COOL_DOWN_S", "3"),
         ] {
-            self.vars.push((k.into(), v.into()));
+            self.vars.push((k.into(), v.to_string()));
         }
         self
     }
@@ -166,6 +167,11 @@ async fn sync_jobs_complete_on_the_other_routes_while_the_primary_is_down(s: Arc
     ended_on(&s, &more, Some("vertex"));
     let vertex = s.sim.lock().stats.clouds["vertex"].clone();
     assert!(vertex.messages >= 4);
+    // Its token was minted from the service account's key (a JWT signed with Web Crypto, checked
+    // by the simulator's token endpoint), and kept: not one per call.
+    let minted = s.sim_calls("token 200");
+    assert!((1..=2).contains(&minted), "{minted}");
+    assert_eq!(s.sim_calls("token 400"), 0);
     // The primary is back: after the cool-down a probe closes its breaker, and jobs go there.
     up(&s, "anthropic");
     up(&s, "bedrock");

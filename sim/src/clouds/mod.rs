@@ -21,6 +21,7 @@ use crate::errors::SimError;
 use crate::state::Sim;
 
 pub mod bedrock;
+pub mod oauth;
 pub mod signature;
 pub mod vertex;
 

@@ -172,7 +172,8 @@ async fn handle(
         .map_err(VertexError::of)
 }
 
-/// The bearer token must be the one the simulator issued, and not past its expiry.
+/// The bearer token must be the configured one or one the token endpoint minted, and not past
+/// its expiry.
 fn authenticate(sim: &Sim, headers: &HeaderMap) -> Result<(), VertexError> {
     let token = headers
         .get("authorization")
@@ -187,12 +188,17 @@ fn authenticate(sim: &Sim, headers: &HeaderMap) -> Result<(), VertexError> {
              https://developers.google.com/identity/sign-in/web/devconsole-project.",
         ));
     };
-    let expired = sim
-        .lock()
+    let now = crate::clock::now_ms();
+    let inner = sim.lock();
+    let expired = inner
         .knobs
         .vertex_token_expires_at
-        .is_some_and(|at| crate::clock::now_ms() >= at);
-    if token != sim.config.clouds.vertex_token || expired {
+        .is_some_and(|at| now >= at);
+    let minted = inner
+        .issued_tokens
+        .get(token)
+        .is_some_and(|until| now < *until);
+    if !(token == sim.config.clouds.vertex_token || minted) || expired {
         return Err(VertexError::google(
             401,
             "UNAUTHENTICATED",
