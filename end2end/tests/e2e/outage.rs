@@ -67,7 +67,10 @@ impl WithRoutes for StackConfig {
                 sim::config::SIM_AWS_SECRET_ACCESS_KEY,
             ),
             // Tokens minted from a service account's key, as production does.
-            ("VERTEX_SERVICE_ACCOUNT", &sim::config::sim_service_account_json(sim)),
+            (
+                "VERTEX_SERVICE_ACCOUNT",
+                &sim::config::sim_service_account_json(sim),
+            ),
             ("BREAKER_FAILURES", "3"),
             ("BREAKER_COOL_DOWN_S", "3"),
         ] {
@@ -239,6 +242,13 @@ async fn the_dashboard_shows_the_routes_and_the_dead_letters_page_acts_in_bulk(s
 async fn batch_jobs_wait_for_the_primary_and_finish_when_it_is_back(s: Arc<TestStack>) {
     let u = s.user("outage-batch");
     down(&s, "anthropic", 529);
+    // A job with a deadline a batch could meet goes to one; when its batch cannot even be made,
+    // the router moves it to sync at its rescue time — and sync fails over.
+    let deadline = u
+        .submit_job(
+            &json!({"prompt": "Summarize the outage for the status page.", "deadline_s": 40}),
+        )
+        .await;
     let mut ids = Vec::new();
     for i in 0..3 {
         let mut body = prompt("Batch while down", i);
@@ -254,6 +264,15 @@ async fn batch_jobs_wait_for_the_primary_and_finish_when_it_is_back(s: Arc<TestS
         assert_eq!(job["status"], "queued", "a batch-mode job waits: {job}");
         assert_eq!(s.billed(id), 0);
     }
+    let rescued = eventually("the deadline job is rescued to sync", WAIT, || async {
+        s.cron().await;
+        let job = u.job(&deadline).await;
+        (job["status"] == "completed").then_some(job)
+    })
+    .await;
+    assert_eq!(rescued["mode"], "sync", "{rescued}");
+    assert_eq!(rescued["deadline_met"], true, "{rescued}");
+    ended_on(&s, &[deadline], Some("bedrock"));
     up(&s, "anthropic");
     u.all_reach(&ids, "completed", WAIT).await;
     for id in &ids {

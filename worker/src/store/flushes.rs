@@ -79,7 +79,9 @@ impl Store {
 
     /// The claim: a flush row and up to `size` waiting jobs, in one transaction; answers the
     /// claimed rows, oldest first (none when another flush took them first — then the flush
-    /// row is gone again).
+    /// row is gone again). A job past its rescue time is left to the deadline router, which
+    /// moves it to a synchronous call: a flush that claimed it in every run (its create refused
+    /// while the Anthropic API is down) would keep it from the rescue for ever.
     pub async fn claim_flush(
         &self,
         flush: &str,
@@ -95,7 +97,8 @@ impl Store {
             self.statement(
                 &format!(
                     "UPDATE jobs SET flush_id = ?1, updated_at = ?2 WHERE id IN (SELECT id FROM jobs \
-                     INDEXED BY idx_jobs_waiting WHERE {} ORDER BY accumulated_at LIMIT ?3)",
+                     INDEXED BY idx_jobs_waiting WHERE {} AND (rescue_at IS NULL OR rescue_at > ?2) \
+                     ORDER BY accumulated_at LIMIT ?3)",
                     waiting()
                 ),
                 &[flush.into(), num(now), num(size as i64)],
