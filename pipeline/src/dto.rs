@@ -363,6 +363,10 @@ pub struct JobView {
     /// `fast` when fast mode answered it (`usage.speed`), priced at the model's fast rates.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub speed: Option<crate::anthropic::Speed>,
+    /// The provider whose route answered it, when not the Anthropic API (`bedrock`, `vertex`:
+    /// the Anthropic API was down; priced at that route's price).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provider: Option<crate::models::providers::Provider>,
     /// What the caller should know (a deprecated model with its retirement date).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
@@ -378,6 +382,9 @@ pub struct AttemptView {
     pub ended_at: i64,
     pub outcome: crate::outcome::AttemptOutcome,
     pub error: Option<String>,
+    /// The provider the call went to, when not the Anthropic API.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provider: Option<crate::models::providers::Provider>,
 }
 
 /// `GET /jobs`: the caller's jobs, newest first.

@@ -149,6 +149,11 @@ async fn sync_jobs_complete_on_the_other_routes_while_the_primary_is_down(s: Arc
         .await;
     u.all_reach(&ids, "completed", WAIT).await;
     ended_on(&s, &ids, Some("bedrock"));
+    // The job says where it was answered, and so does each call of its log.
+    let view = u.job(&ids[7]).await;
+    assert_eq!(view["provider"], "bedrock", "{view}");
+    let log = view["attempt_log"].as_array().unwrap();
+    assert_eq!(log.last().unwrap()["provider"], "bedrock", "{view}");
     let b = u.upload_finished(&upload, WAIT).await;
     assert_eq!(b["counts"]["completed"], 1, "{b}");
     let pdf_job = b["files"][0]["job_id"].as_str().unwrap().to_owned();

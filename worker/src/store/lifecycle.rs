@@ -380,7 +380,7 @@ fn attempts_sql(job_ids: &[String]) -> (String, Vec<JsValue>) {
     let (marks, args) = super::with_ids(Vec::new(), job_ids);
     (
         format!(
-            "SELECT job_id, n, model, started_at, ended_at, outcome, error \
+            "SELECT job_id, n, model, started_at, ended_at, outcome, error, route \
              FROM job_attempts WHERE job_id IN ({marks}) ORDER BY job_id, n"
         ),
         args,
@@ -398,6 +398,8 @@ pub fn attempts_of(r: &worker::D1Result) -> worker::Result<Vec<(String, AttemptV
         ended_at: f64,
         outcome: AttemptOutcome,
         error: Option<String>,
+        #[serde(default)]
+        route: Option<Provider>,
     }
     Ok(r.results::<Row>()?
         .into_iter()
@@ -409,6 +411,7 @@ pub fn attempts_of(r: &worker::D1Result) -> worker::Result<Vec<(String, AttemptV
                 ended_at: r.ended_at as i64,
                 outcome: r.outcome,
                 error: r.error,
+                provider: r.route,
             };
             (r.job_id, entry)
         })

@@ -92,6 +92,9 @@ pub struct JobRow {
     /// `fast` once a fast-mode answer settled it (migration 0024).
     #[serde(default)]
     pub speed: Option<String>,
+    /// The route that answered it when not the Anthropic API (migration 0025).
+    #[serde(default)]
+    pub route: Option<pipeline::provider::Provider>,
 }
 
 pub const COLUMNS: &str =
@@ -100,7 +103,7 @@ pub const COLUMNS: &str =
     cache_read_tokens, cost_micros, error, created_at, started_at, completed_at, expires_at, held_at, callback_url, prompt_key, overloads, user_id, \
     cost_unknown, batch_tries, batch_index, file_name, file_size, template, error_class, replay_of, \
     replayed_to, result_key, path, run_after, reserved_micros, tags, deadline_at, route_reason, \
-    file_id, fallback_model, refusal, speed";
+    file_id, fallback_model, refusal, speed, route";
 
 impl JobRow {
     /// Whether `GET /jobs/:id/result` has something to serve: a completed job's result, or the
@@ -152,6 +155,7 @@ impl JobRow {
             fallback_model: self.fallback_model.clone(),
             refusal: self.refused(),
             warnings: pipeline::models::job_warnings(self.model.as_deref().unwrap_or(""), now),
+            provider: self.route,
             speed: self
                 .speed
                 .as_deref()

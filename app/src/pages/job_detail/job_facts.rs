@@ -53,6 +53,14 @@ pub fn JobFacts(j: JobView) -> impl IntoView {
             </dd>
         }
     });
+    let provider = j.provider.map(|p| {
+        view! {
+            <dt>"Answered on"</dt>
+            <dd class="warn" data-testid="detail-provider">
+                {format!("{}: the Anthropic API was unavailable; priced at that route's price", p.display_name())}
+            </dd>
+        }
+    });
     let speed = (j.speed == Some(pipeline::anthropic::Speed::Fast)).then(|| {
         view! {
             <dt>"Speed"</dt>
@@ -74,6 +82,7 @@ pub fn JobFacts(j: JobView) -> impl IntoView {
             {deadline}
             <dt>"Model"</dt><dd data-testid="detail-model">{j.model}</dd>
             {speed}
+            {provider}
             {fallback}
             {refusal}
             <dt>"Attempts"</dt><dd data-testid="detail-attempts">{j.attempts}</dd>
