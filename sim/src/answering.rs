@@ -94,7 +94,8 @@ pub fn commit(
             inner.stats.by_day(now, &req.model, batch, cost);
         }
         Payer::Cloud { route, permille } => {
-            let cost = (cost * permille).div_ceil(1000);
+            // Rounded half up, as every other amount here.
+            let cost = (cost * permille + 500) / 1000;
             inner.stats.bill_cloud(route, usage, cost, job);
         }
     }

@@ -159,7 +159,7 @@ async fn bedrock_answers_a_signed_invoke_and_bills_it_apart() {
     let both = s.stats().await["cost_micros_by_job"]["job-b"]
         .as_u64()
         .unwrap();
-    assert_eq!(both - global, (global * 1_100).div_ceil(1_000));
+    assert_eq!(both - global, (global * 1_100 + 500) / 1_000);
 }
 
 #[tokio::test]
