@@ -398,7 +398,7 @@ async fn the_routes_fault(
             .await?;
         return Ok(Some(why));
     }
-    let unwell = pipeline::breaker::Signal::of(failure) == pipeline::breaker::Signal::Unwell;
+    let unwell = pipeline::provider::signal(route, failure) == pipeline::breaker::Signal::Unwell;
     Ok((granted.probe && unwell).then(|| {
         format!(
             "the probe of {} found it still unwell: {}",
