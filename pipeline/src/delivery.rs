@@ -106,14 +106,27 @@ pub enum CountFailed {
     /// The API refuses this request for good (an unreadable or encrypted PDF): the call would
     /// be refused the same way, so the job fails now, unpaid.
     Fail(Failure),
+    /// The Anthropic API is unwell and another route may serve the call: reserve the request's
+    /// worst case (settled to what it used) rather than wait for a count only the Anthropic
+    /// API gives.
+    WorstCase,
     /// Anything else: put the job back on its lane after this long.
     Defer { ms: u64 },
 }
 
-/// Decides what a failed `count_tokens` means for a job on `lane`.
-pub fn after_count_failed(outcome: &CallOutcome, lane: Lane, timing: &Timing) -> CountFailed {
+/// Decides what a failed `count_tokens` means for a job on `lane`; `failover`: another route
+/// than the Anthropic API is configured.
+pub fn after_count_failed(
+    outcome: &CallOutcome,
+    lane: Lane,
+    timing: &Timing,
+    failover: bool,
+) -> CountFailed {
     match decide(outcome, 1, lane, timing) {
         Decision::Fail(f) => CountFailed::Fail(f),
+        _ if failover && crate::breaker::Signal::of(outcome) == crate::breaker::Signal::Unwell => {
+            CountFailed::WorstCase
+        }
         _ => CountFailed::Defer {
             ms: COUNT_TOKENS_DEFER_MS,
         },
@@ -143,6 +156,11 @@ impl From<CountFailed> for Stop {
         match c {
             CountFailed::Fail(f) => Stop::Fail(f),
             CountFailed::Defer { ms } => Stop::Defer { ms },
+            // Not a stop: the call goes on with its worst case reserved. Converted only by a
+            // caller that ignores it, which then waits as for any other failure.
+            CountFailed::WorstCase => Stop::Defer {
+                ms: COUNT_TOKENS_DEFER_MS,
+            },
         }
     }
 }
@@ -251,13 +269,51 @@ mod tests {
             retry_after_s: None,
         };
         assert!(matches!(
-            after_count_failed(&refused, Lane::Bulk, &t),
+            after_count_failed(&refused, Lane::Bulk, &t, false),
             CountFailed::Fail(_)
         ));
         assert_eq!(
-            after_count_failed(&CallOutcome::Timeout, Lane::Bulk, &t),
+            after_count_failed(&CallOutcome::Timeout, Lane::Bulk, &t, false),
             CountFailed::Defer { ms: 5_000 }
         );
+    }
+
+    #[test]
+    fn an_unwell_count_reserves_the_worst_case_only_when_another_route_may_serve() {
+        let t = Timing::production();
+        let overloaded = CallOutcome::Http {
+            status: 529,
+            message: "Overloaded".into(),
+            retry_after_s: None,
+        };
+        assert_eq!(
+            after_count_failed(&overloaded, Lane::High, &t, true),
+            CountFailed::WorstCase
+        );
+        assert_eq!(
+            after_count_failed(&overloaded, Lane::High, &t, false),
+            CountFailed::Defer { ms: 5_000 }
+        );
+        // Our own limit is not the route's health: another route would not help.
+        let limited = CallOutcome::Http {
+            status: 429,
+            message: "rate limited".into(),
+            retry_after_s: Some(3),
+        };
+        assert!(matches!(
+            after_count_failed(&limited, Lane::High, &t, true),
+            CountFailed::Defer { .. }
+        ));
+        // A request refused for good fails, whatever routes there are.
+        let refused = CallOutcome::Http {
+            status: 400,
+            message: "The PDF is encrypted".into(),
+            retry_after_s: None,
+        };
+        assert!(matches!(
+            after_count_failed(&refused, Lane::High, &t, true),
+            CountFailed::Fail(_)
+        ));
     }
 
     proptest::proptest! {
@@ -284,9 +340,10 @@ mod tests {
             message: "The PDF is encrypted".into(),
             retry_after_s: None,
         };
-        let stop: Stop = after_count_failed(&refused, Lane::High, &timing).into();
+        let stop: Stop = after_count_failed(&refused, Lane::High, &timing, false).into();
         assert!(matches!(stop, Stop::Fail(f) if f.reason.contains("encrypted")));
-        let stop: Stop = after_count_failed(&CallOutcome::Timeout, Lane::High, &timing).into();
+        let stop: Stop =
+            after_count_failed(&CallOutcome::Timeout, Lane::High, &timing, false).into();
         assert_eq!(
             stop,
             Stop::Defer {

@@ -142,17 +142,15 @@ fn routes_for(state: &AppState, row: &JobRow, request: &MessagesRequest) -> Vec<
     if row.kind == Kind::Pdf {
         needs.files_api = false;
     }
-    // Base64 is 4/3 of the PDF, and the rest of the request is small beside it.
-    let body = row.file_size.map_or(0, |b| b.max(0) as u64) * 4 / 3 + 64 * 1024;
+    // A PDF job goes inline elsewhere: its body as `body_of` will send it.
+    let inline = match row.kind {
+        Kind::Pdf => crate::requests::pdf_bytes(row),
+        _ => 0,
+    };
     routes
         .candidates(model, needs)
         .into_iter()
-        .filter(|&p| {
-            routes
-                .get(p)
-                .and_then(|r| r.max_body_bytes())
-                .is_none_or(|max| body <= max)
-        })
+        .filter(|&p| routes.get(p).is_some_and(|r| r.takes_inline(inline)))
         .collect()
 }
 
@@ -176,26 +174,21 @@ async fn counted(state: &AppState, row: &JobRow, request: &MessagesRequest) -> R
             delay_s: timing.backoff_s(1, None),
         });
     }
-    let next = after_count_failed(&e, row.lane, timing);
-    let unwell = pipeline::breaker::Signal::of(&e) == pipeline::breaker::Signal::Unwell;
-    if matches!(next, CountFailed::Defer { .. })
-        && unwell
-        && state.config.routes.list.has_failover()
-    {
-        // The Anthropic API is unwell and another route may serve the call: the reservation
-        // takes the request's worst case (settled to what it used), rather than waiting for a
-        // count only the Anthropic API gives.
-        worker::console_log!(
-            "job {id}: count_tokens failed ({}); reserving its worst case",
-            describe(&e)
-        );
-        return Ok(pipeline::tokens::worst_input_tokens(request, None));
-    }
-    if matches!(next, CountFailed::Defer { .. }) {
-        worker::console_error!(
+    let failover = state.config.routes.list.has_failover();
+    let next = after_count_failed(&e, row.lane, timing, failover);
+    match next {
+        CountFailed::WorstCase => {
+            worker::console_log!(
+                "job {id}: count_tokens failed ({}); reserving its worst case",
+                describe(&e)
+            );
+            return Ok(pipeline::tokens::worst_input_tokens(request, None));
+        }
+        CountFailed::Defer { .. } => worker::console_error!(
             "job {id}: count_tokens failed ({}); deferring",
             describe(&e)
-        );
+        ),
+        CountFailed::Fail(_) => {}
     }
     Err(next.into())
 }
