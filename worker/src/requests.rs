@@ -61,14 +61,15 @@ pub async fn request_of(state: &AppState, row: &JobRow) -> worker::Result<Messag
 /// reference to it: (key, bytes — the largest file allowed where the row does not say).
 pub fn inline_pdf<'a>(row: &'a JobRow, json: &str) -> Option<(&'a str, u64)> {
     match (row.kind, row.prompt_key.as_deref()) {
-        (Kind::Pdf, Some(key)) if inline::split(json, key).is_some() => {
-            let bytes = row
-                .file_size
-                .map_or(pdf::MAX_FILE_BYTES, |b| b.max(0) as u64);
-            Some((key, bytes))
-        }
+        (Kind::Pdf, Some(key)) if inline::split(json, key).is_some() => Some((key, pdf_bytes(row))),
         _ => None,
     }
+}
+
+/// A PDF job's file size: as recorded, else the largest a PDF may be.
+pub fn pdf_bytes(row: &JobRow) -> u64 {
+    row.file_size
+        .map_or(pdf::MAX_FILE_BYTES, |b| b.max(0) as u64)
 }
 
 /// A job's request body as sent: its JSON, where a PDF job's own PDF goes inline the base64 of

@@ -112,6 +112,23 @@ impl Route {
             Provider::Vertex => Some(VERTEX_MAX_BYTES),
         }
     }
+
+    /// Whether the route takes a request carrying `inline_pdf` bytes of PDF inline (0: none),
+    /// by [`inline_body_bytes`].
+    pub fn takes_inline(&self, inline_pdf: u64) -> bool {
+        self.max_body_bytes()
+            .is_none_or(|max| inline_body_bytes(inline_pdf) <= max)
+    }
+}
+
+/// What the rest of a request weighs beside an inline PDF, at most (the prompt, the system
+/// prompt and the JSON around them).
+pub const REQUEST_BESIDE_PDF_BYTES: u64 = 64 * 1024;
+
+/// The body of a request carrying `pdf` bytes inline: their base64 (4 characters per 3 bytes)
+/// and the rest of the request.
+pub fn inline_body_bytes(pdf: u64) -> u64 {
+    pdf.div_ceil(3) * 4 + REQUEST_BESIDE_PDF_BYTES
 }
 
 /// Something a route lacks that a request needs.

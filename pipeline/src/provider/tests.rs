@@ -269,3 +269,27 @@ fn an_answer_on_a_regional_route_costs_ten_percent_more() {
     assert_eq!(regional.cost_micros.unwrap().micros(), 3_300_000);
     assert_eq!(regional.route, Provider::Vertex);
 }
+
+#[test]
+fn an_inline_pdf_goes_only_where_its_body_fits() {
+    let r = all_three();
+    let (anthropic, bedrock, vertex) = (
+        r.get(Provider::Anthropic).unwrap(),
+        r.get(Provider::Bedrock).unwrap(),
+        r.get(Provider::Vertex).unwrap(),
+    );
+    // Base64 of 3 bytes is 4 characters; a partial group still takes 4.
+    assert_eq!(inline_body_bytes(0), REQUEST_BESIDE_PDF_BYTES);
+    assert_eq!(inline_body_bytes(3), 4 + REQUEST_BESIDE_PDF_BYTES);
+    assert_eq!(inline_body_bytes(4), 8 + REQUEST_BESIDE_PDF_BYTES);
+    // The largest PDF whose body Bedrock takes: 20 MB less the rest, as base64.
+    let fits = (BEDROCK_MAX_BYTES - REQUEST_BESIDE_PDF_BYTES) / 4 * 3;
+    assert!(bedrock.takes_inline(fits));
+    assert!(!bedrock.takes_inline(fits + 1));
+    // 20 MB of PDF: too big for either cloud once in base64; the Anthropic API sets no limit here.
+    assert!(!vertex.takes_inline(20_000_000 * 3 / 4 * 2));
+    assert!(vertex.takes_inline(20_000_000));
+    assert!(!bedrock.takes_inline(20_000_000));
+    assert!(anthropic.takes_inline(u64::MAX / 4));
+    assert!(bedrock.takes_inline(0));
+}
