@@ -32,6 +32,28 @@ pub const SHELLS: &[(&str, &str)] = &[
     ("/ui/sign-in", "ui/sign-in.html"),
 ];
 
+/// The page with a bundle of its own (`dashboard-bundle`): the app with it alone.
+pub const DASHBOARD: &str = "/ui/dashboard";
+
+/// The bundle this build is: `app` (every page) or `dashboard` (the Dashboard alone). Its
+/// files are named after it (`dashboard_bg-….wasm`), and its shells load them.
+pub const BUNDLE: &str = if cfg!(feature = "dashboard-bundle") {
+    "dashboard"
+} else {
+    "app"
+};
+
+/// The shells this build renders, as (route, file; the frame's route is empty): every page's
+/// and the frame, or in the Dashboard's bundle the Dashboard's alone.
+pub fn rendered_here() -> Vec<(&'static str, &'static str)> {
+    let all = SHELLS.iter().copied().chain([("", FRAME)]);
+    if cfg!(feature = "dashboard-bundle") {
+        all.filter(|(route, _)| *route == DASHBOARD).collect()
+    } else {
+        all.collect()
+    }
+}
+
 /// The frame alone (header, navigation, a loading line), for the pages whose path carries an
 /// id (`/ui/jobs/:id`, `/ui/batches/:id`): the Worker answers them with this file.
 pub const FRAME: &str = "ui/frame.html";
@@ -57,6 +79,7 @@ pub fn start() {
         return;
     };
     let path = window().location().pathname().unwrap_or_default();
+    let _ = LOADED_AT.set(path.clone());
     let shell = body.get_attribute(SHELL_ATTR).unwrap_or_default();
     if is_shell_of(&shell, &path) {
         crate::takeover::capture(&body);
@@ -67,6 +90,16 @@ pub fn start() {
     }
     // For tests and the benchmark: the page is the wasm's from here on.
     body.set_attribute(TAKEN_ATTR, "").ok();
+}
+
+/// The path the page was loaded at (set as the wasm starts).
+static LOADED_AT: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+
+/// Whether the router has moved away from the path the page was loaded at: a page this
+/// bundle does not draw is then loaded from the Worker ([`crate::pages::elsewhere`]); on the
+/// path it was loaded at, loading it again would only come back here.
+pub fn moved_since_loaded(path: &str) -> bool {
+    LOADED_AT.get().is_some_and(|at| !is_shell_of(at, path))
 }
 
 /// The attribute `<body>` carries once the wasm has taken the page over.
@@ -183,6 +216,18 @@ mod tests {
             first_gets("/ui/dead-letters")[1],
             "/api/dlq?status=dead_lettered&limit=50"
         );
+    }
+
+    #[test]
+    fn the_whole_app_renders_every_shell_and_knows_no_load_yet() {
+        // The host tests build the whole app (no `dashboard-bundle`).
+        assert_eq!(BUNDLE, "app");
+        let here = rendered_here();
+        assert_eq!(here.len(), SHELLS.len() + 1);
+        assert!(here.contains(&(DASHBOARD, "ui/dashboard.html")));
+        assert!(here.contains(&("", FRAME)));
+        // Before the wasm has started, no path counts as moved away from.
+        assert!(!moved_since_loaded("/ui/jobs"));
     }
 
     #[test]

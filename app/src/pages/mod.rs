@@ -2,6 +2,7 @@
 
 pub mod dashboard;
 pub mod dead_letters;
+pub mod elsewhere;
 pub mod job_detail;
 pub mod jobs;
 pub mod not_found;

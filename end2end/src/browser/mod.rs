@@ -197,7 +197,7 @@ pub async fn taken_over(page: &Page) {
 /// its build-time shell, as a visitor on a slow line sees it.
 pub async fn hold_the_wasm(page: &Page) -> tokio::sync::watch::Sender<bool> {
     let (release, held) = tokio::sync::watch::channel(false);
-    page.route("**/app_bg-*.wasm", move |route| {
+    page.route("**/*_bg-*.wasm", move |route| {
         let mut held = held.clone();
         async move {
             let _ = held.wait_for(|go| *go).await;

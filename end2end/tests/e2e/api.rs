@@ -298,28 +298,49 @@ async fn hashed_assets_are_kept_a_year_and_pages_are_revalidated(s: Arc<TestStac
     let page_cache = cache(page.headers());
     assert!(!page_cache.contains("immutable"), "the shell: {page_cache}");
     let html = page.text().await.unwrap();
+    // The Dashboard's shell loads the Dashboard's own bundle.
+    let dashboard = client.get(s.url("/ui/dashboard")).send().await.unwrap();
+    assert!(!cache(dashboard.headers()).contains("immutable"));
+    let dashboard = dashboard.text().await.unwrap();
     let mut names = hashed_names(&html);
-    let boot = names
+    names.extend(hashed_names(&dashboard));
+    let boots: Vec<String> = names
         .iter()
-        .find(|n| n.starts_with("/boot-"))
+        .filter(|n| n.starts_with("/boot-"))
         .cloned()
-        .unwrap();
-    let boot_js = client
-        .get(s.url(&boot))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
-    names.extend(hashed_names(&boot_js));
+        .collect();
+    assert_eq!(boots.len(), 2, "one boot.js per bundle: {names:?}");
+    for boot in boots {
+        let boot_js = client
+            .get(s.url(&boot))
+            .send()
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap();
+        names.extend(hashed_names(&boot_js));
+    }
     names.sort();
     names.dedup();
+    for stem in [
+        "/app_bg-",
+        "/app-",
+        "/dashboard_bg-",
+        "/dashboard-",
+        "/boot-",
+        "/style-",
+    ] {
+        assert!(
+            names.iter().any(|n| n.starts_with(stem)),
+            "{stem}: {names:?}"
+        );
+    }
     assert!(
-        ["/app_bg-", "/app-", "/boot-", "/style-"]
+        hashed_names(&dashboard)
             .iter()
-            .all(|stem| names.iter().any(|n| n.starts_with(stem))),
-        "{names:?}"
+            .all(|n| !n.starts_with("/app")),
+        "the Dashboard's shell names none of the whole app's files"
     );
     for name in &names {
         let r = client.get(s.url(name)).send().await.unwrap();

@@ -17,6 +17,7 @@ pub fn suite() -> Suite {
         tests![
             the_spa_shows_the_health_the_worker_reports,
             navigation_reaches_every_page_of_the_layout,
+            landing_on_the_dashboard_loads_its_own_bundle_and_its_links_the_whole_app,
             a_deep_link_loads_its_page_and_an_unknown_one_says_not_found,
             feedback_submitted_in_both_modes_completes_with_frozen_elapsed_times,
             a_prompt_job_is_followed_from_the_form_to_its_result_and_a_queued_one_is_canceled,
@@ -76,6 +77,42 @@ async fn navigation_reaches_every_page_of_the_layout(s: Arc<TestStack>) {
             page.url()
         );
     }
+    browser.close().await;
+}
+
+/// The wasm bundles a page has loaded: the stems of its `*_bg-*.wasm` files.
+async fn bundles_loaded(page: &playwright_rs::protocol::Page) -> Vec<String> {
+    page.evaluate(
+        "() => performance.getEntriesByType('resource').map(r => new URL(r.name).pathname) \
+           .filter(p => /_bg-[0-9a-f]{16}\\.wasm$/.test(p)).map(p => p.split('_bg-')[0].slice(1))",
+        None::<&()>,
+    )
+    .await
+    .expect("evaluate")
+}
+
+async fn landing_on_the_dashboard_loads_its_own_bundle_and_its_links_the_whole_app(
+    s: Arc<TestStack>,
+) {
+    let browser = Browser::launch(&s, "bundles").await;
+    let page = browser.open(&s.url("/ui/dashboard")).await;
+    end2end::browser::taken_over(&page).await;
+    check_text(&page, "health-overall", "Worker ok").await;
+    assert_eq!(bundles_loaded(&page).await, ["dashboard"]);
+    // A link to a page the Dashboard's bundle does not draw loads it with the whole app, and the
+    // whole app then reaches every page, the Dashboard too, without loading again.
+    for (link, testid, path) in [
+        ("Jobs", "page-jobs", "/ui/jobs"),
+        ("Dashboard", "page-dashboard", "/ui/dashboard"),
+        ("Dead letters", "page-dead-letters", "/ui/dead-letters"),
+    ] {
+        click_text(&page, "nav", link).await;
+        check_visible(&page, testid).await;
+        end2end::browser::taken_over(&page).await;
+        assert!(page.url().ends_with(path), "{link}: {}", page.url());
+        assert_eq!(bundles_loaded(&page).await, ["app"], "{link}");
+    }
+    check_text(&page, "status-badge", "all systems ok").await;
     browser.close().await;
 }
 
