@@ -60,15 +60,7 @@ pub const FRAME: &str = "ui/frame.html";
 
 /// Whether `path` (the browser's) is the route `shell` was rendered for.
 pub fn is_shell_of(shell: &str, path: &str) -> bool {
-    let trim = |p: &str| {
-        let t = p.trim_end_matches('/');
-        if t.is_empty() {
-            "/".to_owned()
-        } else {
-            t.to_owned()
-        }
-    };
-    !shell.is_empty() && trim(shell) == trim(path)
+    !shell.is_empty() && crate::takeover::same_route(shell, path)
 }
 
 /// Starts the app in the browser: hydrates this page's shell, or draws the page in place of a
@@ -79,7 +71,7 @@ pub fn start() {
         return;
     };
     let path = window().location().pathname().unwrap_or_default();
-    let _ = LOADED_AT.set(path.clone());
+    crate::takeover::loaded_at(&path);
     let shell = body.get_attribute(SHELL_ATTR).unwrap_or_default();
     if is_shell_of(&shell, &path) {
         crate::takeover::capture(&body);
@@ -90,16 +82,6 @@ pub fn start() {
     }
     // For tests and the benchmark: the page is the wasm's from here on.
     body.set_attribute(TAKEN_ATTR, "").ok();
-}
-
-/// The path the page was loaded at (set as the wasm starts).
-static LOADED_AT: std::sync::OnceLock<String> = std::sync::OnceLock::new();
-
-/// Whether the router has moved away from the path the page was loaded at: a page this
-/// bundle does not draw is then loaded from the Worker ([`crate::pages::elsewhere`]); on the
-/// path it was loaded at, loading it again would only come back here.
-pub fn moved_since_loaded(path: &str) -> bool {
-    LOADED_AT.get().is_some_and(|at| !is_shell_of(at, path))
 }
 
 /// The attribute `<body>` carries once the wasm has taken the page over.
@@ -227,7 +209,7 @@ mod tests {
         assert!(here.contains(&(DASHBOARD, "ui/dashboard.html")));
         assert!(here.contains(&("", FRAME)));
         // Before the wasm has started, no path counts as moved away from.
-        assert!(!moved_since_loaded("/ui/jobs"));
+        assert!(!crate::takeover::moved_since_loaded("/ui/jobs"));
     }
 
     #[test]

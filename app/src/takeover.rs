@@ -79,6 +79,39 @@ pub fn capture(body: &web_sys::HtmlElement) {
     });
 }
 
+/// Whether two paths are the same route (a trailing `/` aside).
+pub fn same_route(a: &str, b: &str) -> bool {
+    let trim = |p: &str| {
+        let t = p.trim_end_matches('/');
+        if t.is_empty() {
+            "/".to_owned()
+        } else {
+            t.to_owned()
+        }
+    };
+    trim(a) == trim(b)
+}
+
+// Only the Dashboard's bundle has paths it does not draw; the whole app sets the path and never
+// reads it.
+/// The path the page was loaded at, set once as the wasm starts (`crate::shell::start`).
+#[cfg_attr(not(feature = "dashboard-bundle"), allow(dead_code))]
+static LOADED_AT: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+
+/// Notes the path the page was loaded at.
+#[cfg_attr(not(feature = "dashboard-bundle"), allow(dead_code))]
+pub fn loaded_at(path: &str) {
+    let _ = LOADED_AT.set(path.to_owned());
+}
+
+/// Whether the router has moved away from the path the page was loaded at: a page this
+/// bundle does not draw is then loaded from the Worker (`crate::pages::elsewhere`); on the
+/// path it was loaded at, loading it again would only come back here.
+#[cfg_attr(not(feature = "dashboard-bundle"), allow(dead_code))]
+pub fn moved_since_loaded(path: &str) -> bool {
+    LOADED_AT.get().is_some_and(|at| !same_route(at, path))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -7,7 +7,7 @@ use leptos::prelude::*;
 #[component]
 pub fn Elsewhere() -> impl IntoView {
     let path = leptos_router::hooks::use_location().pathname;
-    let away = move || crate::shell::moved_since_loaded(&path.get());
+    let away = move || crate::takeover::moved_since_loaded(&path.get());
     Effect::new(move |_| {
         if away() {
             let _ = window().location().reload();
