@@ -151,20 +151,6 @@ pub enum Stop {
     Done,
 }
 
-impl From<CountFailed> for Stop {
-    fn from(c: CountFailed) -> Stop {
-        match c {
-            CountFailed::Fail(f) => Stop::Fail(f),
-            CountFailed::Defer { ms } => Stop::Defer { ms },
-            // Not a stop: the call goes on with its worst case reserved. Converted only by a
-            // caller that ignores it, which then waits as for any other failure.
-            CountFailed::WorstCase => Stop::Defer {
-                ms: COUNT_TOKENS_DEFER_MS,
-            },
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -333,20 +319,19 @@ mod tests {
     }
 
     #[test]
-    fn a_failed_count_stops_the_delivery_as_decided() {
+    fn a_failed_count_fails_a_refused_job_and_defers_a_timed_out_one() {
         let timing = Timing::production();
         let refused = CallOutcome::Http {
             status: 400,
             message: "The PDF is encrypted".into(),
             retry_after_s: None,
         };
-        let stop: Stop = after_count_failed(&refused, Lane::High, &timing, false).into();
-        assert!(matches!(stop, Stop::Fail(f) if f.reason.contains("encrypted")));
-        let stop: Stop =
-            after_count_failed(&CallOutcome::Timeout, Lane::High, &timing, false).into();
+        let next = after_count_failed(&refused, Lane::High, &timing, false);
+        assert!(matches!(next, CountFailed::Fail(f) if f.reason.contains("encrypted")));
+        let next = after_count_failed(&CallOutcome::Timeout, Lane::High, &timing, false);
         assert_eq!(
-            stop,
-            Stop::Defer {
+            next,
+            CountFailed::Defer {
                 ms: COUNT_TOKENS_DEFER_MS
             }
         );

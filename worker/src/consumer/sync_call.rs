@@ -175,22 +175,23 @@ async fn counted(state: &AppState, row: &JobRow, request: &MessagesRequest) -> R
         });
     }
     let failover = state.config.routes.list.has_failover();
-    let next = after_count_failed(&e, row.lane, timing, failover);
-    match next {
+    match after_count_failed(&e, row.lane, timing, failover) {
         CountFailed::WorstCase => {
             worker::console_log!(
                 "job {id}: count_tokens failed ({}); reserving its worst case",
                 describe(&e)
             );
-            return Ok(pipeline::tokens::worst_input_tokens(request, None));
+            Ok(pipeline::tokens::worst_input_tokens(request, None))
         }
-        CountFailed::Defer { .. } => worker::console_error!(
-            "job {id}: count_tokens failed ({}); deferring",
-            describe(&e)
-        ),
-        CountFailed::Fail(_) => {}
+        CountFailed::Defer { ms } => {
+            worker::console_error!(
+                "job {id}: count_tokens failed ({}); deferring",
+                describe(&e)
+            );
+            Err(Stop::Defer { ms })
+        }
+        CountFailed::Fail(f) => Err(Stop::Fail(f)),
     }
-    Err(next.into())
 }
 
 /// What stage 2 hands on: the reservation, and the route it was granted on.
