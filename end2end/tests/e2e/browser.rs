@@ -91,6 +91,21 @@ async fn bundles_loaded(page: &playwright_rs::protocol::Page) -> Vec<String> {
     .expect("evaluate")
 }
 
+/// Whether the page asked for `/favicon.ico`, read half a second after its load event: a
+/// browser asks for it then unless the page names an icon of its own.
+async fn asked_for_a_favicon(page: &playwright_rs::protocol::Page) -> bool {
+    page.evaluate(
+        "() => new Promise(done => { \
+           const read = () => setTimeout(() => done(performance.getEntriesByType('resource') \
+             .some(r => new URL(r.name).pathname === '/favicon.ico')), 500); \
+           if (document.readyState === 'complete') read(); \
+           else addEventListener('load', read, { once: true }); })",
+        None::<&()>,
+    )
+    .await
+    .expect("evaluate")
+}
+
 async fn landing_on_the_dashboard_loads_its_own_bundle_and_its_links_the_whole_app(
     s: Arc<TestStack>,
 ) {
@@ -99,6 +114,8 @@ async fn landing_on_the_dashboard_loads_its_own_bundle_and_its_links_the_whole_a
     end2end::browser::taken_over(&page).await;
     check_text(&page, "health-overall", "Worker ok").await;
     assert_eq!(bundles_loaded(&page).await, ["dashboard"]);
+    // The tab icon is in the page: no request for /favicon.ico (a Worker call on Cloudflare).
+    assert!(!asked_for_a_favicon(&page).await, "asked for /favicon.ico");
     // A link to a page the Dashboard's bundle does not draw loads it with the whole app, and the
     // whole app then reaches every page, the Dashboard too, without loading again.
     for (link, testid, path) in [
