@@ -58,6 +58,7 @@ pub mod budget;
 pub mod caps;
 pub mod cells;
 pub mod clock;
+pub mod decimal;
 pub mod delivery;
 pub mod dto;
 pub mod envelope;

@@ -1,12 +1,14 @@
 //! Small display helpers shared by the pages.
 
+use pipeline::decimal::fixed;
+
 /// A duration for people: milliseconds under a second (`42 ms` — sync jobs are that fast), then
 /// seconds with one decimal (`1.5 s`).
 pub fn seconds(ms: i64) -> String {
     if (0..1_000).contains(&ms) {
         format!("{ms} ms")
     } else {
-        format!("{:.1} s", ms as f64 / 1000.0)
+        format!("{} s", fixed(ms as f64 / 1000.0, 1))
     }
 }
 
@@ -14,14 +16,14 @@ pub fn seconds(ms: i64) -> String {
 pub fn bytes(n: u64) -> String {
     match n {
         0..1_024 => format!("{n} B"),
-        1_024..1_048_576 => format!("{:.1} KB", n as f64 / 1_024.0),
-        _ => format!("{:.1} MB", n as f64 / 1_048_576.0),
+        1_024..1_048_576 => format!("{} KB", fixed(n as f64 / 1_024.0, 1)),
+        _ => format!("{} MB", fixed(n as f64 / 1_048_576.0, 1)),
     }
 }
 
 /// A share as a percentage with one decimal: `0.125` → `12.5 %`.
 pub fn percent(share: f64) -> String {
-    format!("{:.1} %", share * 100.0)
+    format!("{} %", fixed(share * 100.0, 1))
 }
 
 /// The UTC time of day of an epoch-ms instant: `14:05`.

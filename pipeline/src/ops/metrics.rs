@@ -504,9 +504,9 @@ impl Metrics {
 pub fn span(ms: i64) -> String {
     match ms {
         m if m < 1_000 => format!("{m} ms"),
-        m if m < 600_000 => format!("{:.1} s", m as f64 / 1000.0),
+        m if m < 600_000 => format!("{} s", crate::decimal::fixed(m as f64 / 1000.0, 1)),
         m if m < 3 * 3_600_000 => format!("{} min", m / 60_000),
-        m => format!("{:.1} h", m as f64 / 3_600_000.0),
+        m => format!("{} h", crate::decimal::fixed(m as f64 / 3_600_000.0, 1)),
     }
 }
 

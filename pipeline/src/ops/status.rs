@@ -99,10 +99,10 @@ pub fn status_line(report: &MetricsReport, pauses: &PauseList) -> Vec<StatusItem
             items.push(StatusItem {
                 section: Section::Headroom,
                 text: format!(
-                    "{} {} at {:.0}% of its production limit",
+                    "{} {} at {}% of its production limit",
                     p.entry.as_str(),
                     p.figure.as_str().replace('_', " "),
-                    p.share_pct
+                    crate::decimal::fixed(p.share_pct, 0)
                 ),
                 since: Some(p.at_ms),
             });

@@ -2,17 +2,18 @@
 //! the empty state.
 
 use leptos::prelude::*;
+use pipeline::decimal::fixed;
 
 use super::geometry::{BASE, HEIGHT, LEFT, RIGHT, TOP, WIDTH};
 
 /// The `viewBox` every chart draws in; CSS scales it to the page's width.
 fn view_box() -> String {
-    format!("0 0 {WIDTH} {HEIGHT}")
+    format!("0 0 {} {}", fixed(WIDTH, 0), fixed(HEIGHT, 0))
 }
 
 /// A coordinate as an SVG attribute.
 pub fn px(v: f64) -> String {
-    format!("{v:.1}")
+    fixed(v, 1)
 }
 
 /// The axes, with the y axis labelled 0 and its maximum.

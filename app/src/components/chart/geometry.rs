@@ -1,5 +1,7 @@
 //! The charts' geometry: data → coordinates in the viewBox, plain functions tested on the host.
 
+use pipeline::decimal::fixed;
+
 /// The viewBox every chart draws in; CSS scales it to the page's width.
 pub const WIDTH: f64 = 640.0;
 pub const HEIGHT: f64 = 220.0;
@@ -85,7 +87,7 @@ impl Scale {
     pub fn polyline(&self, points: &[(f64, f64)]) -> String {
         points
             .iter()
-            .map(|&(x, y)| format!("{:.1},{:.1}", self.x(x), self.y(y)))
+            .map(|&(x, y)| format!("{},{}", fixed(self.x(x), 1), fixed(self.y(y), 1)))
             .collect::<Vec<_>>()
             .join(" ")
     }

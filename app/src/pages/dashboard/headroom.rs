@@ -2,6 +2,7 @@
 //! the last day (`pipeline::envelope::headroom`), the tightest first.
 
 use leptos::prelude::*;
+use pipeline::decimal::fixed;
 use pipeline::envelope::headroom::Peak;
 use pipeline::envelope::Figure;
 
@@ -36,7 +37,7 @@ pub fn HeadroomTable(peaks: Vec<Peak>) -> impl IntoView {
                             <td>{p.figure.as_str().replace('_', " ")}</td>
                             <td class="num">{amount(p.figure, p.peak)}</td>
                             <td class="num">{amount(p.figure, p.limit)}</td>
-                            <td class="num" data-testid="headroom-share">{format!("{:.1} %", p.share_pct)}</td>
+                            <td class="num" data-testid="headroom-share">{format!("{} %", fixed(p.share_pct, 1))}</td>
                         </tr>
                     }
                 }).collect_view()}

@@ -1,6 +1,7 @@
 //! The latest metrics row as cards.
 
 use leptos::prelude::*;
+use pipeline::decimal::fixed;
 use pipeline::ops::metrics::Metrics;
 
 use super::budget_use::BudgetUseTable;
@@ -20,7 +21,7 @@ pub fn Latest(l: Metrics) -> impl IntoView {
         </p>
         <Paths l=paths />
         <div class="kpis">
-            <Kpi label="Throughput" testid="kpi-throughput" value=format!("{:.1} / min", l.throughput_per_min) />
+            <Kpi label="Throughput" testid="kpi-throughput" value=format!("{} / min", fixed(l.throughput_per_min, 1)) />
             <Kpi label="Failed" testid="kpi-failed-rate" value=percent(l.failed_rate) />
             <Kpi label="Dead-lettered" testid="kpi-dead-letter-rate" value=percent(l.dead_letter_rate) />
             <Kpi label="Dead letters now" testid="kpi-dead-letters" value=l.dead_letters_now.to_string() />

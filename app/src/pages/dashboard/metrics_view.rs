@@ -1,6 +1,7 @@
 //! The dashboard's metrics report.
 
 use leptos::prelude::*;
+use pipeline::decimal::fixed;
 use pipeline::ops::metrics::{span, MetricsReport};
 
 use super::headroom::HeadroomTable;
@@ -42,7 +43,7 @@ pub fn MetricsView(m: MetricsReport) -> impl IntoView {
                 y_fmt={|v| span(v as i64)} x_fmt={|x| clock(x as i64)} />
             <LineChart testid="chart-throughput" title="Completed per minute"
                 series=vec![line("completed / min", &series, |r| Some(r.throughput_per_min))]
-                y_fmt={|v| format!("{v:.1}")} x_fmt={|x| clock(x as i64)} />
+                y_fmt={|v| fixed(v, 1)} x_fmt={|x| clock(x as i64)} />
             <BarChart testid="chart-tokens" title="Tokens per model (input + output)"
                 bars=tokens(&series) bar_testid="tokens-bar" y_fmt=compact />
             <LineChart testid="chart-failures" title="Failed and dead-letter rates"

@@ -5,6 +5,7 @@
 
 use leptos::prelude::*;
 use pipeline::breaker::Phase;
+use pipeline::decimal::fixed;
 use pipeline::ops::route_health::{RouteHealth, RoutesReport};
 
 use crate::components::format::when;
@@ -31,7 +32,7 @@ fn route_row(r: RouteHealth) -> impl IntoView {
     let rate = if r.calls == 0 {
         "–".to_string()
     } else {
-        format!("{:.0} %", r.error_rate * 100.0)
+        format!("{} %", fixed(r.error_rate * 100.0, 0))
     };
     view! {
         <tr data-testid="route-row" data-route=r.route.as_str()>

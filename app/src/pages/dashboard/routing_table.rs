@@ -2,6 +2,7 @@
 //! or missed, and what the batch path saved (`GET /api/routing`).
 
 use leptos::prelude::*;
+use pipeline::decimal::fixed;
 use pipeline::routing::RoutingReport;
 
 /// One figure of the panel.
@@ -20,7 +21,7 @@ pub fn RoutingTable(r: RoutingReport) -> impl IntoView {
     let share = if ended == 0 {
         "–".to_string()
     } else {
-        format!("{:.0} %", r.met as f64 * 100.0 / ended as f64)
+        format!("{} %", fixed(r.met as f64 * 100.0 / ended as f64, 0))
     };
     let caption = format!(
         "Jobs with a deadline over the last {} days — a batch needs its expected time plus a {} s \

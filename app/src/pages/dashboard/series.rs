@@ -1,5 +1,6 @@
 //! The dashboard's metrics rows turned into what its charts and cards draw.
 
+use pipeline::decimal::fixed;
 use pipeline::ops::metrics::{span, Metrics, Percentiles, BATCH_EXPIRY_MS};
 
 use crate::components::chart::{Bar, Series};
@@ -224,9 +225,9 @@ pub fn tokens(rows: &[Metrics]) -> Vec<Bar> {
 /// `950`, `12.3k`, `4.5M`.
 pub fn compact(v: f64) -> String {
     match v {
-        v if v >= 1e6 => format!("{:.1}M", v / 1e6),
-        v if v >= 1e3 => format!("{:.1}k", v / 1e3),
-        v => format!("{v:.0}"),
+        v if v >= 1e6 => format!("{}M", fixed(v / 1e6, 1)),
+        v if v >= 1e3 => format!("{}k", fixed(v / 1e3, 1)),
+        v => fixed(v, 0),
     }
 }
 

@@ -1,6 +1,7 @@
 //! The table of files chosen for the next upload.
 
 use leptos::prelude::*;
+use pipeline::decimal::fixed;
 
 use super::chosen::ChosenList;
 use crate::components::format::bytes;
@@ -25,7 +26,7 @@ pub fn ChosenFiles(chosen: ChosenList) -> impl IntoView {
                     let state = match f.problem {
                         Some(p) => view! { <span class="error" data-testid="file-problem">{p}</span> }.into_any(),
                         None => view! {
-                            <progress max="100" value=format!("{:.0}", f.sent * 100.0) data-testid="file-progress"></progress>
+                            <progress max="100" value=fixed(f.sent * 100.0, 0) data-testid="file-progress"></progress>
                         }
                         .into_any(),
                     };

@@ -3,6 +3,7 @@
 //! The Dashboard shows the same table for every user's jobs.
 
 use leptos::prelude::*;
+use pipeline::decimal::fixed;
 use pipeline::money::UsdMicros;
 use pipeline::ops::cache_use::CacheReport;
 
@@ -29,7 +30,7 @@ fn signed(micros: i64) -> String {
 }
 
 fn percent(rate: f64) -> String {
-    format!("{:.1} %", rate * 100.0)
+    format!("{} %", fixed(rate * 100.0, 1))
 }
 
 #[component]
