@@ -44,13 +44,7 @@ pub fn spa() -> Result<bool> {
         .collect::<Result<Vec<_>>>()?;
     let shells = shells()?;
     assemble_dist(&pkgs, &shells)?;
-    std::fs::write(&stamp, fp)?;
-    step(&format!(
-        "SPA built in {:.0} s: {}",
-        started.elapsed().as_secs_f64(),
-        sizes(&dist())?
-    ));
-    Ok(true)
+    built("SPA", &dist(), &stamp, fp, started)
 }
 
 /// The SPA's two wasm bundles: the whole app, and the Dashboard alone (`app`'s
@@ -314,11 +308,17 @@ pub fn worker() -> Result<bool> {
         strip.arg(&wasm).arg("-o").arg(&wasm),
         "wasm-opt (the Worker)",
     )?;
-    std::fs::write(&stamp, fp)?;
+    built("Worker", &worker_build(), &stamp, fp, started)
+}
+
+/// Ends a build of `what` into `dir`: keeps its inputs' fingerprint in `stamp` (the next build
+/// of the same inputs is skipped), says how long it took and what it made. Returns that it built.
+fn built(what: &str, dir: &Path, stamp: &Path, fp: String, started: Instant) -> Result<bool> {
+    std::fs::write(stamp, fp)?;
     step(&format!(
-        "Worker built in {:.0} s: {}",
+        "{what} built in {:.0} s: {}",
         started.elapsed().as_secs_f64(),
-        sizes(&worker_build())?
+        sizes(dir)?
     ));
     Ok(true)
 }

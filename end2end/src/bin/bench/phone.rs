@@ -228,20 +228,15 @@ async fn rows(stack: &TestStack, m: &Measured, encoding: Encoding) -> String {
         browser.close().await;
     }
     for (visit, loads) in [("cold", &cold), ("warm", &warm)] {
-        let med = |pick: fn(&Load) -> f64| {
-            let mut xs: Vec<f64> = loads.iter().map(pick).collect();
-            xs.sort_by(|a, b| a.total_cmp(b));
-            xs[xs.len() / 2]
-        };
         table.push_str(&format!(
             "| {} | {} | {visit} | {} | {} | {:.0} | {} | {:.0} |\n",
             m.name,
             encoding.label(),
             spread(loads, |l| l.fcp),
             spread(loads, |l| l.usable),
-            med(|l| l.taken),
+            sorted(loads, |l| l.taken)[LOADS / 2],
             spread(loads, |l| l.tbt),
-            med(|l| l.bytes) / 1024.0
+            sorted(loads, |l| l.bytes)[LOADS / 2] / 1024.0
         ));
     }
     table
@@ -249,12 +244,18 @@ async fn rows(stack: &TestStack, m: &Measured, encoding: Encoding) -> String {
 
 /// `pick` of `loads` as the table shows it: the median, then the fewest and the most.
 fn spread(loads: &[Load], pick: fn(&Load) -> f64) -> String {
-    let mut xs: Vec<f64> = loads.iter().map(pick).collect();
-    xs.sort_by(|a, b| a.total_cmp(b));
+    let xs = sorted(loads, pick);
     format!(
         "{:.0} ({:.0}–{:.0})",
         xs[xs.len() / 2],
         xs[0],
         xs[xs.len() - 1]
     )
+}
+
+/// `pick` of every load, fewest first.
+fn sorted(loads: &[Load], pick: fn(&Load) -> f64) -> Vec<f64> {
+    let mut xs: Vec<f64> = loads.iter().map(pick).collect();
+    xs.sort_by(|a, b| a.total_cmp(b));
+    xs
 }
