@@ -7,7 +7,8 @@ use std::process::Command;
 use std::time::Instant;
 
 use crate::paths::{cargo_bin, dist, node_bin, root, target_dir, worker_build, worker_target_dir};
-use crate::proc::{cargo, run};
+use crate::proc::run;
+use crate::tools::WASM_BINDGEN_VERSION;
 use crate::{step, Result};
 
 const WASM: &str = "wasm32-unknown-unknown";
@@ -73,9 +74,22 @@ impl Bundle {
     }
 }
 
-/// Builds bundle `b` (release wasm, wasm-bindgen, wasm-opt) into a directory of its own, which
-/// it returns: `<name>.js` and `<name>_bg.wasm`.
-fn bundle(b: Bundle) -> Result<PathBuf> {
+/// rustc's flags for the SPA's wasm, besides the workspace's for wasm32 (`.cargo/config.toml`;
+/// cargo adds these to them): the linker keeps its relocations, which the split reads
+/// (`xtask::split`). Both bundles link with them, so they share one build of their
+/// dependencies; the relocations go with wasm-bindgen.
+const SPA_LINK_FLAGS: &str = "-Clink-args=--emit-relocs";
+
+/// A bundle built: its directory (`<name>.js`, `<name>_bg.wasm`) and its split
+/// (`xtask::split`).
+struct Pkg {
+    dir: PathBuf,
+    cut: crate::split::Cut,
+}
+
+/// Builds bundle `b` (release wasm, the split, wasm-bindgen, wasm-opt) into a directory of its
+/// own.
+fn bundle(b: Bundle) -> Result<Pkg> {
     step(&format!(
         "building the SPA's {} bundle (frontend → wasm32, release)",
         b.name()
@@ -96,34 +110,62 @@ fn bundle(b: Bundle) -> Result<PathBuf> {
         b.features(),
     ]
     .concat();
-    cargo(&args, "cargo build -p frontend -p app")?;
+    run(
+        Command::new("cargo")
+            .args(&args)
+            .env(
+                "CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUSTFLAGS",
+                SPA_LINK_FLAGS,
+            )
+            .current_dir(root()),
+        "cargo build -p frontend -p app",
+    )?;
     let wasm = target_dir()
         .join(WASM)
         .join("release")
         .join("frontend.wasm");
-    let pkg = target_dir().join(format!("spa-pkg-{}", b.name()));
-    let _ = std::fs::remove_dir_all(&pkg);
+    let dir = target_dir().join(format!("spa-pkg-{}", b.name()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir)?;
+    // Every bundle goes through the splitter: one without split points comes out whole, and
+    // without the linker's relocations.
+    step("wasm_split");
+    let tools = format!("wasm-bindgen {WASM_BINDGEN_VERSION}, wasm-opt {WASM_OPT_LEVEL}");
+    let cut = crate::split::cut(&wasm, &dir, b.name(), &tools)?;
     step("wasm-bindgen (--target web)");
+    let mut bindgen = Command::new(cargo_bin("wasm-bindgen"));
+    bindgen.args(["--target", "web", "--no-typescript"]);
+    if cut.is_split() {
+        // The exports the split added for the chunks to call into the main module.
+        bindgen.arg("--keep-lld-exports");
+    }
     run(
-        Command::new(cargo_bin("wasm-bindgen"))
-            .args(["--target", "web", "--no-typescript", "--out-name"])
+        bindgen
+            .arg("--out-name")
             .arg(b.name())
             .arg("--out-dir")
-            .arg(&pkg)
-            .arg(&wasm),
+            .arg(&dir)
+            .arg(&cut.main),
         "wasm-bindgen",
     )?;
     step(&format!("wasm-opt {WASM_OPT_LEVEL} (binaryen from npm)"));
-    let bg = pkg.join(format!("{}_bg.wasm", b.name()));
-    run(
-        Command::new(node_bin("wasm-opt"))
-            .arg(WASM_OPT_LEVEL)
-            .arg(&bg)
-            .arg("-o")
-            .arg(&bg),
-        "wasm-opt",
-    )?;
-    Ok(pkg)
+    let chunks = cut
+        .files
+        .iter()
+        .filter(|f| f.extension().is_some_and(|e| e == "wasm"));
+    for w in std::iter::once(&dir.join(format!("{}_bg.wasm", b.name()))).chain(chunks) {
+        // --strip-debug: the chunks keep the names section wasm-bindgen drops from the main.
+        run(
+            Command::new(node_bin("wasm-opt"))
+                .arg(WASM_OPT_LEVEL)
+                .arg("--strip-debug")
+                .arg(w)
+                .arg("-o")
+                .arg(w),
+            "wasm-opt",
+        )?;
+    }
+    Ok(Pkg { dir, cut })
 }
 
 /// A page's shell: its route, its file under `dist/`, the bundle that hydrates it, what goes
@@ -199,7 +241,7 @@ struct BundleFiles {
 
 /// Content-hashed file names, so browsers may cache them forever; each page's HTML points at
 /// its bundle's, its shell inside.
-fn assemble_dist(pkgs: &[(Bundle, PathBuf)], shells: &[Shell]) -> Result<()> {
+fn assemble_dist(pkgs: &[(Bundle, Pkg)], shells: &[Shell]) -> Result<()> {
     let out = dist();
     let _ = std::fs::remove_dir_all(&out);
     std::fs::create_dir_all(&out)?;
@@ -215,11 +257,22 @@ fn assemble_dist(pkgs: &[(Bundle, PathBuf)], shells: &[Shell]) -> Result<()> {
     for (b, pkg) in pkgs {
         let name = b.name();
         let wasm = copy(
-            pkg.join(format!("{name}_bg.wasm")),
+            pkg.dir.join(format!("{name}_bg.wasm")),
             &format!("{name}_bg"),
             "wasm",
         )?;
-        let js = copy(pkg.join(format!("{name}.js")), name, "js")?;
+        let js_file = pkg.dir.join(format!("{name}.js"));
+        let js = if pkg.cut.is_split() {
+            for f in &pkg.cut.files {
+                std::fs::copy(f, out.join(f.file_name().unwrap_or_default()))?;
+            }
+            // The loader imports the main module's JS by the split's tag.
+            let js = crate::split::js_name(name, &pkg.cut.tag);
+            std::fs::copy(js_file, out.join(&js))?;
+            js
+        } else {
+            copy(js_file, name, "js")?
+        };
         let boot = std::fs::read_to_string(statics.join("boot.js"))?
             .replace("__JS__", &js)
             .replace("__WASM__", &wasm);

@@ -18,6 +18,7 @@ pub mod http;
 pub mod keys;
 pub mod paths;
 pub mod proc;
+pub mod split;
 pub mod stack;
 pub mod template;
 pub mod testing;

@@ -91,6 +91,17 @@ async fn bundles_loaded(page: &playwright_rs::protocol::Page) -> Vec<String> {
     .expect("evaluate")
 }
 
+/// The split chunks a page has loaded: the stems of its `*_split_*-*.wasm` files.
+async fn chunks_loaded(page: &playwright_rs::protocol::Page) -> Vec<String> {
+    page.evaluate(
+        "() => performance.getEntriesByType('resource').map(r => new URL(r.name).pathname) \
+           .filter(p => /_split_.*-[0-9a-f]{16}\\.wasm$/.test(p)).map(p => p.slice(1).split('-')[0])",
+        None::<&()>,
+    )
+    .await
+    .expect("evaluate")
+}
+
 /// Whether the page asked for `/favicon.ico`, read half a second after its load event: a
 /// browser asks for it then unless the page names an icon of its own.
 async fn asked_for_a_favicon(page: &playwright_rs::protocol::Page) -> bool {
@@ -114,6 +125,13 @@ async fn landing_on_the_dashboard_loads_its_own_bundle_and_its_links_the_whole_a
     end2end::browser::taken_over(&page).await;
     check_text(&page, "health-overall", "Worker ok").await;
     assert_eq!(bundles_loaded(&page).await, ["dashboard"]);
+    // The panels below the first screen are the Dashboard bundle's chunk: fetched after the
+    // first screen, and drawn.
+    check_visible(&page, "routes").await;
+    assert_eq!(
+        chunks_loaded(&page).await,
+        ["dashboard_split_dashboard_panels"]
+    );
     // The tab icon is in the page: no request for /favicon.ico (a Worker call on Cloudflare).
     assert!(!asked_for_a_favicon(&page).await, "asked for /favicon.ico");
     // A link to a page the Dashboard's bundle does not draw loads it with the whole app, and the
@@ -128,6 +146,8 @@ async fn landing_on_the_dashboard_loads_its_own_bundle_and_its_links_the_whole_a
         end2end::browser::taken_over(&page).await;
         assert!(page.url().ends_with(path), "{link}: {}", page.url());
         assert_eq!(bundles_loaded(&page).await, ["app"], "{link}");
+        // The whole app draws the Dashboard's panels itself.
+        assert!(chunks_loaded(&page).await.is_empty(), "{link}");
     }
     check_text(&page, "status-badge", "all systems ok").await;
     browser.close().await;
@@ -410,6 +430,13 @@ async fn each_page_is_html_before_any_script_and_keeps_what_was_typed_before_the
             assert!(shell.contains(want), "{path}: no {want} before the scripts");
         }
         assert!(html.contains(&format!("data-shell=\"{path}\"")), "{path}");
+    }
+    // The Dashboard's shell holds the sections its links jump to, the panels whose code comes
+    // in a chunk after the first screen among them.
+    let dashboard = get("/ui/dashboard").await;
+    for anchor in ["paths", "routes", "routing", "cost", "health", "controls"] {
+        let want = format!("id=\"{anchor}\"");
+        assert!(before_scripts(&dashboard).contains(&want), "no {want}");
     }
     let frame = get("/ui/jobs/0193a7b2-no-such-job").await;
     assert!(before_scripts(&frame).contains("data-testid=\"nav\""));

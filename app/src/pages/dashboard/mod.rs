@@ -1,5 +1,6 @@
 //! The Dashboard (`/ui/dashboard`, admins): live metrics and the Worker's health.
 
+mod below;
 mod budget_use;
 mod headroom;
 mod health_table;
@@ -7,6 +8,7 @@ mod lane_card;
 mod latest;
 mod metrics_view;
 mod models_watch;
+mod panels;
 mod paths;
 mod pauses;
 mod reconciliation_table;
@@ -25,13 +27,9 @@ use crate::api::{self, gets};
 use crate::components::fetched::fetched;
 use crate::components::layout::Health;
 use crate::components::ticker::every;
-use health_table::HealthTable;
+use below::{Below, Shared};
 use metrics_view::MetricsView;
 use pauses::Pauses;
-use reconciliation_table::ReconciliationTable;
-use rollout_table::RolloutTable;
-use routes_table::RoutesTable;
-use routing_table::RoutingTable;
 use status_line::{SectionNav, StatusLine};
 
 /// How much history the charts show, and how often they refresh.
@@ -74,38 +72,10 @@ pub fn Dashboard() -> impl IntoView {
         tick.track();
         api::pauses()
     });
-    let rollout = LocalResource::new(move || {
-        tick.track();
-        api::rollout(ROLLOUT_HOURS)
-    });
-    let routing = LocalResource::new(move || {
-        tick.track();
-        api::routing(ROUTING_DAYS)
-    });
+    // The status line reads the routes' breakers; their table is below the first screen.
     let routes = LocalResource::new(move || {
         tick.track();
         api::routes()
-    });
-    let cache = LocalResource::new(move || {
-        tick.track();
-        // Every user's jobs, the Usage default: the 30 days up to today.
-        api::cache_use("", "", "")
-    });
-    let tags = LocalResource::new(move || {
-        tick.track();
-        // Every user's jobs over the Usage default (the 30 days up to today).
-        api::tag_usage("", "", "")
-    });
-    // Not configured (409) or not run yet (404) is a note, not an error.
-    let reconciliation = LocalResource::new(move || {
-        tick.track();
-        async move {
-            match api::reconciliation().await {
-                Ok(r) => Ok(Ok(r)),
-                Err(e) if matches!(e.status, 404 | 409) => Ok(Err(e.message)),
-                Err(e) => Err(e),
-            }
-        }
     });
     view! {
         <section class="page" data-testid="page-dashboard">
@@ -116,28 +86,10 @@ pub fn Dashboard() -> impl IntoView {
             <div id="paths">
                 {fetched(metrics, "Loading metrics…", "metrics-error", move |m| view! { <MetricsView m=m /> })}
             </div>
-            <h2 id="routes">"Routes: the Anthropic API, Bedrock, Vertex AI"</h2>
-            {fetched(routes, "Loading the routes…", "routes-error", move |r| view! { <RoutesTable r=r /> })}
-            <h2 id="routing">"Rollout: direct and queue path"</h2>
-            {fetched(rollout, "Loading the rollout…", "rollout-error", move |r| view! { <RolloutTable r=r hours=ROLLOUT_HOURS /> })}
-            <h2>"Deadline routing"</h2>
-            {fetched(routing, "Loading the routing figures…", "routing-error", move |r| view! { <RoutingTable r=r /> })}
-            <h2 id="cost">"Cost by tag, every user"</h2>
-            {fetched(tags, "Loading tags…", "dashboard-tags-error", move |r| view! { <crate::pages::usage::tags::TagTable r=r /> })}
-            <h2>"Prompt cache, every user"</h2>
-            {fetched(cache, "Loading cache use…", "dashboard-cache-error", move |r| view! { <crate::pages::usage::cache::CacheTable r=r /> })}
-            <h2>"Reconciliation with Anthropic's bill"</h2>
-            {fetched(reconciliation, "Loading the reconciliation…", "recon-error", move |r| match r {
-                Ok(r) => view! { <ReconciliationTable r=r /> }.into_any(),
-                Err(note) => view! { <p class="muted" data-testid="recon-note">{note}</p> }.into_any(),
-            })}
-            <h2 id="health">"Health"</h2>
-            <div class="toolbar">
-                <button data-testid="refresh-health" on:click=move |_| health.refetch()>
-                    "Check again"
-                </button>
-            </div>
-            {fetched(health, "Asking the Worker…", "health-error", move |h| view! { <HealthTable h=h /> })}
+            <Below
+                shared=Shared { tick, health, routes }
+                drawn=Signal::derive(move || metrics.with(Option::is_some))
+            />
             // Last: the controls; their effect shows in the status line above.
             <div id="controls">
                 <Pauses list=pauses />

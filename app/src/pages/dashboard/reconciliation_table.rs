@@ -54,7 +54,7 @@ pub fn ReconciliationTable(r: ReconciliationRun) -> impl IntoView {
         .collect_view();
     view! {
         <p class=class data-testid="recon-summary">{summary}</p>
-        <table class="table" data-testid="reconciliation">
+        <table class="grid" data-testid="reconciliation">
             <caption>{format!(
                 "Checked {} UTC — ours {}, billed {} (other costs {})",
                 when(r.checked_at),

@@ -31,7 +31,7 @@ pub fn RolloutTable(r: RolloutReport, hours: u32) -> impl IntoView {
         r.percent
     );
     view! {
-        <table class="table" data-testid="rollout">
+        <table class="grid" data-testid="rollout">
             <caption>{caption}</caption>
             <thead><tr><th></th><th scope="col">"direct"</th><th scope="col">"queue"</th></tr></thead>
             <tbody>

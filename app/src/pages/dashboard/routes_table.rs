@@ -65,7 +65,7 @@ pub fn RoutesTable(r: RoutesReport) -> impl IntoView {
         r.window_s / 60
     );
     view! {
-        <table class="table" data-testid="routes">
+        <table class="grid" data-testid="routes">
             <caption>{caption}</caption>
             <thead>
                 <tr>

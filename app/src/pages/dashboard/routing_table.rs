@@ -29,7 +29,7 @@ pub fn RoutingTable(r: RoutingReport) -> impl IntoView {
         r.days, r.margin_s, r.rescue_s, r.sync_s
     );
     view! {
-        <table class="table" data-testid="routing">
+        <table class="grid" data-testid="routing">
             <caption>{caption}</caption>
             <tbody>
                 {row("Jobs", "routing-jobs", r.jobs.to_string())}
