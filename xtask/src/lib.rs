@@ -14,6 +14,7 @@
 //! - [`http`]: a tiny blocking HTTP client for readiness checks and the cron trigger.
 
 pub mod build;
+pub mod hash;
 pub mod http;
 pub mod keys;
 pub mod paths;

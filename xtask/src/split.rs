@@ -13,7 +13,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::build::fnv;
+use crate::hash::fnv;
 use crate::paths::root;
 use crate::Result;
 

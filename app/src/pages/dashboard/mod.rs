@@ -15,6 +15,7 @@ mod reconciliation_table;
 mod rollout_table;
 mod routes_table;
 mod routing_table;
+mod sections;
 mod series;
 mod status_line;
 mod unrecorded;
@@ -27,9 +28,10 @@ use crate::api::{self, gets};
 use crate::components::fetched::fetched;
 use crate::components::layout::Health;
 use crate::components::ticker::every;
-use below::{Below, Shared};
+use below::Below;
 use metrics_view::MetricsView;
 use pauses::Pauses;
+use sections::Shared;
 use status_line::{SectionNav, StatusLine};
 
 /// How much history the charts show, and how often they refresh.

@@ -4,14 +4,14 @@
 use leptos::prelude::*;
 use leptos::wasm_split::SplitLoaderError;
 
-use super::below::{
-    check_again, heading, Shared, CACHE, HEALTH, RECONCILIATION, ROLLOUT, ROUTES, ROUTING, TAGS,
-};
 use super::health_table::HealthTable;
 use super::reconciliation_table::ReconciliationTable;
 use super::rollout_table::RolloutTable;
 use super::routes_table::RoutesTable;
 use super::routing_table::RoutingTable;
+use super::sections::{
+    check_again, heading, Shared, CACHE, HEALTH, RECONCILIATION, ROLLOUT, ROUTES, ROUTING, TAGS,
+};
 use super::{ROLLOUT_HOURS, ROUTING_DAYS};
 use crate::api;
 use crate::components::fetched::fetched;
