@@ -18,6 +18,7 @@ pub fn suite() -> Suite {
             the_spa_shows_the_health_the_worker_reports,
             navigation_reaches_every_page_of_the_layout,
             landing_on_the_dashboard_loads_its_own_bundle_and_its_links_the_whole_app,
+            a_dashboard_whose_panels_cannot_come_keeps_its_first_screen_and_says_so,
             a_deep_link_loads_its_page_and_an_unknown_one_says_not_found,
             feedback_submitted_in_both_modes_completes_with_frozen_elapsed_times,
             a_prompt_job_is_followed_from_the_form_to_its_result_and_a_queued_one_is_canceled,
@@ -150,6 +151,30 @@ async fn landing_on_the_dashboard_loads_its_own_bundle_and_its_links_the_whole_a
         assert!(chunks_loaded(&page).await.is_empty(), "{link}");
     }
     check_text(&page, "status-badge", "all systems ok").await;
+    browser.close().await;
+}
+
+/// The Dashboard's panels below its first screen come in a chunk after it: when the chunk
+/// cannot be fetched (the line dropped; a deploy since the page was loaded took it away), the
+/// first screen stays and a line says to reload, in the panels' place.
+async fn a_dashboard_whose_panels_cannot_come_keeps_its_first_screen_and_says_so(
+    s: Arc<TestStack>,
+) {
+    let browser = Browser::launch(&s, "no-chunk").await;
+    let page = browser.page().await;
+    page.route("**/*_split_*.wasm", |route| async move {
+        route.abort(None).await
+    })
+    .await
+    .expect("refuse the chunk");
+    page.goto(&s.url("/ui/dashboard"), None)
+        .await
+        .expect("navigate");
+    end2end::browser::taken_over(&page).await;
+    check_text(&page, "panels-error", "reload the page").await;
+    // The first screen, drawn with the metrics.
+    check_visible(&page, "chart-latency").await;
+    assert_eq!(find(&page, "routes").count().await.unwrap(), 0, "no panel");
     browser.close().await;
 }
 
