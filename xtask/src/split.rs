@@ -66,21 +66,7 @@ pub fn cut(wasm: &Path, pkg: &Path, name: &str, tools: &str) -> Result<Cut> {
     let mut js = std::fs::read_to_string(&loader)?;
     let mut files = Vec::new();
     for chunk in out.split_modules {
-        let stem = chunk
-            .file_stem()
-            .and_then(|s| s.to_str())
-            .ok_or_else(|| format!("a chunk without a name: {chunk:?}"))?;
-        let named = format!(
-            "{name}_split_{}-{tag}.wasm",
-            stem.strip_prefix("split_").unwrap_or(stem)
-        );
-        let quoted = format!("\"./{stem}.wasm\"");
-        if !js.contains(&quoted) {
-            return Err(format!("the loader does not name {quoted}").into());
-        }
-        js = js.replace(&quoted, &format!("\"./{named}\""));
-        std::fs::rename(&chunk, pkg.join(&named))?;
-        files.push(pkg.join(named));
+        files.push(rename_chunk(&chunk, name, &tag, &mut js)?);
     }
     if files.is_empty() {
         // No split point: the main module imports nothing from the loader.
@@ -90,6 +76,26 @@ pub fn cut(wasm: &Path, pkg: &Path, name: &str, tools: &str) -> Result<Cut> {
         files.push(loader);
     }
     Ok(Cut { main, tag, files })
+}
+
+/// Names `chunk` with the bundle's name and the tag, in its directory and in the loader's `js`.
+fn rename_chunk(chunk: &Path, name: &str, tag: &str, js: &mut String) -> Result<PathBuf> {
+    let stem = chunk
+        .file_stem()
+        .and_then(|s| s.to_str())
+        .ok_or_else(|| format!("a chunk without a name: {chunk:?}"))?;
+    let named = chunk.with_file_name(format!(
+        "{name}_split_{}-{tag}.wasm",
+        stem.strip_prefix("split_").unwrap_or(stem)
+    ));
+    let quoted = format!("\"./{stem}.wasm\"");
+    if !js.contains(&quoted) {
+        return Err(format!("the loader does not name {quoted}").into());
+    }
+    let file = named.file_name().unwrap_or_default().to_string_lossy();
+    *js = js.replace(&quoted, &format!("\"./{file}\""));
+    std::fs::rename(chunk, &named)?;
+    Ok(named)
 }
 
 /// The tag: the linked wasm, the lock files and `tools`, hashed.

@@ -31,9 +31,9 @@ pub fn Below(shared: Shared, drawn: Signal<bool>) -> impl IntoView {
 }
 
 /// Their headings and loading lines until their chunk has come, then the panels. The chunk is
-/// asked for once the first screen is drawn, so that drawing never waits behind the panels'
-/// (on a warm visit the chunk comes from the cache at once, and its panels took 150–250 ms of
-/// a phone's main thread before the first screen's charts).
+/// asked for once the first screen is drawn, so that drawing never waits behind the panels':
+/// asked at hydration, a warm visit found it in the cache at once and drew the panels before
+/// the first screen's charts (the warm Dashboard ≈ 250 ms later at phone speed, README).
 #[cfg(feature = "dashboard-bundle")]
 fn lazily(shared: Shared, drawn: Signal<bool>) -> impl IntoView {
     let slot = StoredValue::new_local(None::<AnyView>);
